@@ -1,0 +1,106 @@
+// Package hq speaks hq-interop, the HTTP/0.9-style protocol of the QUIC
+// interop runner: the client opens a bidirectional stream, sends
+// "GET /path\r\n" and a FIN; the server answers with the file's bytes and a
+// FIN. The functions work over any transport through small interfaces so
+// that mpquic and quic-go share them in tests.
+package hq
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// ALPN is the application protocol of hq-interop.
+const ALPN = "hq-interop"
+
+// ErrorNotFound is the application error code a server resets the stream
+// with when the requested file does not exist.
+const ErrorNotFound = 0x10
+
+// maxRequest bounds the request line.
+const maxRequest = 8 << 10
+
+// Stream is what hq needs of a bidirectional QUIC stream.
+type Stream interface {
+	io.Reader
+	io.Writer
+	io.Closer // ends the sending direction
+	CancelWrite(code uint64)
+}
+
+// ReadRequest reads "GET /path\r\n" up to the client's FIN and returns the
+// cleaned path.
+func ReadRequest(s io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(s, maxRequest+1))
+	if err != nil {
+		return "", fmt.Errorf("hq: read request: %w", err)
+	}
+	if len(b) > maxRequest {
+		return "", errors.New("hq: request too long")
+	}
+	line := strings.TrimRight(string(b), "\r\n")
+	p, ok := strings.CutPrefix(line, "GET ")
+	if !ok || !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\r\n\x00") {
+		return "", fmt.Errorf("hq: malformed request %q", line)
+	}
+	return path.Clean(p), nil
+}
+
+// Serve answers one request on s from the files under root. A missing file
+// resets the stream with ErrorNotFound.
+func Serve(s Stream, root string) error {
+	p, err := ReadRequest(s)
+	if err != nil {
+		s.CancelWrite(ErrorNotFound)
+		return err
+	}
+	name := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, "/")))
+	f, err := os.Open(name)
+	if err == nil {
+		var st fs.FileInfo
+		if st, err = f.Stat(); err == nil && st.IsDir() {
+			err = fs.ErrNotExist
+		}
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		s.CancelWrite(ErrorNotFound)
+		return fmt.Errorf("hq: %s: %w", p, err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(s, bufio.NewReaderSize(f, 64<<10)); err != nil {
+		return fmt.Errorf("hq: send %s: %w", p, err)
+	}
+	return s.Close()
+}
+
+// Get sends a request for path on s and copies the response to w.
+func Get(ctx context.Context, s Stream, p string, w io.Writer) (int64, error) {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "GET %s\r\n", p)
+	if _, err := s.Write(req.Bytes()); err != nil {
+		return 0, fmt.Errorf("hq: send request: %w", err)
+	}
+	if err := s.Close(); err != nil {
+		return 0, fmt.Errorf("hq: send request: %w", err)
+	}
+	n, err := io.Copy(w, s)
+	if err != nil {
+		return n, fmt.Errorf("hq: receive %s: %w", p, err)
+	}
+	return n, ctx.Err()
+}

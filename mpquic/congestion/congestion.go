@@ -1,0 +1,132 @@
+// Package congestion holds the congestion controllers of mpquic and its
+// pacer. Every path of a connection has a Controller of its own (uncoupled
+// congestion control, as in the multipath QUIC of De Coninck and Bonaventure
+// that the reference experiments used); controllers are chosen by name so
+// that researchers can add their own, including coupled ones such as LIA or
+// OLIA, which would share state between the controllers of one connection
+// through the Config they are built from.
+//
+// Controllers are clock-free: every method takes the current time.
+package congestion
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// State is the phase of a controller, named as in qlog's
+// congestion_state_updated event.
+type State uint8
+
+// Controller states.
+const (
+	SlowStart State = iota
+	CongestionAvoidance
+	Recovery
+	ApplicationLimited
+)
+
+// String returns the qlog name of the state.
+func (s State) String() string {
+	switch s {
+	case SlowStart:
+		return "slow_start"
+	case CongestionAvoidance:
+		return "congestion_avoidance"
+	case Recovery:
+		return "recovery"
+	case ApplicationLimited:
+		return "application_limited"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// AckedPacket is a newly acknowledged in-flight packet.
+type AckedPacket struct {
+	Number   uint64
+	TimeSent time.Time
+	Size     int
+}
+
+// RTT is the path's RTT estimate when an ACK is processed.
+type RTT struct {
+	Latest, Smoothed, Var, Min time.Duration
+}
+
+// Config parameterises a controller.
+type Config struct {
+	// MaxDatagramSize is the sender's maximum datagram size in bytes
+	// (RFC 9002 Section 7.2). Required.
+	MaxDatagramSize int
+	// InitialWindowPackets overrides the initial window, in datagrams.
+	// Zero selects RFC 9002's min(10*mds, max(14720, 2*mds)).
+	InitialWindowPackets int
+}
+
+// Controller is a congestion controller of one path.
+type Controller interface {
+	// OnPacketSent records an in-flight packet of size bytes; inFlight is
+	// bytes_in_flight including it.
+	OnPacketSent(now time.Time, size int, inFlight uint64)
+	// OnAck processes the in-flight packets newly acknowledged by one ACK
+	// frame, in increasing packet number order. priorInFlight is
+	// bytes_in_flight before they were removed.
+	OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rtt RTT)
+	// OnCongestionEvent signals a loss (or ECN-CE); sentTime is the send
+	// time of the most recent lost packet, which decides whether a new
+	// recovery period starts (RFC 9002 Section 7.3.2).
+	OnCongestionEvent(now, sentTime time.Time)
+	// OnPersistentCongestion collapses the window (RFC 9002 Section 7.6.2).
+	OnPersistentCongestion(now time.Time)
+	// Window is the congestion window in bytes.
+	Window() uint64
+	// SlowStartThreshold is ssthresh in bytes (math.MaxUint64 until the
+	// first congestion event).
+	SlowStartThreshold() uint64
+	// State is the current phase.
+	State() State
+}
+
+// Factory builds a controller.
+type Factory func(Config) (Controller, error)
+
+var (
+	mu        sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a controller available under name.
+func Register(name string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	factories[name] = f
+}
+
+// Names lists the registered controllers, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(factories))
+	for k := range factories {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// New builds the controller registered under name.
+func New(name string, cfg Config) (Controller, error) {
+	mu.RLock()
+	f, ok := factories[name]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown congestion controller %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if cfg.MaxDatagramSize <= 0 {
+		return nil, fmt.Errorf("congestion: MaxDatagramSize %d must be positive", cfg.MaxDatagramSize)
+	}
+	return f(cfg)
+}

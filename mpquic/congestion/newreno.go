@@ -1,0 +1,134 @@
+package congestion
+
+import (
+	"math"
+	"time"
+)
+
+func init() {
+	Register("newreno", func(cfg Config) (Controller, error) { return NewNewReno(cfg, false), nil })
+	Register("newreno-cwl", func(cfg Config) (Controller, error) { return NewNewReno(cfg, true), nil })
+}
+
+// LossReductionFactor is kLossReductionFactor of RFC 9002 Section 7.3.2.
+const LossReductionFactor = 0.5
+
+// NewReno is the congestion controller of RFC 9002 Section 7 with byte
+// counting: in slow start the window grows by the bytes acknowledged; in
+// congestion avoidance it grows by one maximum datagram size for every
+// window's worth of acknowledged bytes; a loss of a packet sent after the
+// current recovery period began halves it (never below two datagrams);
+// persistent congestion collapses it to two datagrams.
+//
+// Registered as "newreno", it grows whenever bytes are acknowledged, as the
+// multipath QUIC of the reference experiments did; the reference paper's
+// Table I (cwnd growth per RTT under window reservation) depends on this.
+// Registered as "newreno-cwl" it also applies RFC 9002 Section 7.8: the
+// window does not grow while the sender is not congestion-window limited
+// (bytes in flight before the ACK below the window minus three datagrams,
+// or below half the window in slow start).
+type NewReno struct {
+	mds           uint64
+	cwnd          uint64
+	ssthresh      uint64
+	minWindow     uint64
+	bytesAcked    uint64    // acknowledged bytes counted towards the next CA increase
+	recoveryStart time.Time // congestion_recovery_start_time; zero if none
+	inRecovery    bool
+	appLimited    bool // the last ACK found the sender application limited
+	checkLimited  bool
+}
+
+// NewNewReno returns a NewReno controller; cwndLimited enables the
+// RFC 9002 Section 7.8 rule.
+func NewNewReno(cfg Config, cwndLimited bool) *NewReno {
+	mds := uint64(cfg.MaxDatagramSize)
+	iw := min(10*mds, max(14720, 2*mds))
+	if cfg.InitialWindowPackets > 0 {
+		iw = uint64(cfg.InitialWindowPackets) * mds
+	}
+	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited}
+}
+
+// OnPacketSent implements Controller.
+func (r *NewReno) OnPacketSent(time.Time, int, uint64) {}
+
+func (r *NewReno) inCongestionRecovery(sent time.Time) bool {
+	return !r.recoveryStart.IsZero() && !sent.After(r.recoveryStart)
+}
+
+// cwndLimited reports whether the window was (nearly) used up.
+func (r *NewReno) cwndLimited(priorInFlight uint64) bool {
+	if priorInFlight >= r.cwnd {
+		return true
+	}
+	if r.cwnd < r.ssthresh && priorInFlight >= r.cwnd/2 {
+		return true
+	}
+	return r.cwnd-priorInFlight <= 3*r.mds
+}
+
+// OnAck implements Controller.
+func (r *NewReno) OnAck(_ time.Time, acked []AckedPacket, priorInFlight uint64, _ RTT) {
+	limited := r.checkLimited && !r.cwndLimited(priorInFlight)
+	r.appLimited = limited
+	for _, p := range acked {
+		if r.inCongestionRecovery(p.TimeSent) {
+			continue
+		}
+		r.inRecovery = false
+		if limited {
+			continue
+		}
+		size := uint64(p.Size)
+		if r.cwnd < r.ssthresh {
+			r.cwnd += size
+			continue
+		}
+		r.bytesAcked += size
+		if r.bytesAcked >= r.cwnd {
+			r.bytesAcked -= r.cwnd
+			r.cwnd += r.mds
+		}
+	}
+}
+
+// OnCongestionEvent implements Controller.
+func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
+	if r.inCongestionRecovery(sentTime) {
+		return
+	}
+	r.recoveryStart = now
+	r.inRecovery = true
+	r.ssthresh = max(uint64(float64(r.cwnd)*LossReductionFactor), r.minWindow)
+	r.cwnd = r.ssthresh
+	r.bytesAcked = 0
+}
+
+// OnPersistentCongestion implements Controller.
+func (r *NewReno) OnPersistentCongestion(time.Time) {
+	r.cwnd = r.minWindow
+	r.recoveryStart = time.Time{}
+	r.inRecovery = false
+	r.bytesAcked = 0
+}
+
+// Window implements Controller.
+func (r *NewReno) Window() uint64 { return r.cwnd }
+
+// SlowStartThreshold implements Controller.
+func (r *NewReno) SlowStartThreshold() uint64 { return r.ssthresh }
+
+// State implements Controller.
+func (r *NewReno) State() State {
+	switch {
+	case r.inRecovery:
+		return Recovery
+	case r.appLimited:
+		return ApplicationLimited
+	case r.cwnd < r.ssthresh:
+		return SlowStart
+	default:
+		return CongestionAvoidance
+	}
+}

@@ -1,0 +1,158 @@
+package congestion
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Unix(1000, 0)
+
+const mds = 1350
+
+func ack(r Controller, at time.Time, sent time.Time, n int, prior uint64) {
+	ps := make([]AckedPacket, n)
+	for i := range ps {
+		ps[i] = AckedPacket{Number: uint64(i), TimeSent: sent, Size: mds}
+	}
+	r.OnAck(at, ps, prior, RTT{})
+}
+
+func TestNewRenoInitialWindow(t *testing.T) {
+	tests := []struct {
+		mds, want int
+	}{
+		{1200, 12000}, {1350, 13500}, {1500, 14720}, {9000, 18000},
+	}
+	for _, tc := range tests {
+		r := NewNewReno(Config{MaxDatagramSize: tc.mds}, false)
+		if r.Window() != uint64(tc.want) {
+			t.Errorf("mds %d: initial window %d, want %d", tc.mds, r.Window(), tc.want)
+		}
+		if r.State() != SlowStart {
+			t.Errorf("state %v", r.State())
+		}
+	}
+}
+
+func TestNewRenoSlowStartAndAvoidance(t *testing.T) {
+	r := NewNewReno(Config{MaxDatagramSize: mds}, false)
+	ack(r, t0, t0, 10, 10*mds)
+	if r.Window() != 20*mds {
+		t.Fatalf("slow start: window %d, want %d", r.Window(), 20*mds)
+	}
+	// A loss halves the window.
+	r.OnCongestionEvent(t0.Add(time.Second), t0.Add(time.Second/2))
+	if r.Window() != 10*mds || r.SlowStartThreshold() != 10*mds || r.State() != Recovery {
+		t.Fatalf("after loss: window %d ssthresh %d state %v", r.Window(), r.SlowStartThreshold(), r.State())
+	}
+	// A second loss of a packet sent before recovery began changes nothing.
+	r.OnCongestionEvent(t0.Add(2*time.Second), t0.Add(time.Second/2))
+	if r.Window() != 10*mds {
+		t.Fatalf("second loss in recovery: window %d", r.Window())
+	}
+	// ACKs of packets sent before recovery neither grow nor end it.
+	ack(r, t0.Add(2*time.Second), t0.Add(time.Second/2), 5, 10*mds)
+	if r.Window() != 10*mds || r.State() != Recovery {
+		t.Fatalf("ack in recovery: window %d state %v", r.Window(), r.State())
+	}
+	// Congestion avoidance: exactly one datagram per window of acked bytes.
+	sent := t0.Add(3 * time.Second)
+	ack(r, t0.Add(4*time.Second), sent, 9, 10*mds)
+	if r.Window() != 10*mds || r.State() != CongestionAvoidance {
+		t.Fatalf("9/10 of a window: window %d state %v", r.Window(), r.State())
+	}
+	ack(r, t0.Add(4*time.Second), sent, 1, 10*mds)
+	if r.Window() != 11*mds {
+		t.Fatalf("one window acked: window %d, want %d", r.Window(), 11*mds)
+	}
+	// The next increase needs 11 more datagrams.
+	ack(r, t0.Add(4*time.Second), sent, 10, 11*mds)
+	if r.Window() != 11*mds {
+		t.Fatalf("10 of 11: window %d", r.Window())
+	}
+	ack(r, t0.Add(4*time.Second), sent, 1, 11*mds)
+	if r.Window() != 12*mds {
+		t.Fatalf("11 of 11: window %d", r.Window())
+	}
+}
+
+func TestNewRenoMinimumAndPersistent(t *testing.T) {
+	r := NewNewReno(Config{MaxDatagramSize: mds}, false)
+	for i := range 10 {
+		at := t0.Add(time.Duration(i+1) * time.Second)
+		r.OnCongestionEvent(at, at)
+	}
+	if r.Window() != 2*mds {
+		t.Fatalf("window %d, want minimum %d", r.Window(), 2*mds)
+	}
+	r = NewNewReno(Config{MaxDatagramSize: mds}, false)
+	ack(r, t0, t0, 30, 10*mds)
+	r.OnPersistentCongestion(t0.Add(time.Second))
+	if r.Window() != 2*mds {
+		t.Fatalf("persistent congestion: window %d", r.Window())
+	}
+}
+
+func TestNewRenoCwndLimited(t *testing.T) {
+	tests := []struct {
+		name  string
+		cwl   bool
+		prior uint64
+		grows bool
+	}{
+		{"plain grows when app limited", false, 1 * mds, true},
+		{"cwl: app limited does not grow", true, 1 * mds, false},
+		{"cwl: half window in slow start grows", true, 5 * mds, true},
+		{"cwl: full window grows", true, 10 * mds, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewNewReno(Config{MaxDatagramSize: mds}, tc.cwl)
+			ack(r, t0, t0, 1, tc.prior)
+			if grew := r.Window() > 10*mds; grew != tc.grows {
+				t.Fatalf("grew %v, want %v", grew, tc.grows)
+			}
+			if tc.cwl && !tc.grows && r.State() != ApplicationLimited {
+				t.Fatalf("state %v", r.State())
+			}
+		})
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	for _, n := range []string{"newreno", "newreno-cwl"} {
+		if _, err := New(n, Config{MaxDatagramSize: 1200}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := New("bbr9", Config{MaxDatagramSize: 1200}); err == nil {
+		t.Fatal("unknown controller accepted")
+	}
+	if _, err := New("newreno", Config{}); err == nil {
+		t.Fatal("zero datagram size accepted")
+	}
+}
+
+func TestPacer(t *testing.T) {
+	p := NewPacer(1000)
+	p.SetRate(100_000, 100*time.Millisecond) // 1.25 MB/s
+	if b := p.Budget(t0); b != BurstPackets*1000 {
+		t.Fatalf("initial budget %d", b)
+	}
+	for range BurstPackets {
+		p.OnPacketSent(t0, 1000)
+	}
+	if b := p.Budget(t0); b != 0 {
+		t.Fatalf("budget after burst %d", b)
+	}
+	// 1000 bytes at 1.25 MB/s take 800 µs.
+	if next := p.NextSendTime(t0, 1000); next.Sub(t0) != 800*time.Microsecond {
+		t.Fatalf("next send after %v", next.Sub(t0))
+	}
+	if b := p.Budget(t0.Add(800 * time.Microsecond)); b != 1000 {
+		t.Fatalf("budget after 800µs %d", b)
+	}
+	if b := p.Budget(t0.Add(time.Hour)); b != BurstPackets*1000 {
+		t.Fatalf("budget capped at burst: %d", b)
+	}
+}

@@ -1,0 +1,419 @@
+package mpquic
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/core"
+)
+
+// ErrConnClosed is returned by operations on a connection that ended
+// without a more specific error.
+var ErrConnClosed = errors.New("mpquic: connection closed")
+
+type inDatagram struct {
+	d   core.Datagram
+	buf *[]byte
+}
+
+// Conn is a QUIC connection driven over UDP sockets. It is safe for
+// concurrent use by multiple goroutines.
+type Conn struct {
+	mu      sync.Mutex
+	c       *core.Conn
+	sockets map[netip.AddrPort]*socket
+	// ownSockets are closed when the connection ends (dialled conns).
+	ownSockets []*socket
+
+	inbox chan inDatagram
+	wake  chan struct{}
+
+	streams    map[uint64]*Stream
+	acceptBidi []*Stream
+	acceptUni  []*Stream
+	acceptSig  chan struct{}
+	openSig    chan struct{}
+
+	handshakeDone chan struct{}
+	closed        chan struct{}
+	closeErr      error
+	ctx           context.Context
+	cancel        context.CancelFunc
+	onClose       func()
+}
+
+func newDriverConn(c *core.Conn, socks ...*socket) *Conn {
+	dc := &Conn{
+		c:             c,
+		sockets:       map[netip.AddrPort]*socket{},
+		inbox:         make(chan inDatagram, 1024),
+		wake:          make(chan struct{}, 1),
+		streams:       map[uint64]*Stream{},
+		acceptSig:     make(chan struct{}, 1),
+		openSig:       make(chan struct{}, 1),
+		handshakeDone: make(chan struct{}),
+		closed:        make(chan struct{}),
+	}
+	dc.ctx, dc.cancel = context.WithCancel(context.Background())
+	for _, s := range socks {
+		dc.sockets[s.local] = s
+		s.register(c, dc)
+	}
+	return dc
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// deliver hands a routed datagram to the connection's goroutine; when the
+// connection cannot keep up the datagram is dropped, as a full socket
+// buffer would.
+func (c *Conn) deliver(d core.Datagram, buf *[]byte) {
+	select {
+	case c.inbox <- inDatagram{d, buf}:
+	default:
+		bufPool.Put(buf)
+	}
+}
+
+// run drives the sans-IO connection: datagrams in, timers, datagrams out.
+func (c *Conn) run() {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	out := newSendBatch()
+	for {
+		c.flush(out)
+		c.mu.Lock()
+		done, _ := c.c.Closed()
+		next := c.c.NextTimeout()
+		c.mu.Unlock()
+		if done {
+			c.shutdown()
+			return
+		}
+		if next.IsZero() {
+			next = time.Now().Add(time.Hour)
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case in := <-c.inbox:
+			c.mu.Lock()
+			c.c.HandleDatagram(time.Now(), in.d)
+			bufPool.Put(in.buf)
+		drain:
+			for range 64 {
+				select {
+				case in := <-c.inbox:
+					c.c.HandleDatagram(time.Now(), in.d)
+					bufPool.Put(in.buf)
+				default:
+					break drain
+				}
+			}
+			c.mu.Unlock()
+		case <-timer.C:
+			c.mu.Lock()
+			c.c.HandleTimeout(time.Now())
+			c.mu.Unlock()
+		case <-c.wake:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// sendBatch holds datagrams polled under the lock and written after it.
+type sendBatch struct {
+	bufs [][]byte
+	to   []netip.AddrPort
+	from []netip.AddrPort
+	n    int
+}
+
+const batchSize = 32
+
+func newSendBatch() *sendBatch {
+	b := &sendBatch{bufs: make([][]byte, batchSize), to: make([]netip.AddrPort, batchSize), from: make([]netip.AddrPort, batchSize)}
+	for i := range b.bufs {
+		b.bufs[i] = make([]byte, 0, 65536)
+	}
+	return b
+}
+
+// flush sends everything the connection has to send and dispatches events.
+func (c *Conn) flush(b *sendBatch) {
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		b.n = 0
+		for b.n < batchSize {
+			d, ok := c.c.PollDatagram(now, b.bufs[b.n][:0])
+			if !ok {
+				break
+			}
+			b.to[b.n], b.from[b.n] = d.Remote, d.Local
+			b.bufs[b.n] = d.Data
+			b.n++
+		}
+		c.dispatchEvents()
+		c.mu.Unlock()
+		for i := 0; i < b.n; i++ {
+			if s := c.sockets[b.from[i]]; s != nil {
+				_ = s.write(b.bufs[i], b.to[i])
+			} else {
+				for _, s := range c.sockets {
+					_ = s.write(b.bufs[i], b.to[i])
+					break
+				}
+			}
+			b.bufs[i] = b.bufs[i][:0]
+		}
+		if b.n < batchSize {
+			return
+		}
+	}
+}
+
+// dispatchEvents wakes the goroutines waiting for what changed. Called with
+// c.mu held.
+func (c *Conn) dispatchEvents() {
+	for {
+		e, ok := c.c.PollEvent()
+		if !ok {
+			return
+		}
+		switch e.Kind {
+		case core.EventHandshakeDone:
+			select {
+			case <-c.handshakeDone:
+			default:
+				close(c.handshakeDone)
+			}
+		case core.EventStreamIncoming:
+			if cs := c.c.AcceptStream(); cs != nil {
+				s := c.wrapStream(cs)
+				if cs.ID()&2 == 0 {
+					c.acceptBidi = append(c.acceptBidi, s)
+				} else {
+					c.acceptUni = append(c.acceptUni, s)
+				}
+				signal(c.acceptSig)
+			}
+		case core.EventStreamReadable:
+			if s := c.streams[e.StreamID]; s != nil {
+				signal(s.readSig)
+			}
+		case core.EventStreamWritable:
+			if s := c.streams[e.StreamID]; s != nil {
+				signal(s.writeSig)
+			}
+		case core.EventStreamsAvailable:
+			signal(c.openSig)
+		case core.EventClosed:
+			c.markClosed(e.Err)
+		}
+	}
+}
+
+func (c *Conn) markClosed(err error) {
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	if err == nil {
+		err = ErrConnClosed
+	}
+	c.closeErr = err
+	close(c.closed)
+	c.cancel()
+	for _, s := range c.streams {
+		signal(s.readSig)
+		signal(s.writeSig)
+	}
+}
+
+func (c *Conn) shutdown() {
+	c.mu.Lock()
+	_, err := c.c.Closed()
+	c.markClosed(err)
+	for _, s := range c.sockets {
+		s.unregister(c.c)
+	}
+	c.mu.Unlock()
+	for _, s := range c.ownSockets {
+		_ = s.close()
+	}
+	if c.onClose != nil {
+		c.onClose()
+	}
+	for {
+		select {
+		case in := <-c.inbox:
+			bufPool.Put(in.buf)
+		default:
+			return
+		}
+	}
+}
+
+func (c *Conn) kick() { signal(c.wake) }
+
+func (c *Conn) wrapStream(cs *core.Stream) *Stream {
+	s := &Stream{conn: c, s: cs, readSig: make(chan struct{}, 1), writeSig: make(chan struct{}, 1)}
+	c.streams[cs.ID()] = s
+	return s
+}
+
+func (c *Conn) err() error {
+	select {
+	case <-c.closed:
+		return c.closeErr
+	default:
+		return nil
+	}
+}
+
+// OpenStream opens a bidirectional stream without waiting; it fails when
+// the peer's stream limit is reached.
+func (c *Conn) OpenStream() (*Stream, error) { return c.open(true) }
+
+// OpenUniStream opens a unidirectional stream without waiting.
+func (c *Conn) OpenUniStream() (*Stream, error) { return c.open(false) }
+
+func (c *Conn) open(bidi bool) (*Stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	cs, err := c.c.OpenStream(bidi)
+	if err != nil {
+		return nil, err
+	}
+	return c.wrapStream(cs), nil
+}
+
+// OpenStreamSync opens a bidirectional stream, waiting for the peer's
+// stream limit if needed.
+func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) { return c.openSync(ctx, true) }
+
+// OpenUniStreamSync opens a unidirectional stream, waiting if needed.
+func (c *Conn) OpenUniStreamSync(ctx context.Context) (*Stream, error) {
+	return c.openSync(ctx, false)
+}
+
+func (c *Conn) openSync(ctx context.Context, bidi bool) (*Stream, error) {
+	for {
+		s, err := c.open(bidi)
+		if !errors.Is(err, core.ErrStreamLimit) {
+			if err == nil {
+				c.kick() // STREAMS_BLOCKED may be queued
+			}
+			return s, err
+		}
+		c.kick()
+		select {
+		case <-c.openSig:
+		case <-c.closed:
+			return nil, c.closeErr
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// AcceptStream waits for the next bidirectional stream the peer opens.
+func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, true) }
+
+// AcceptUniStream waits for the next unidirectional stream the peer opens.
+func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.accept(ctx, false) }
+
+func (c *Conn) accept(ctx context.Context, bidi bool) (*Stream, error) {
+	for {
+		c.mu.Lock()
+		q := &c.acceptUni
+		if bidi {
+			q = &c.acceptBidi
+		}
+		if len(*q) > 0 {
+			s := (*q)[0]
+			*q = (*q)[1:]
+			more := len(c.acceptBidi)+len(c.acceptUni) > 0
+			c.mu.Unlock()
+			if more {
+				signal(c.acceptSig) // another waiter may want the other kind
+			}
+			return s, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.acceptSig:
+		case <-c.closed:
+			return nil, c.closeErr
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// CloseWithError closes the connection with an application error code
+// (RFC 9000 Section 10.2) and waits briefly for the CONNECTION_CLOSE to go.
+func (c *Conn) CloseWithError(code uint64, reason string) error {
+	c.mu.Lock()
+	c.c.Close(code, reason)
+	c.mu.Unlock()
+	c.kick()
+	return nil
+}
+
+// Close closes the connection with application error code 0.
+func (c *Conn) Close() error { return c.CloseWithError(0, "") }
+
+// Context is done when the connection is closed.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Done is closed when the connection ends; Err tells why.
+func (c *Conn) Done() <-chan struct{} { return c.closed }
+
+// Err returns why the connection closed, nil while it is open.
+func (c *Conn) Err() error { return c.err() }
+
+// ConnectionState returns the TLS state.
+func (c *Conn) ConnectionState() tls.ConnectionState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.ConnectionState()
+}
+
+// Paths returns the statistics of every path of the connection.
+func (c *Conn) Paths() []PathStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.Paths()
+}
+
+// LocalAddr is the local address of the first path.
+func (c *Conn) LocalAddr() net.Addr {
+	ps := c.Paths()
+	return net.UDPAddrFromAddrPort(ps[0].Local)
+}
+
+// RemoteAddr is the peer's address on the first path.
+func (c *Conn) RemoteAddr() net.Addr {
+	ps := c.Paths()
+	return net.UDPAddrFromAddrPort(ps[0].Remote)
+}

@@ -1,0 +1,182 @@
+package core
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/mpquic/qlog"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// Config configures a connection. The zero value of every field except TLS
+// selects a documented default; Validate fills them in.
+type Config struct {
+	// TLS is the TLS configuration: certificates for servers, roots or
+	// InsecureSkipVerify for clients, and NextProtos (ALPN, required by
+	// RFC 9001 Section 8.1). MinVersion is raised to TLS 1.3.
+	TLS *tls.Config
+
+	// MaxIdleTimeout is the idle timeout advertised to the peer
+	// (RFC 9000 Section 10.1). Default 30 s.
+	MaxIdleTimeout time.Duration
+	// HandshakeTimeout bounds the handshake. Default 10 s.
+	HandshakeTimeout time.Duration
+	// InitialRTT is the RTT assumed before the first sample
+	// (RFC 9002 Section 6.2.2). Default 333 ms.
+	InitialRTT time.Duration
+	// MaxPacketSize is the largest UDP payload sent. Default 1350 bytes;
+	// at least 1200.
+	MaxPacketSize int
+
+	// Flow control (RFC 9000 Section 4). Receive windows start at the
+	// Initial values and auto-tune up to the Max values.
+	InitialStreamWindow uint64 // default 512 KiB
+	MaxStreamWindow     uint64 // default 16 MiB
+	InitialConnWindow   uint64 // default 768 KiB
+	MaxConnWindow       uint64 // default 24 MiB
+	// StreamSendBuffer bounds the unacknowledged bytes buffered per stream.
+	// Default 4 MiB.
+	StreamSendBuffer int
+	// MaxIncomingStreams and MaxIncomingUniStreams limit concurrently open
+	// peer-initiated streams. Default 100 each; negative means none.
+	MaxIncomingStreams    int64
+	MaxIncomingUniStreams int64
+
+	// AckDelayExponent and MaxAckDelay are advertised to the peer
+	// (RFC 9000 Section 18.2). Defaults 3 and 25 ms.
+	AckDelayExponent uint8
+	MaxAckDelay      time.Duration
+	// ActiveConnectionIDLimit is how many connection IDs we accept from the
+	// peer. Default 4.
+	ActiveConnectionIDLimit uint64
+
+	// Congestion names the congestion controller (see package congestion).
+	// Default "newreno".
+	Congestion string
+	// Pacing enables the pacer of RFC 9002 Section 7.7. Off by default, as
+	// in the 2017 MP-QUIC of the experiments this stack reproduces.
+	Pacing bool
+	// PathScheduler and StreamScheduler name the schedulers (see package
+	// scheduler). Defaults "lowrtt" and "round-robin".
+	PathScheduler   string
+	StreamScheduler string
+
+	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
+	// update after that many packets in a key phase (RFC 9001 Section 6).
+	// Updates are always initiated before the AEAD confidentiality limit.
+	KeyUpdateInterval uint64
+
+	// Rand is the source of connection IDs, tokens and path challenges.
+	// Default crypto/rand; the simulator passes a seeded source.
+	Rand io.Reader
+
+	// Qlog, if set, is called once per connection and returns where its
+	// qlog trace (JSON-SEQ) goes; nil means no trace.
+	Qlog func(vantage string, odcid []byte) io.WriteCloser
+}
+
+// Validate checks the configuration and returns a copy with defaults filled.
+func (c *Config) Validate() (*Config, error) {
+	if c == nil {
+		return nil, errors.New("mpquic: nil config")
+	}
+	n := *c
+	if n.TLS == nil {
+		return nil, errors.New("mpquic: config has no TLS configuration")
+	}
+	n.TLS = n.TLS.Clone()
+	if n.TLS.MinVersion < tls.VersionTLS13 {
+		n.TLS.MinVersion = tls.VersionTLS13
+	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&n.MaxIdleTimeout, 30*time.Second)
+	def(&n.HandshakeTimeout, 10*time.Second)
+	def(&n.InitialRTT, 333*time.Millisecond)
+	def(&n.MaxAckDelay, 25*time.Millisecond)
+	if n.MaxPacketSize == 0 {
+		n.MaxPacketSize = 1350
+	}
+	if n.MaxPacketSize < 1200 || n.MaxPacketSize > 65527 {
+		return nil, fmt.Errorf("mpquic: MaxPacketSize %d outside [1200, 65527]", n.MaxPacketSize)
+	}
+	defU := func(v *uint64, d uint64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defU(&n.InitialStreamWindow, 512<<10)
+	defU(&n.MaxStreamWindow, 16<<20)
+	defU(&n.InitialConnWindow, 768<<10)
+	defU(&n.MaxConnWindow, 24<<20)
+	n.MaxStreamWindow = max(n.MaxStreamWindow, n.InitialStreamWindow)
+	n.MaxConnWindow = max(n.MaxConnWindow, n.InitialConnWindow)
+	if n.StreamSendBuffer == 0 {
+		n.StreamSendBuffer = 4 << 20
+	}
+	if n.MaxIncomingStreams == 0 {
+		n.MaxIncomingStreams = 100
+	}
+	if n.MaxIncomingUniStreams == 0 {
+		n.MaxIncomingUniStreams = 100
+	}
+	n.MaxIncomingStreams = max(n.MaxIncomingStreams, 0)
+	n.MaxIncomingUniStreams = max(n.MaxIncomingUniStreams, 0)
+	if n.AckDelayExponent == 0 {
+		n.AckDelayExponent = 3
+	}
+	if n.AckDelayExponent > 20 {
+		return nil, fmt.Errorf("mpquic: AckDelayExponent %d > 20", n.AckDelayExponent)
+	}
+	if n.MaxAckDelay >= 1<<14*time.Millisecond {
+		return nil, fmt.Errorf("mpquic: MaxAckDelay %v too large", n.MaxAckDelay)
+	}
+	if n.ActiveConnectionIDLimit == 0 {
+		n.ActiveConnectionIDLimit = 4
+	}
+	if n.ActiveConnectionIDLimit < 2 {
+		return nil, errors.New("mpquic: ActiveConnectionIDLimit must be at least 2")
+	}
+	if n.Congestion == "" {
+		n.Congestion = "newreno"
+	}
+	if _, err := congestion.New(n.Congestion, congestion.Config{MaxDatagramSize: n.MaxPacketSize}); err != nil {
+		return nil, fmt.Errorf("mpquic: %w", err)
+	}
+	if n.PathScheduler == "" {
+		n.PathScheduler = "lowrtt"
+	}
+	if n.StreamScheduler == "" {
+		n.StreamScheduler = "round-robin"
+	}
+	if _, err := scheduler.NewPathScheduler(n.PathScheduler); err != nil {
+		return nil, fmt.Errorf("mpquic: %w", err)
+	}
+	if _, err := scheduler.NewStreamScheduler(n.StreamScheduler); err != nil {
+		return nil, fmt.Errorf("mpquic: %w", err)
+	}
+	if n.Rand == nil {
+		n.Rand = rand.Reader
+	}
+	return &n, nil
+}
+
+// newTrace opens the qlog trace of a connection, if configured.
+func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Trace {
+	if c.Qlog == nil {
+		return nil
+	}
+	w := c.Qlog(vantage, odcid)
+	if w == nil {
+		return nil
+	}
+	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, now, "mpquic "+vantage)
+}

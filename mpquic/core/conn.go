@@ -1,0 +1,220 @@
+// Package core is the sans-IO QUIC connection of mpquic: QUIC v1 (RFC 9000,
+// 9001, 9002) with the multipath extension (draft-ietf-quic-multipath-21).
+//
+// Nothing in this package reads the clock, starts a goroutine or touches a
+// socket. A driver (the UDP endpoint of package mpquic, or the simulator of
+// package testbed/netsim) owns the I/O and the time, and calls a Conn in this
+// order, from one goroutine at a time:
+//
+//	HandleDatagram(now, d)   for every datagram that arrives for the connection
+//	HandleTimeout(now)       when NextTimeout() has passed
+//	PollDatagram(now, buf)   until it reports nothing more to send
+//	PollEvent()              until it reports no event, to wake applications
+//	NextTimeout()            to arm the single timer
+//
+// Application calls (OpenStream, stream reads and writes, Close) may come in
+// between; they never block and never send by themselves: the driver polls
+// afterwards.
+package core
+
+import (
+	"crypto/tls"
+	"net/netip"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/mpquic/internal/acks"
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/mpquic/internal/streams"
+	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/mpquic/qlog"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// Datagram is one UDP datagram with its addresses.
+type Datagram struct {
+	Local, Remote netip.AddrPort
+	Data          []byte
+}
+
+// connState is the connection's place in its lifecycle (RFC 9000 Section 10).
+type connState uint8
+
+const (
+	stateHandshake connState = iota
+	stateActive              // handshake complete
+	stateClosing             // we sent CONNECTION_CLOSE (Section 10.2.1)
+	stateDraining            // the peer sent CONNECTION_CLOSE (Section 10.2.2)
+	stateClosed              // nothing more to do
+)
+
+// Encryption levels and the packet number spaces of the handshake.
+type level uint8
+
+const (
+	levelInitial level = iota
+	levelHandshake
+	levelApp
+	numLevels
+)
+
+func (l level) String() string {
+	return [...]string{"initial", "handshake", "1RTT"}[l]
+}
+
+func (l level) tls() tls.QUICEncryptionLevel {
+	return [...]tls.QUICEncryptionLevel{tls.QUICEncryptionLevelInitial,
+		tls.QUICEncryptionLevelHandshake, tls.QUICEncryptionLevelApplication}[l]
+}
+
+func (l level) packetType() wire.PacketType {
+	return [...]wire.PacketType{wire.PacketInitial, wire.PacketHandshake, wire.Packet1RTT}[l]
+}
+
+// pnSpace is one packet number space: what we sent in it and what we
+// received (RFC 9000 Section 12.3). The Initial and Handshake spaces belong to
+// the connection; every path has an application-data space of its own.
+type pnSpace struct {
+	sent      *recovery.Space
+	recv      *acks.Tracker
+	nextPN    uint64
+	discarded bool
+	// probes is how many PTO probe packets are still to be sent.
+	probes int
+}
+
+func newPNSpace(maxAckDelay time.Duration) pnSpace {
+	return pnSpace{sent: recovery.NewSpace(), recv: acks.NewTracker(maxAckDelay)}
+}
+
+// cryptoStream carries the TLS handshake of one encryption level in CRYPTO
+// frames (RFC 9000 Section 19.6).
+type cryptoStream struct {
+	send *streams.SendStream
+	recv *streams.RecvStream
+}
+
+// Conn is one QUIC connection. It is not safe for concurrent use.
+type Conn struct {
+	cfg      *Config
+	isClient bool
+	state    connState
+	now      time.Time // time of the call being processed
+
+	tls       *tls.QUICConn
+	tlsDone   bool // TLS handshake complete
+	confirmed bool // handshake confirmed (RFC 9001 Section 4.1.2)
+
+	// Keys and crypto streams of each level.
+	keys   [numLevels - 1]levelKeys // Initial and Handshake
+	app    appKeys                  // 1-RTT, with key update
+	crypto [numLevels]cryptoStream
+
+	// Initial and Handshake packet number spaces; 1-RTT spaces are per path.
+	spaces [numLevels - 1]pnSpace
+
+	// Connection IDs (RFC 9000 Section 5.1).
+	ids connIDs
+	// Client: the Initial DCID chosen by the client, the Retry token and
+	// whether a Retry was accepted.
+	origDCID   []byte
+	retrySCID  []byte
+	token      []byte
+	gotRetry   bool
+	gotInitial bool // client: a server Initial was processed
+
+	localParams wire.TransportParameters
+	peerParams  wire.TransportParameters
+	havePeerTP  bool
+
+	paths   []*path
+	pathBuf []scheduler.PathInfo
+	pathSel []uint64
+	pathSch scheduler.PathScheduler
+
+	streams streamMap
+	strSch  scheduler.StreamScheduler
+	ctrl    controlQueue
+
+	// Idle timeout (RFC 9000 Section 10.1).
+	idleTimeout       time.Duration
+	lastActivity      time.Time
+	ackElicitingSince bool // an ack-eliciting packet was sent since the last receipt
+	created           time.Time
+
+	// Closing and draining.
+	closeErr    error // why the connection ended
+	closeFrame  *wire.ConnectionCloseFrame
+	closeSend   bool      // send CONNECTION_CLOSE at the next poll
+	closeUntil  time.Time // end of the closing or draining period
+	closeLastTx time.Time
+
+	events    []Event
+	eventHead int
+
+	undecryptable []bufferedPacket
+	replay        []bufferedPacket
+
+	pathResponses []pathResponse
+
+	// Scratch buffers reused across packets.
+	rangeBuf  []recovery.Range
+	ackedBuf  []congestion.AckedPacket
+	ackRanges []wire.AckRange
+
+	// routedODCID is the client-chosen DCID the endpoint also routes to a
+	// server connection until it closes.
+	routedODCID []byte
+
+	qlog *qlog.Trace
+
+	// Handshake-done flags for the endpoint.
+	addressValidated bool // server: the client's address is validated
+}
+
+type bufferedPacket struct {
+	data   []byte
+	path   *path
+	dgSize int
+}
+
+// IsClient reports whether this is the client end.
+func (c *Conn) IsClient() bool { return c.isClient }
+
+// HandshakeComplete reports whether the TLS handshake finished.
+func (c *Conn) HandshakeComplete() bool { return c.tlsDone }
+
+// HandshakeConfirmed reports whether the handshake is confirmed
+// (RFC 9001 Section 4.1.2).
+func (c *Conn) HandshakeConfirmed() bool { return c.confirmed }
+
+// ConnectionState returns the TLS state of the connection.
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+
+// Closed reports whether the connection has ended, and why.
+func (c *Conn) Closed() (bool, error) { return c.state == stateClosed, c.closeErr }
+
+// Err returns why the connection is closing or closed, nil while it is open.
+func (c *Conn) Err() error {
+	if c.state < stateClosing {
+		return nil
+	}
+	return c.closeErr
+}
+
+type schedulers struct {
+	path   scheduler.PathScheduler
+	stream scheduler.StreamScheduler
+}
+
+func newSchedulers(cfg *Config) (schedulers, error) {
+	p, err := scheduler.NewPathScheduler(cfg.PathScheduler)
+	if err != nil {
+		return schedulers{}, err
+	}
+	s, err := scheduler.NewStreamScheduler(cfg.StreamScheduler)
+	if err != nil {
+		return schedulers{}, err
+	}
+	return schedulers{p, s}, nil
+}

@@ -1,0 +1,187 @@
+package core
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/mpquic/qerr"
+)
+
+// Close closes the connection with an application error code and reason
+// (RFC 9000 Section 10.2): a CONNECTION_CLOSE is sent at the next poll and
+// the connection lingers in the closing state for three PTOs.
+func (c *Conn) Close(code uint64, reason string) {
+	if c.state >= stateClosing {
+		return
+	}
+	c.closeWithError(c.now, &qerr.ApplicationError{Code: code, Reason: reason})
+}
+
+// closeWithError enters the closing state because of err: a local
+// *qerr.TransportError, a local *qerr.ApplicationError, or an internal
+// failure (sent as INTERNAL_ERROR).
+func (c *Conn) closeWithError(now time.Time, err error) {
+	if c.state >= stateClosing {
+		return
+	}
+	f := &wire.ConnectionCloseFrame{}
+	var te *qerr.TransportError
+	var ae *qerr.ApplicationError
+	switch {
+	case errors.As(err, &te):
+		f.ErrorCode, f.FrameType, f.Reason = uint64(te.Code), te.FrameType, []byte(te.Reason)
+	case errors.As(err, &ae):
+		f.IsApplication, f.ErrorCode, f.Reason = true, ae.Code, []byte(ae.Reason)
+	default:
+		f.ErrorCode, f.Reason = uint64(qerr.InternalError), []byte(err.Error())
+	}
+	if len(f.Reason) > 256 {
+		f.Reason = f.Reason[:256]
+	}
+	c.closeFrame = f
+	c.closeErr = err
+	c.closeSend = true
+	c.state = stateClosing
+	c.closeUntil = now.Add(3 * c.paths[0].rtt.PTO(c.peerMaxAckDelay()))
+	c.qlog.ConnectionClosed(now, "local", f.ErrorCode, f.IsApplication, string(f.Reason), "")
+	c.emit(Event{Kind: EventClosed, Err: err})
+}
+
+// enterDraining stops sending because the peer closed, reset or rejected
+// the connection (RFC 9000 Section 10.2.2).
+func (c *Conn) enterDraining(now time.Time, err error) {
+	if c.state >= stateDraining {
+		return
+	}
+	wasClosing := c.state == stateClosing
+	c.state = stateDraining
+	if !wasClosing {
+		c.closeErr = err
+		c.closeUntil = now.Add(3 * c.paths[0].rtt.PTO(c.peerMaxAckDelay()))
+		c.qlog.ConnectionClosed(now, "remote", 0, false, err.Error(), "")
+		c.emit(Event{Kind: EventClosed, Err: err})
+	}
+}
+
+// finish ends the connection for good.
+func (c *Conn) finish() {
+	if c.state == stateClosed {
+		return
+	}
+	c.state = stateClosed
+	c.retireAllLocal()
+	if c.routedODCID != nil {
+		c.ids.host.retireConnID(c.routedODCID)
+	}
+	if c.tls != nil {
+		c.tls.Close()
+	}
+	if c.qlog != nil {
+		c.qlog.Close()
+	}
+}
+
+// buildClose assembles a datagram with CONNECTION_CLOSE at every level we
+// can still write (RFC 9000 Section 10.2.3): before the handshake is
+// confirmed the peer might not have 1-RTT keys yet. An application close is
+// sent as a transport APPLICATION_ERROR in Initial and Handshake packets.
+func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
+	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p)}
+	f := c.closeFrame
+	for l := levelInitial; l <= levelHandshake; l++ {
+		if !c.keys[l].haveSeal || c.confirmed {
+			continue
+		}
+		lf := *f
+		if f.IsApplication {
+			lf = wire.ConnectionCloseFrame{ErrorCode: uint64(qerr.ApplicationErrorCode)}
+		}
+		c.buildFrameOnly(d, l, &c.spaces[l], &lf)
+	}
+	if c.app.haveSeal && (c.tlsDone || !c.isClient) {
+		c.buildFrameOnly(d, levelApp, &p.app, f)
+	}
+	if d.n == 0 {
+		return Datagram{}, false
+	}
+	return Datagram{Local: p.local, Remote: p.remote, Data: c.seal(now, p, d)}, true
+}
+
+// buildFrameOnly appends a packet carrying one frame.
+func (c *Conn) buildFrameOnly(d *dgram, l level, sp *pnSpace, f wire.Frame) {
+	pk := c.startPacket(d, l, sp, c.ids.dcid())
+	if c.appendFrame(d, pk, f, d.left()) < 0 {
+		d.abandon(pk)
+		return
+	}
+	c.finishPayload(d, pk)
+	d.n++
+}
+
+// NextTimeout returns when HandleTimeout must be called next; the zero time
+// means no timer is armed.
+func (c *Conn) NextTimeout() time.Time {
+	var t time.Time
+	earliest := func(x time.Time) {
+		if !x.IsZero() && (t.IsZero() || x.Before(t)) {
+			t = x
+		}
+	}
+	switch c.state {
+	case stateClosed:
+		return time.Time{}
+	case stateClosing, stateDraining:
+		return c.closeUntil
+	}
+	if c.idleTimeout > 0 {
+		earliest(c.lastActivity.Add(c.idleTimeout))
+	}
+	now := c.now
+	for _, p := range c.paths {
+		lt, _, _ := c.lossTimer(now, p)
+		earliest(lt)
+		var buf [3]*pnSpace
+		for _, sp := range c.spacesOf(p, buf[:0]) {
+			earliest(sp.recv.AckDeadline())
+		}
+		if p.pacer != nil && c.hasNewData() {
+			earliest(p.pacer.NextSendTime(now, c.maxPacketSize(p)))
+		}
+	}
+	if c.app.prevRead != nil {
+		earliest(c.app.prevReadUntil)
+	}
+	return t
+}
+
+// HandleTimeout runs the timers that expired at now: loss detection and
+// PTO, the idle timeout, the end of closing or draining, key discards.
+func (c *Conn) HandleTimeout(now time.Time) {
+	c.now = now
+	switch c.state {
+	case stateClosed:
+		return
+	case stateClosing, stateDraining:
+		if !now.Before(c.closeUntil) {
+			c.finish()
+		}
+		return
+	}
+	if c.idleTimeout > 0 && !now.Before(c.lastActivity.Add(c.idleTimeout)) {
+		// Silent close (RFC 9000 Section 10.1).
+		err := &qerr.IdleTimeoutError{Handshake: !c.tlsDone}
+		c.closeErr = err
+		c.qlog.ConnectionClosed(now, "local", 0, false, err.Error(), "idle_timeout")
+		c.emit(Event{Kind: EventClosed, Err: err})
+		c.finish()
+		return
+	}
+	if c.app.prevRead != nil && !now.Before(c.app.prevReadUntil) {
+		c.app.prevRead = nil
+	}
+	for _, p := range c.paths {
+		c.onLossTimeout(now, p)
+	}
+	c.processReplay(now)
+}

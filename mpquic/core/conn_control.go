@@ -1,0 +1,179 @@
+package core
+
+import (
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/mpquic/internal/wire"
+)
+
+// left is how many payload bytes the packet being built may still take,
+// keeping room for its tag and the tags of the packets before it.
+func (d *dgram) left() int { return d.limit - len(d.b) - aeadTag*(d.n+1) }
+
+// queuePathResponse answers a PATH_CHALLENGE on the path it came from
+// (RFC 9000 Section 8.2.2).
+func (c *Conn) queuePathResponse(p *path, data [8]byte) {
+	if len(c.pathResponses) >= 8 {
+		return
+	}
+	c.pathResponses = append(c.pathResponses, pathResponse{pathID: p.id, data: data})
+}
+
+type pathResponse struct {
+	pathID uint64
+	data   [8]byte
+}
+
+// appendPathResponses writes the PATH_RESPONSEs due on path p. They are not
+// retransmitted (RFC 9000 Section 8.2.2).
+func (c *Conn) appendPathResponses(d *dgram, pk *pktBuild, p *path, room int) int {
+	out := c.pathResponses[:0]
+	for _, r := range c.pathResponses {
+		if r.pathID == p.id {
+			if left := c.appendFrame(d, pk, &wire.PathResponseFrame{Data: r.data}, room); left >= 0 {
+				room = left
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	c.pathResponses = out
+	return room
+}
+
+// appendControl writes pending control frames from the current state
+// (see controlQueue).
+func (c *Conn) appendControl(d *dgram, pk *pktBuild, room int) int {
+	q := &c.ctrl
+	if !q.pending() {
+		return room
+	}
+	put := func(f wire.Frame, ref recovery.FrameRef) bool {
+		left := c.appendFrame(d, pk, f, room)
+		if left < 0 {
+			return false
+		}
+		room = left
+		pk.refs = append(pk.refs, ref)
+		return true
+	}
+	if q.handshakeDone && put(&wire.HandshakeDoneFrame{}, recovery.FrameRef{Kind: refHandshakeDone}) {
+		q.handshakeDone = false
+	}
+	for len(q.resetStream.list) > 0 {
+		id := q.resetStream.list[0]
+		s := c.streams.m[id]
+		if s == nil || s.send == nil {
+			q.resetStream.remove(id)
+			continue
+		}
+		code, final, ok := s.send.PendingReset()
+		if !ok {
+			q.resetStream.remove(id)
+			continue
+		}
+		if !put(&wire.ResetStreamFrame{StreamID: id, ErrorCode: code, FinalSize: final}, recovery.FrameRef{Kind: refResetStream, ID: id}) {
+			return room
+		}
+		s.send.OnResetSent()
+		q.resetStream.remove(id)
+	}
+	for len(q.stopSending.list) > 0 {
+		id := q.stopSending.list[0]
+		s := c.streams.m[id]
+		code, ok := uint64(0), false
+		if s != nil && s.recv != nil {
+			code, ok = s.recv.StopSendingCode()
+		}
+		if !ok {
+			q.stopSending.remove(id)
+			continue
+		}
+		if !put(&wire.StopSendingFrame{StreamID: id, ErrorCode: code}, recovery.FrameRef{Kind: refStopSending, ID: id}) {
+			return room
+		}
+		q.stopSending.remove(id)
+	}
+	if q.maxData {
+		lim := c.streams.connRecv.Limit()
+		if !put(&wire.MaxDataFrame{Max: lim}, recovery.FrameRef{Kind: refMaxData, Offset: lim}) {
+			return room
+		}
+		q.maxData = false
+	}
+	for len(q.maxStreamData.list) > 0 {
+		id := q.maxStreamData.list[0]
+		s := c.streams.m[id]
+		if s == nil || s.recv == nil || s.recv.FinalSizeKnown() {
+			q.maxStreamData.remove(id)
+			continue
+		}
+		lim := s.recv.Limit()
+		if !put(&wire.MaxStreamDataFrame{StreamID: id, Max: lim}, recovery.FrameRef{Kind: refMaxStreamData, ID: id, Offset: lim}) {
+			return room
+		}
+		q.maxStreamData.remove(id)
+	}
+	for d := range 2 {
+		if q.maxStreams[d] {
+			lim := c.streams.peerLimit[d]
+			if !put(&wire.MaxStreamsFrame{Bidi: d == 0, Max: lim}, recovery.FrameRef{Kind: refMaxStreams, ID: uint64(d), Offset: lim}) {
+				return room
+			}
+			c.streams.peerLimitSent[d] = lim
+			q.maxStreams[d] = false
+		}
+		if q.streamsBlocked[d] {
+			lim := c.streams.localLimit[d]
+			if !put(&wire.StreamsBlockedFrame{Bidi: d == 0, Limit: lim}, recovery.FrameRef{Kind: refStreamsBlocked, ID: uint64(d), Offset: lim}) {
+				return room
+			}
+			q.streamsBlocked[d] = false
+		}
+	}
+	if q.dataBlocked {
+		if lim, ok := c.streams.connSend.BlockedAt(); ok {
+			if !put(&wire.DataBlockedFrame{Limit: lim}, recovery.FrameRef{Kind: refDataBlocked, Offset: lim}) {
+				return room
+			}
+		}
+		q.dataBlocked = false
+	}
+	for len(q.streamDataBlocked.list) > 0 {
+		id := q.streamDataBlocked.list[0]
+		s := c.streams.m[id]
+		if s != nil && s.send != nil {
+			if lim, ok := s.send.BlockedAt(); ok {
+				if !put(&wire.StreamDataBlockedFrame{StreamID: id, Limit: lim}, recovery.FrameRef{Kind: refStreamDataBlocked, ID: id, Offset: lim}) {
+					return room
+				}
+			}
+		}
+		q.streamDataBlocked.remove(id)
+	}
+	for len(q.newConnIDs.list) > 0 {
+		seq := q.newConnIDs.list[0]
+		l := c.ids.localBySeq(seq)
+		if l == nil || l.retired {
+			q.newConnIDs.remove(seq)
+			continue
+		}
+		if !put(&wire.NewConnectionIDFrame{Seq: seq, RetirePriorTo: 0, ConnID: l.cid, ResetToken: l.token}, recovery.FrameRef{Kind: refNewConnID, ID: seq}) {
+			return room
+		}
+		q.newConnIDs.remove(seq)
+	}
+	if q.retire {
+		for len(c.ids.retireQueue) > 0 {
+			seq := c.ids.retireQueue[0]
+			if !put(&wire.RetireConnectionIDFrame{Seq: seq}, recovery.FrameRef{Kind: refRetireConnID, ID: seq}) {
+				return room
+			}
+			c.ids.retireQueue = c.ids.retireQueue[1:]
+		}
+		q.retire = false
+	}
+	if q.ping && put(&wire.PingFrame{}, recovery.FrameRef{Kind: refPing}) {
+		q.ping = false
+	}
+	return room
+}

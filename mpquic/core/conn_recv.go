@@ -1,0 +1,447 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/internal/acks"
+	"github.com/mpq/mpq/mpquic/internal/protection"
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/mpquic/qerr"
+	"github.com/mpq/mpq/mpquic/qlog"
+)
+
+// maxUndecryptable bounds the packets kept while their keys are missing
+// (RFC 9001 Section 5.7).
+const maxUndecryptable = 16
+
+// HandleDatagram processes one received UDP datagram: every coalesced packet
+// in it (RFC 9000 Section 12.2). Malformed or undecryptable packets are
+// dropped; protocol violations close the connection with the right error.
+func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
+	c.now = now
+	if c.state == stateClosed {
+		return
+	}
+	p := c.pathFor(d)
+	if p == nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(d.Data), "unknown_path")
+		return
+	}
+	p.bytesReceived += uint64(len(d.Data))
+	p.bytesRecv += uint64(len(d.Data))
+	data := d.Data
+	var firstDCID []byte
+	for len(data) > 0 {
+		hdr, err := wire.ParseHeader(data, ConnIDLen)
+		if err != nil {
+			c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(data), "header_parse_error")
+			return
+		}
+		pkt := data[:hdr.Length]
+		data = data[hdr.Length:]
+		if firstDCID == nil {
+			firstDCID = hdr.DstConnID
+		} else if !bytes.Equal(firstDCID, hdr.DstConnID) {
+			// Coalesced packets must share the DCID (Section 12.2).
+			c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(pkt), "connection_id_mismatch")
+			continue
+		}
+		if err := c.handlePacket(now, p, hdr, pkt, len(d.Data)); err != nil {
+			c.closeWithError(now, err)
+			return
+		}
+		if c.state >= stateDraining {
+			return
+		}
+	}
+	c.processReplay(now)
+}
+
+// pathFor finds the path a datagram arrived on.
+func (c *Conn) pathFor(d Datagram) *path {
+	for _, p := range c.paths {
+		if p.local == d.Local && p.remote == d.Remote {
+			return p
+		}
+	}
+	// Without multipath a single path exists; accept a changed remote
+	// port/address only on it (NAT rebinding is not supported yet: treat it
+	// as the same path).
+	if len(c.paths) == 1 {
+		return c.paths[0]
+	}
+	return nil
+}
+
+func (c *Conn) handlePacket(now time.Time, p *path, hdr wire.Header, pkt []byte, dgSize int) error {
+	switch hdr.Type {
+	case wire.PacketVersionNegotiation:
+		return c.handleVersionNegotiation(hdr)
+	case wire.PacketRetry:
+		return c.handleRetry(now, hdr, pkt)
+	case wire.Packet0RTT:
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "0RTT"}, len(pkt), "unsupported")
+		return nil
+	}
+	if hdr.Type != wire.Packet1RTT && hdr.Version != wire.Version1 {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(pkt), "unsupported_version")
+		return nil
+	}
+	if c.state == stateDraining {
+		return nil
+	}
+	var l level
+	switch hdr.Type {
+	case wire.PacketInitial:
+		l = levelInitial
+	case wire.PacketHandshake:
+		l = levelHandshake
+	case wire.Packet1RTT:
+		l = levelApp
+	default:
+		return nil
+	}
+	if c.state == stateClosing {
+		// Answer with CONNECTION_CLOSE, at most once per received packet
+		// burst (RFC 9000 Section 10.2.1).
+		c.closeSend = true
+		return nil
+	}
+	if l == levelApp {
+		return c.handleShortPacket(now, p, hdr, pkt, dgSize)
+	}
+	k := &c.keys[l]
+	if !k.haveOpen {
+		if !k.discarded {
+			c.bufferUndecryptable(pkt, p, dgSize)
+		}
+		return nil
+	}
+	if l == levelInitial && c.isClient && c.gotInitial == false {
+		// The server's first Initial: adopt its SCID as our DCID
+		// (RFC 9000 Section 7.2).
+		c.ids.remote[0].cid = append([]byte(nil), hdr.SrcConnID...)
+		c.gotInitial = true
+	}
+	if l == levelInitial && !c.isClient && len(hdr.Token) > 0 && !c.addressValidated {
+		// Tokens are validated by the endpoint before the connection exists.
+	}
+	sp := &c.spaces[l]
+	pnLen, trunc, err := protection.UnprotectHeader(k.open.HP, pkt, hdr.PNOffset)
+	if err != nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String()}, len(pkt), "decryption_failure")
+		return nil
+	}
+	largest := int64(-1)
+	if lr, ok := sp.recv.LargestReceived(); ok {
+		largest = int64(lr)
+	}
+	pn := wire.DecodePacketNumber(largest, trunc, pnLen)
+	payload, err := protection.OpenPacket(k.open.AEAD, pkt, hdr.PNOffset+pnLen, 0, pn)
+	if err != nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true}, len(pkt), "decryption_failure")
+		return nil
+	}
+	if pkt[0]&0x0c != 0 {
+		return qerr.New(qerr.ProtocolViolation, "reserved bits set in long header")
+	}
+	if sp.recv.IsDuplicate(pn) {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true}, len(pkt), "duplicate")
+		return nil
+	}
+	if !c.isClient && l == levelHandshake {
+		// A Handshake packet proves the client's address
+		// (RFC 9000 Section 8.1) and ends the Initial level for the server
+		// (RFC 9001 Section 4.9.1).
+		if !p.validated {
+			p.validated = true
+			c.addressValidated = true
+		}
+		c.discardLevel(levelInitial)
+	}
+	return c.processPayload(now, p, l, sp, hdr, pn, payload, len(pkt))
+}
+
+// handleShortPacket decrypts a 1-RTT packet, following key updates
+// (RFC 9001 Section 6.3).
+func (c *Conn) handleShortPacket(now time.Time, p *path, hdr wire.Header, pkt []byte, dgSize int) error {
+	k := &c.app
+	if !k.haveOpen {
+		c.bufferUndecryptable(pkt, p, dgSize)
+		return nil
+	}
+	sp := &p.app
+	pnLen, trunc, err := protection.UnprotectHeader(k.openHP, pkt, hdr.PNOffset)
+	if err != nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "1RTT"}, len(pkt), "decryption_failure")
+		return nil
+	}
+	largest := int64(-1)
+	if lr, ok := sp.recv.LargestReceived(); ok {
+		largest = int64(lr)
+	}
+	pn := wire.DecodePacketNumber(largest, trunc, pnLen)
+	phase := pkt[0]&0x04 != 0
+	hdrLen := hdr.PNOffset + pnLen
+	pathID := uint32(0)
+	aead := k.read
+	rotate := false
+	if phase != k.keyPhase() {
+		// A packet of the other phase: from the previous generation if
+		// it is older than what we got in this phase, else the next one.
+		if k.prevRead != nil && now.Before(k.prevReadUntil) && int64(pn) < largest {
+			aead = k.prevRead
+		} else {
+			aead, rotate = k.nextRead, true
+		}
+	}
+	payload, err := protection.OpenPacket(aead, pkt, hdrLen, pathID, pn)
+	if err != nil {
+		k.openFailures++
+		if k.suite != nil && k.openFailures >= k.suite.IntegrityLimit() {
+			return qerr.New(qerr.AEADLimitReached, "integrity limit of the AEAD reached")
+		}
+		if c.isStatelessReset(pkt) {
+			c.enterDraining(now, qerr.StatelessResetError{})
+			return nil
+		}
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "1RTT", PacketNumber: pn, HasPacketNumber: true}, len(pkt), "decryption_failure")
+		return nil
+	}
+	if pkt[0]&0x18 != 0 {
+		return qerr.New(qerr.ProtocolViolation, "reserved bits set in short header")
+	}
+	if sp.recv.IsDuplicate(pn) {
+		return nil
+	}
+	if rotate {
+		// The peer initiated (or answered) a key update.
+		if !c.confirmed {
+			return qerr.New(qerr.KeyUpdateError, "key update before handshake confirmation")
+		}
+		if k.updateInitiated {
+			k.updateInitiated = false
+			// Our own update was answered: keys already rotated; this
+			// cannot happen because rotate is only set for the other phase.
+		}
+		if err := k.rotate(now.Add(3 * p.rtt.PTO(c.peerMaxAckDelay()))); err != nil {
+			return qerr.New(qerr.InternalError, "key update: %v", err)
+		}
+		c.qlog.KeyUpdated(now, "1RTT", k.generation, "remote_update")
+	} else if phase == k.keyPhase() && k.updateInitiated {
+		k.updateInitiated = false
+	}
+	if c.isClient && !c.confirmed && c.tlsDone {
+		// Not yet confirmed: a 1-RTT packet is not a confirmation by itself
+		// (HANDSHAKE_DONE is), but the server has our address.
+	}
+	return c.processPayload(now, p, levelApp, sp, hdr, pn, payload, len(pkt))
+}
+
+func (c *Conn) bufferUndecryptable(pkt []byte, p *path, dgSize int) {
+	if len(c.undecryptable) >= maxUndecryptable {
+		return
+	}
+	c.undecryptable = append(c.undecryptable, bufferedPacket{data: append([]byte(nil), pkt...), path: p, dgSize: dgSize})
+}
+
+// replayUndecryptable processes buffered packets after new read keys came.
+func (c *Conn) replayUndecryptable() {
+	if len(c.undecryptable) == 0 {
+		return
+	}
+	pend := c.undecryptable
+	c.undecryptable = nil
+	c.replay = append(c.replay, pend...)
+}
+
+// processReplay runs the packets queued by replayUndecryptable; it is called
+// outside TLS event processing to avoid re-entering crypto/tls.
+func (c *Conn) processReplay(now time.Time) {
+	for len(c.replay) > 0 && c.state < stateDraining {
+		b := c.replay[0]
+		c.replay = c.replay[1:]
+		hdr, err := wire.ParseHeader(b.data, ConnIDLen)
+		if err != nil {
+			continue
+		}
+		if err := c.handlePacket(now, b.path, hdr, b.data[:hdr.Length], b.dgSize); err != nil {
+			c.closeWithError(now, err)
+			return
+		}
+	}
+}
+
+// processPayload parses and acts on the frames of a decrypted packet.
+func (c *Conn) processPayload(now time.Time, p *path, l level, sp *pnSpace, hdr wire.Header, pn uint64, payload []byte, size int) error {
+	ackEliciting := false
+	var trace []qlog.Frame
+	tracing := c.qlog != nil
+	for len(payload) > 0 {
+		f, n, err := wire.ParseFrame(payload)
+		if err != nil {
+			return err
+		}
+		payload = payload[n:]
+		if tracing {
+			trace = append(trace, qlog.FrameFromWire(f))
+		}
+		if wire.AckEliciting(f) {
+			ackEliciting = true
+		}
+		if err := c.handleFrame(now, p, l, hdr, f); err != nil {
+			return err
+		}
+		if c.state >= stateDraining {
+			break
+		}
+	}
+	if tracing {
+		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
+	}
+	p.packetsReceived++
+	sp.recv.OnPacket(now, pn, ackEliciting, acks.NotECT)
+	// Idle timer restarts on every packet processed (Section 10.1).
+	c.lastActivity = now
+	c.ackElicitingSince = false
+	return nil
+}
+
+// handleFrame dispatches one frame; frames not allowed in the packet type
+// are a PROTOCOL_VIOLATION (RFC 9000 Section 12.4, Table 3).
+func (c *Conn) handleFrame(now time.Time, p *path, l level, hdr wire.Header, f wire.Frame) error {
+	if l != levelApp {
+		switch f.(type) {
+		case *wire.PaddingFrame, *wire.PingFrame, *wire.AckFrame, *wire.CryptoFrame:
+		case *wire.ConnectionCloseFrame:
+			if f.(*wire.ConnectionCloseFrame).IsApplication {
+				return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "application CONNECTION_CLOSE in a %s packet", l)
+			}
+		default:
+			return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "frame not allowed in a %s packet", l)
+		}
+	}
+	switch f := f.(type) {
+	case *wire.PaddingFrame, *wire.PingFrame:
+	case *wire.AckFrame:
+		return c.handleAck(now, p, l, f.Ranges, f.AckDelay, f.Type())
+	case *wire.CryptoFrame:
+		return c.handleCryptoFrame(l, f)
+	case *wire.StreamFrame:
+		return c.handleStreamFrame(f)
+	case *wire.ResetStreamFrame:
+		return c.handleResetStream(f)
+	case *wire.StopSendingFrame:
+		return c.handleStopSending(f)
+	case *wire.MaxDataFrame:
+		if c.streams.connSend.OnMaxData(f.Max) {
+			for _, id := range c.streams.sendQueue {
+				if s := c.streams.m[id]; s != nil {
+					c.notifyWritable(s)
+				}
+			}
+		}
+	case *wire.MaxStreamDataFrame:
+		return c.handleMaxStreamData(f)
+	case *wire.MaxStreamsFrame:
+		if f.Max > 1<<60 {
+			return qerr.NewFrame(qerr.FrameEncodingError, f.Type(), "MAX_STREAMS above 2^60")
+		}
+		c.handleMaxStreams(f)
+	case *wire.DataBlockedFrame:
+		// Informational: our MAX_DATA follows reads.
+	case *wire.StreamDataBlockedFrame:
+		return c.handleStreamDataBlocked(f)
+	case *wire.StreamsBlockedFrame:
+		// Informational.
+	case *wire.NewConnectionIDFrame:
+		return c.handleNewConnectionID(f)
+	case *wire.RetireConnectionIDFrame:
+		return c.handleRetireConnectionID(f, hdr.DstConnID)
+	case *wire.PathChallengeFrame:
+		c.queuePathResponse(p, f.Data)
+	case *wire.PathResponseFrame:
+		// Path validation is initiated only with multipath; an
+		// unsolicited response is ignored (RFC 9000 Section 8.2.3).
+	case *wire.ConnectionCloseFrame:
+		c.handleConnectionClose(now, f)
+	case *wire.HandshakeDoneFrame:
+		if !c.isClient {
+			return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "HANDSHAKE_DONE from a client")
+		}
+		c.confirmHandshake()
+	case *wire.NewTokenFrame:
+		if !c.isClient {
+			return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "NEW_TOKEN from a client")
+		}
+		if len(f.Token) == 0 {
+			return qerr.NewFrame(qerr.FrameEncodingError, f.Type(), "empty NEW_TOKEN")
+		}
+	default:
+		// Multipath frames without negotiated multipath, or frames of
+		// extensions we did not offer (RFC 9000 Section 19.21).
+		return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "frame type 0x%x not negotiated", f.Type())
+	}
+	return nil
+}
+
+// handleVersionNegotiation processes a Version Negotiation packet
+// (RFC 9000 Section 6.2).
+func (c *Conn) handleVersionNegotiation(hdr wire.Header) error {
+	if !c.isClient || c.gotInitial || c.gotRetry {
+		return nil
+	}
+	if !bytes.Equal(hdr.DstConnID, c.ids.srcCID()) || !bytes.Equal(hdr.SrcConnID, c.origDCID) {
+		return nil
+	}
+	for _, v := range hdr.SupportedVersions {
+		if v == wire.Version1 {
+			return nil // must be ignored: it lists the version we use
+		}
+	}
+	c.enterDraining(c.now, &qerr.VersionNegotiationError{Offered: hdr.SupportedVersions})
+	c.state = stateClosed
+	return nil
+}
+
+// handleRetry processes a Retry packet (RFC 9000 Section 17.2.5.2).
+func (c *Conn) handleRetry(now time.Time, hdr wire.Header, pkt []byte) error {
+	if !c.isClient || c.gotInitial || c.gotRetry || len(hdr.Token) == 0 {
+		return nil
+	}
+	if !protection.VerifyRetryIntegrity(c.origDCID, pkt) {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "retry"}, len(pkt), "invalid_integrity_tag")
+		return nil
+	}
+	if bytes.Equal(hdr.SrcConnID, c.origDCID) {
+		return nil
+	}
+	c.gotRetry = true
+	c.retrySCID = append([]byte(nil), hdr.SrcConnID...)
+	c.token = append([]byte(nil), hdr.Token...)
+	c.ids.remote[0].cid = c.retrySCID
+	c.setInitialKeys(c.retrySCID)
+	// Send the ClientHello again in new Initial packets, and reset loss
+	// recovery without a congestion signal (RFC 9002 Section 6.3).
+	sp := &c.spaces[levelInitial]
+	sp.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) { c.onFramesLost(c.paths[0], levelInitial, sp0.Frames) })
+	c.paths[0].ptoCount = 0
+	c.qlog.PacketReceived(now, 0, qlog.PacketHeader{PacketType: "retry", SCID: hdr.SrcConnID}, len(pkt), nil)
+	return nil
+}
+
+// handleConnectionClose enters the draining state (RFC 9000 Section 10.2.2).
+func (c *Conn) handleConnectionClose(now time.Time, f *wire.ConnectionCloseFrame) {
+	var err error
+	if f.IsApplication {
+		err = &qerr.ApplicationError{Code: f.ErrorCode, Reason: string(f.Reason), Remote: true}
+	} else {
+		err = &qerr.TransportError{Code: qerr.TransportErrorCode(f.ErrorCode), FrameType: f.FrameType, Reason: string(f.Reason), Remote: true}
+	}
+	c.enterDraining(now, err)
+}
+
+var errNoPath = errors.New("mpquic: no usable path")

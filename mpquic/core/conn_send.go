@@ -1,0 +1,587 @@
+package core
+
+import (
+	"time"
+
+	"github.com/mpq/mpq/mpquic/internal/protection"
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/mpquic/qlog"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// minInitialDatagram is the size datagrams carrying ack-eliciting Initial
+// packets are padded to (RFC 9000 Section 14.1).
+const minInitialDatagram = 1200
+
+// aeadTag is the size of the AEAD authentication tag of every QUIC suite.
+const aeadTag = 16
+
+// sendMode says what a datagram may carry.
+type sendMode uint8
+
+const (
+	// modeNormal: everything, within the congestion window.
+	modeNormal sendMode = iota
+	// modeAckOnly: only ACK frames (and path responses): not congestion
+	// controlled.
+	modeAckOnly
+	// modeProbe: a PTO probe, exempt from the congestion window, which must
+	// be ack-eliciting (RFC 9002 Section 6.2.4).
+	modeProbe
+)
+
+// pktBuild is one packet being assembled inside a datagram.
+type pktBuild struct {
+	l                      level
+	sp                     *pnSpace
+	pn                     uint64
+	start, pnOff, pnLen    int
+	lengthOff, payloadOff  int
+	ackEliciting, inFlight bool
+	refs                   []recovery.FrameRef
+	frames                 []qlog.Frame
+}
+
+// dgram assembles one datagram of up to limit bytes.
+type dgram struct {
+	b     []byte
+	limit int
+	pkts  [3]pktBuild
+	n     int
+}
+
+// room is how many payload bytes a packet started now could still take,
+// given its header size.
+func (d *dgram) room(hdr int) int { return d.limit - len(d.b) - hdr - aeadTag }
+
+// PollDatagram assembles the next datagram to send into buf (which should
+// have a capacity of at least the maximum packet size) and reports whether
+// there is one. Call it until it returns false.
+func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
+	c.now = now
+	switch c.state {
+	case stateClosed, stateDraining:
+		return Datagram{}, false
+	case stateClosing:
+		if !c.closeSend {
+			return Datagram{}, false
+		}
+		c.closeSend = false
+		c.closeLastTx = now
+		return c.buildClose(now, c.paths[0], buf)
+	}
+	// 1. PTO probes, bound to the path whose timer fired.
+	for _, p := range c.paths {
+		if c.hasProbe(p) {
+			if d, ok := c.buildOn(now, p, buf, modeProbe, nil); ok {
+				return d, true
+			}
+		}
+	}
+	// 2. The handshake, on path 0, outside the schedulers.
+	p0 := c.paths[0]
+	if c.handshakePending() {
+		mode := modeNormal
+		if !c.cwndAllows(now, p0) {
+			mode = modeAckOnly
+		}
+		if d, ok := c.buildOn(now, p0, buf, mode, nil); ok {
+			return d, true
+		}
+	}
+	// 3. Application data and control frames, where the schedulers say.
+	if c.app.haveSeal && (c.tlsDone || !c.isClient) {
+		if d, ok := c.pollScheduled(now, buf); ok {
+			return d, true
+		}
+	}
+	// 4. ACK-only packets for spaces whose ACK is due.
+	for _, p := range c.paths {
+		if c.ackDue(now, p) {
+			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil); ok {
+				return d, true
+			}
+		}
+	}
+	return Datagram{}, false
+}
+
+// pollScheduled asks the stream and path schedulers what to send next.
+func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
+	w := scheduler.Work{Class: scheduler.ClassControl, Size: c.cfg.MaxPacketSize}
+	first := -1
+	infos := c.sendableStreams()
+	if len(infos) > 0 {
+		first = c.strSch.Next(now, infos)
+		st := infos[first]
+		w.StreamID = st.ID
+		switch {
+		case st.HasRetransmission:
+			w.Class = scheduler.ClassRetransmission
+		case st.Priority:
+			w.Class = scheduler.ClassPriority
+		default:
+			w.Class = scheduler.ClassBackground
+		}
+	} else if !c.ctrl.pending() && len(c.pathResponses) == 0 && !c.crypto[levelApp].send.HasPendingData() {
+		return Datagram{}, false
+	}
+	c.pathBuf = c.pathBuf[:0]
+	for _, p := range c.paths {
+		c.pathBuf = append(c.pathBuf, c.info(p, now))
+	}
+	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	if len(c.pathSel) == 0 {
+		return Datagram{}, false
+	}
+	p := c.pathByID(c.pathSel[0])
+	if p == nil {
+		return Datagram{}, false
+	}
+	var firstID *uint64
+	if first >= 0 {
+		id := infos[first].ID
+		firstID = &id
+	}
+	return c.buildOn(now, p, buf, modeNormal, firstID)
+}
+
+// cwndAllows reports whether path p may send a full-size packet now.
+func (c *Conn) cwndAllows(now time.Time, p *path) bool {
+	size := uint64(c.maxPacketSize(p))
+	return c.bytesInFlight(p)+size <= p.cc.Window() && p.pacingBudget(now) >= size
+}
+
+func (c *Conn) hasProbe(p *path) bool {
+	var buf [3]*pnSpace
+	for _, sp := range c.spacesOf(p, buf[:0]) {
+		if sp.probes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// handshakePending reports whether the Initial or Handshake level has
+// something to send.
+func (c *Conn) handshakePending() bool {
+	for l := levelInitial; l <= levelHandshake; l++ {
+		if !c.keys[l].haveSeal {
+			continue
+		}
+		if c.crypto[l].send.HasPendingData() || !c.spaces[l].recv.AckDeadline().IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// ackDue reports whether an ACK of a space carried by p is due now.
+func (c *Conn) ackDue(now time.Time, p *path) bool {
+	var buf [3]*pnSpace
+	for _, sp := range c.spacesOf(p, buf[:0]) {
+		if d := sp.recv.AckDeadline(); !d.IsZero() && !d.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildOn assembles one datagram on path p, coalescing Initial, Handshake
+// and 1-RTT packets as needed.
+func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstStream *uint64) (Datagram, bool) {
+	limit := min(c.maxPacketSize(p), c.amplificationRoom(p))
+	if limit < 64 {
+		return Datagram{}, false
+	}
+	d := &dgram{b: buf[:0], limit: limit}
+	padInitial := false
+	if p.id == 0 {
+		for l := levelInitial; l <= levelHandshake; l++ {
+			k := &c.keys[l]
+			if !k.haveSeal {
+				continue
+			}
+			pk := c.buildLong(now, p, d, l, mode)
+			if pk != nil && l == levelInitial && (c.isClient || pk.ackEliciting) {
+				padInitial = true
+			}
+		}
+	}
+	if c.app.haveSeal && (c.tlsDone || !c.isClient) && mode != modeAckOnly || c.app.haveSeal && c.ackDueSpace(now, &p.app) {
+		c.buildShort(now, p, d, mode, firstStream)
+	}
+	if d.n == 0 {
+		return Datagram{}, false
+	}
+	if padInitial && len(d.b)+aeadTag*d.n < minInitialDatagram {
+		// Pad the last packet so that the datagram reaches 1200 bytes.
+		last := &d.pkts[d.n-1]
+		pad := minInitialDatagram - len(d.b) - aeadTag*d.n
+		if pad > 0 && len(d.b)+pad+aeadTag*d.n <= limit+aeadTag*d.n {
+			d.b = append(d.b, make([]byte, pad)...)
+			last.inFlight = true
+			if c.qlog != nil {
+				last.frames = append(last.frames, qlog.Frame{FrameType: "padding", Length: uint64(pad)})
+			}
+		}
+	}
+	out := c.seal(now, p, d)
+	return Datagram{Local: p.local, Remote: p.remote, Data: out}, true
+}
+
+func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
+	dl := sp.recv.AckDeadline()
+	return !dl.IsZero() && !dl.After(now)
+}
+
+// startPacket reserves a packet's header in the datagram.
+func (c *Conn) startPacket(d *dgram, l level, sp *pnSpace, dcid []byte) *pktBuild {
+	pk := &d.pkts[d.n]
+	pnLen := wire.PacketNumberLen(sp.nextPN, sp.sent.LargestAcked())
+	*pk = pktBuild{l: l, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
+	if l == levelApp {
+		d.b, pk.pnOff = wire.AppendShortHeader(d.b, dcid, sp.nextPN, pnLen, c.app.keyPhase())
+	} else {
+		var token []byte
+		if l == levelInitial {
+			token = c.token
+		}
+		d.b, pk.lengthOff, pk.pnOff = wire.AppendLongHeader(d.b, l.packetType(), wire.Version1, dcid, c.ids.srcCID(), token, sp.nextPN, pnLen)
+	}
+	pk.payloadOff = len(d.b)
+	return pk
+}
+
+// abandon removes an empty packet from the datagram.
+func (d *dgram) abandon(pk *pktBuild) { d.b = d.b[:pk.start] }
+
+// buildLong appends an Initial or Handshake packet if the level has
+// anything to send; nil if not.
+func (c *Conn) buildLong(now time.Time, p *path, d *dgram, l level, mode sendMode) *pktBuild {
+	sp := &c.spaces[l]
+	ackDue := !sp.recv.AckDeadline().IsZero()
+	cs := &c.crypto[l]
+	probe := mode == modeProbe && sp.probes > 0
+	wantData := mode != modeAckOnly && cs.send.HasPendingData()
+	if !ackDue && !wantData && !probe {
+		return nil
+	}
+	pk := c.startPacket(d, l, sp, c.ids.dcid())
+	hdr := len(d.b) - pk.start
+	room := d.room(hdr - (len(d.b) - pk.start)) // payload bytes left
+	room = d.limit - len(d.b) - aeadTag
+	if room < 8 {
+		d.abandon(pk)
+		return nil
+	}
+	if ackDue || wantData || probe {
+		room = c.appendAck(now, d, pk, sp, l, room, 0)
+	}
+	if mode != modeAckOnly {
+		room = c.appendCrypto(d, pk, l, room)
+	}
+	if probe && !pk.ackEliciting && room > 0 {
+		d.b = append(d.b, 0x01) // PING
+		pk.ackEliciting, pk.inFlight = true, true
+		pk.refs = append(pk.refs, recovery.FrameRef{Kind: refPing})
+		c.traceFrame(pk, &wire.PingFrame{})
+	}
+	if len(d.b) == pk.payloadOff {
+		d.abandon(pk)
+		return nil
+	}
+	if probe {
+		sp.probes--
+	}
+	c.finishPayload(d, pk)
+	d.n++
+	return pk
+}
+
+// buildShort appends a 1-RTT packet.
+func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, firstStream *uint64) {
+	c.maybeInitiateKeyUpdate(now)
+	sp := &p.app
+	pk := c.startPacket(d, levelApp, sp, c.ids.dcid())
+	room := d.limit - len(d.b) - aeadTag
+	if room < 8 {
+		d.abandon(pk)
+		return
+	}
+	probe := mode == modeProbe && sp.probes > 0
+	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
+		room = c.appendAck(now, d, pk, sp, levelApp, room, uint64(levelApp)+p.id)
+	}
+	room = c.appendPathResponses(d, pk, p, room)
+	if mode != modeAckOnly {
+		room = c.appendControl(d, pk, room)
+		room = c.appendCrypto(d, pk, levelApp, room)
+		room = c.appendStreams(now, d, pk, room, firstStream)
+	}
+	if probe && !pk.ackEliciting && room > 0 {
+		d.b = append(d.b, 0x01)
+		pk.ackEliciting, pk.inFlight = true, true
+		pk.refs = append(pk.refs, recovery.FrameRef{Kind: refPing})
+		c.traceFrame(pk, &wire.PingFrame{})
+	}
+	if len(d.b) == pk.payloadOff {
+		d.abandon(pk)
+		return
+	}
+	if probe {
+		sp.probes--
+	}
+	c.finishPayload(d, pk)
+	d.n++
+}
+
+// finishPayload pads the payload so that header protection has its sample
+// (RFC 9001 Section 5.4.2: at least 4 bytes of packet number and payload).
+func (c *Conn) finishPayload(d *dgram, pk *pktBuild) {
+	if n := len(d.b) - pk.payloadOff + pk.pnLen; n < 4 {
+		d.b = append(d.b, make([]byte, 4-n)...)
+	}
+}
+
+func (c *Conn) traceFrame(pk *pktBuild, f wire.Frame) {
+	if c.qlog != nil {
+		pk.frames = append(pk.frames, qlog.FrameFromWire(f))
+	}
+}
+
+// appendFrame writes f if it fits in room and returns the new room, or -1.
+func (c *Conn) appendFrame(d *dgram, pk *pktBuild, f wire.Frame, room int) int {
+	n := f.Len()
+	if n > room {
+		return -1
+	}
+	d.b = f.Append(d.b)
+	if wire.AckEliciting(f) {
+		pk.ackEliciting, pk.inFlight = true, true
+	}
+	c.traceFrame(pk, f)
+	return room - n
+}
+
+// appendAck writes the ACK (or, with multipath, PATH_ACK) frame of space
+// sp; ref identifies the space in the frame record.
+func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l level, room int, ref uint64) int {
+	rs := sp.recv.Ranges()
+	if len(rs) == 0 {
+		return room
+	}
+	ranges := c.ackRanges[:0]
+	for _, r := range rs {
+		ranges = append(ranges, wire.AckRange{Smallest: r.Smallest, Largest: r.Largest})
+	}
+	var delay uint64
+	if l == levelApp {
+		delay = uint64(sp.recv.AckDelay(now).Microseconds()) >> c.cfg.AckDelayExponent
+	}
+	f := &wire.AckFrame{Ranges: ranges, AckDelay: delay}
+	// Drop the oldest ranges until the frame fits.
+	for len(f.Ranges) > 1 && f.Len() > room {
+		f.Ranges = f.Ranges[:len(f.Ranges)-1]
+	}
+	c.ackRanges = ranges
+	left := c.appendFrame(d, pk, f, room)
+	if left < 0 {
+		return room
+	}
+	sp.recv.OnAckSent(now)
+	pk.refs = append(pk.refs, recovery.FrameRef{Kind: refAck, ID: ref, Offset: f.Ranges[0].Largest})
+	return left
+}
+
+// appendCrypto writes CRYPTO frames of level l.
+func (c *Conn) appendCrypto(d *dgram, pk *pktBuild, l level, room int) int {
+	cs := c.crypto[l].send
+	for cs.HasPendingData() {
+		off := cs.NextOffset()
+		n := wire.MaxCryptoDataLen(off, room)
+		if n <= 0 {
+			break
+		}
+		ch, ok := cs.NextChunk(n, 1<<62)
+		if !ok || len(ch.Data) == 0 {
+			break
+		}
+		f := &wire.CryptoFrame{Offset: ch.Offset, Data: ch.Data}
+		left := c.appendFrame(d, pk, f, room)
+		if left < 0 {
+			cs.OnLost(ch.Offset, len(ch.Data), false)
+			break
+		}
+		room = left
+		pk.refs = append(pk.refs, recovery.FrameRef{Kind: refCrypto, ID: uint64(l), Offset: ch.Offset, Length: uint64(len(ch.Data))})
+	}
+	return room
+}
+
+// appendStreams fills the packet with STREAM frames chosen by the stream
+// scheduler, starting with firstStream when given.
+func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, firstStream *uint64) int {
+	maxFrames := c.strSch.MaxStreamFrames()
+	frames := 0
+	for room > 0 && (maxFrames == 0 || frames < maxFrames) {
+		var id uint64
+		if firstStream != nil {
+			id, firstStream = *firstStream, nil
+		} else {
+			infos := c.sendableStreams()
+			if len(infos) == 0 {
+				break
+			}
+			id = infos[c.strSch.Next(now, infos)].ID
+		}
+		s := c.streams.m[id]
+		if s == nil || s.send == nil {
+			break
+		}
+		off := s.send.NextOffset()
+		n := wire.MaxStreamDataLen(id, off, room)
+		if n < 0 {
+			break
+		}
+		ch, ok := s.send.NextChunk(n, c.streams.connSend.Credit())
+		if !ok {
+			break
+		}
+		f := &wire.StreamFrame{StreamID: id, Offset: ch.Offset, Data: ch.Data, Fin: ch.Fin, DataLenPresent: true}
+		// New bytes count against connection flow control once taken
+		// from the stream, even if the frame does not fit after all and
+		// goes back as a retransmission.
+		c.streams.connSend.Consume(uint64(ch.NewBytes))
+		left := c.appendFrame(d, pk, f, room)
+		if left < 0 {
+			s.send.OnLost(ch.Offset, len(ch.Data), ch.Fin)
+			break
+		}
+		room = left
+		pk.refs = append(pk.refs, recovery.FrameRef{Kind: refStream, ID: id, Offset: ch.Offset, Length: uint64(len(ch.Data)), Fin: ch.Fin})
+		frames++
+		c.notifyWritable(s)
+	}
+	return room
+}
+
+// seal encrypts every packet of the datagram in place and records them with
+// loss recovery.
+func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
+	// Packets were laid out back to back; sealing appends a tag to each,
+	// so move them apart from the last one backwards.
+	ends := [3]int{}
+	for i := 0; i < d.n; i++ {
+		if i+1 < d.n {
+			ends[i] = d.pkts[i+1].start
+		} else {
+			ends[i] = len(d.b)
+		}
+	}
+	total := len(d.b) + aeadTag*d.n
+	out := d.b[:total]
+	for i := d.n - 1; i >= 0; i-- {
+		pk := &d.pkts[i]
+		shift := aeadTag * i
+		if shift > 0 {
+			copy(out[pk.start+shift:ends[i]+shift], d.b[pk.start:ends[i]])
+		}
+		pk.start += shift
+		pk.pnOff += shift
+		pk.payloadOff += shift
+		if pk.lengthOff > 0 {
+			pk.lengthOff += shift
+		}
+		ends[i] += shift
+	}
+	for i := 0; i < d.n; i++ {
+		pk := &d.pkts[i]
+		pkt := out[pk.start : ends[i]+aeadTag]
+		plainEnd := ends[i] - pk.start
+		hdrLen := pk.payloadOff - pk.start
+		if pk.l != levelApp {
+			wire.PutLongHeaderLength(pkt, pk.lengthOff-pk.start, plainEnd-(pk.pnOff-pk.start)+aeadTag)
+		}
+		var aead *protection.AEAD
+		var hp *protection.HeaderProtector
+		if pk.l == levelApp {
+			aead, hp = c.app.write, c.app.sealHP
+			c.app.noteSent(p.id, pk.pn)
+		} else {
+			k := &c.keys[pk.l]
+			aead, hp = k.seal.AEAD, k.seal.HP
+		}
+		if _, err := protection.SealPacket(aead, hp, pkt[:plainEnd], hdrLen, pk.pnOff-pk.start, pk.pnLen, 0, pk.pn); err != nil {
+			// Only a packet too short for the sample fails, which
+			// finishPayload prevents.
+			panic("mpquic: sealing failed: " + err.Error())
+		}
+		c.onPacketSent(now, p, pk, len(pkt))
+	}
+	if d.n > 0 && d.pkts[0].l == levelHandshake || d.n > 1 && d.pkts[1].l == levelHandshake {
+		if c.isClient {
+			// The client discards Initial keys once it sends a
+			// Handshake packet (RFC 9001 Section 4.9.1).
+			c.discardLevel(levelInitial)
+		}
+	}
+	if !c.isClient && !p.validated {
+		p.bytesSentPre += uint64(len(out))
+	}
+	p.bytesSent += uint64(len(out))
+	return out
+}
+
+// onPacketSent records a sealed packet (RFC 9002 Section A.5).
+func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
+	sp := pk.sp
+	slot := sp.sent.Prepare(pk.pn)
+	slot.TimeSent = now
+	slot.Size = size
+	slot.AckEliciting = pk.ackEliciting
+	slot.InFlight = pk.inFlight
+	slot.Frames = append(slot.Frames, pk.refs...)
+	sp.sent.OnSent(slot)
+	sp.nextPN++
+	p.packetsSent++
+	if pk.inFlight {
+		inFlight := c.bytesInFlight(p)
+		p.cc.OnPacketSent(now, size, inFlight)
+		if p.pacer != nil {
+			p.pacer.SetRate(p.cc.Window(), p.rtt.Smoothed())
+			p.pacer.OnPacketSent(now, size)
+		}
+	}
+	if pk.ackEliciting && !c.ackElicitingSince {
+		c.lastActivity = now
+		c.ackElicitingSince = true
+	}
+	if c.qlog != nil {
+		c.qlog.PacketSent(now, p.id, qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}, size, pk.frames)
+		if pk.inFlight {
+			c.updateMetrics(now, p)
+		}
+	}
+}
+
+// maybeInitiateKeyUpdate starts a key update when the configured interval
+// or the AEAD confidentiality limit is reached (RFC 9001 Sections 6 and 6.6).
+func (c *Conn) maybeInitiateKeyUpdate(now time.Time) {
+	k := &c.app
+	if !c.confirmed || !k.canInitiateUpdate() {
+		return
+	}
+	due := c.cfg.KeyUpdateInterval > 0 && k.packetsInPhase >= c.cfg.KeyUpdateInterval ||
+		k.packetsInPhase >= k.suite.ConfidentialityLimit()-1000
+	if !due {
+		return
+	}
+	p := c.paths[0]
+	if err := k.rotate(now.Add(3 * p.rtt.PTO(c.peerMaxAckDelay()))); err != nil {
+		return
+	}
+	k.updateInitiated = true
+	c.qlog.KeyUpdated(now, "1RTT", k.generation, "local_update")
+}

@@ -1,0 +1,393 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/internal/protection"
+	"github.com/mpq/mpq/mpquic/internal/streams"
+	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/mpquic/qerr"
+)
+
+// maxCryptoBuffer bounds out-of-order CRYPTO data per level
+// (CRYPTO_BUFFER_EXCEEDED beyond it, RFC 9000 Section 7.5).
+const maxCryptoBuffer = 64 << 10
+
+func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, error) {
+	c := &Conn{cfg: cfg, isClient: isClient, now: now, created: now, lastActivity: now}
+	if host == nil {
+		host = randomIDs{cfg.Rand}
+	}
+	c.ids.host = host
+	for l := range numLevels {
+		c.crypto[l] = cryptoStream{
+			send: streams.NewSendStream(0, 1<<62, 1<<30),
+			recv: streams.NewRecvStream(0, maxCryptoBuffer),
+		}
+	}
+	for l := range c.spaces {
+		c.spaces[l] = newPNSpace(0) // handshake packets are acknowledged at once
+	}
+	if _, err := c.issueConnID(); err != nil {
+		return nil, fmt.Errorf("mpquic: connection ID: %w", err)
+	}
+	ps, err := newSchedulers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.pathSch, c.strSch = ps.path, ps.stream
+	c.initStreams()
+	c.idleTimeout = cfg.HandshakeTimeout
+	return c, nil
+}
+
+// NewClientConn starts a client connection from local to remote. serverName
+// overrides the TLS ServerName when non-empty. The first flight is ready to
+// be polled when it returns.
+func NewClientConn(cfg *Config, local, remote netip.AddrPort, serverName string, now time.Time) (*Conn, error) {
+	return newClientConn(cfg, nil, local, remote, serverName, now)
+}
+
+func newClientConn(cfg *Config, host idHost, local, remote netip.AddrPort, serverName string, now time.Time) (*Conn, error) {
+	cfg, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newConn(cfg, true, host, now)
+	if err != nil {
+		return nil, err
+	}
+	c.origDCID = make([]byte, ConnIDLen)
+	if _, err := io.ReadFull(cfg.Rand, c.origDCID); err != nil {
+		return nil, fmt.Errorf("mpquic: random: %w", err)
+	}
+	c.ids.remote = []remoteCID{{seq: 0, cid: c.origDCID}}
+	c.setInitialKeys(c.origDCID)
+	p, err := c.newPath(0, local, remote)
+	if err != nil {
+		return nil, err
+	}
+	p.validated = true
+	c.paths = []*path{p}
+	c.qlog = cfg.newTrace("client", c.origDCID, now)
+	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), c.origDCID)
+	tc := cfg.TLS
+	if serverName != "" {
+		tc = tc.Clone()
+		tc.ServerName = serverName
+	}
+	c.tls = tls.QUICClient(&tls.QUICConfig{TLSConfig: tc})
+	if err := c.startTLS(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newServerConn creates the server end of a connection for a client Initial
+// packet whose DCID was odcid and SCID scid. retrySCID is set when the
+// client came back after a Retry.
+func newServerConn(cfg *Config, host idHost, local, remote netip.AddrPort, odcid, scid, retrySCID []byte, now time.Time) (*Conn, error) {
+	c, err := newConn(cfg, false, host, now)
+	if err != nil {
+		return nil, err
+	}
+	c.origDCID = append([]byte(nil), odcid...)
+	c.retrySCID = retrySCID
+	c.ids.remote = []remoteCID{{seq: 0, cid: append([]byte(nil), scid...)}}
+	initialDCID := odcid
+	if retrySCID != nil {
+		initialDCID = retrySCID
+	}
+	c.setInitialKeys(initialDCID)
+	p, err := c.newPath(0, local, remote)
+	if err != nil {
+		return nil, err
+	}
+	p.validated = retrySCID != nil // a Retry token validated the address
+	c.addressValidated = p.validated
+	c.paths = []*path{p}
+	c.qlog = cfg.newTrace("server", odcid, now)
+	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), scid)
+	c.tls = tls.QUICServer(&tls.QUICConfig{TLSConfig: cfg.TLS})
+	if err := c.startTLS(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Conn) setInitialKeys(dcid []byte) {
+	seal, open := protection.NewInitialKeys(dcid, c.isClient)
+	k := &c.keys[levelInitial]
+	k.seal, k.open, k.haveSeal, k.haveOpen = seal, open, true, true
+}
+
+// buildLocalParams fills the transport parameters we send
+// (RFC 9000 Section 18.2).
+func (c *Conn) buildLocalParams() {
+	p := wire.DefaultTransportParameters()
+	p.MaxIdleTimeout = c.cfg.MaxIdleTimeout
+	p.MaxUDPPayloadSize = 65527
+	p.InitialMaxData = c.cfg.InitialConnWindow
+	p.InitialMaxStreamDataBidiLocal = c.cfg.InitialStreamWindow
+	p.InitialMaxStreamDataBidiRemote = c.cfg.InitialStreamWindow
+	p.InitialMaxStreamDataUni = c.cfg.InitialStreamWindow
+	p.InitialMaxStreamsBidi = uint64(c.cfg.MaxIncomingStreams)
+	p.InitialMaxStreamsUni = uint64(c.cfg.MaxIncomingUniStreams)
+	p.AckDelayExponent = uint64(c.cfg.AckDelayExponent)
+	p.MaxAckDelay = c.cfg.MaxAckDelay
+	p.ActiveConnectionIDLimit = c.cfg.ActiveConnectionIDLimit
+	p.InitialSourceConnectionID = c.ids.srcCID()
+	p.HasInitialSourceConnectionID = true
+	if !c.isClient {
+		p.OriginalDestinationConnectionID = c.origDCID
+		p.HasOriginalDestinationConnectionID = true
+		tok := c.ids.local[0].token
+		p.StatelessResetToken = &tok
+		if c.retrySCID != nil {
+			p.RetrySourceConnectionID = c.retrySCID
+			p.HasRetrySourceConnectionID = true
+		}
+	}
+	c.localParams = p
+}
+
+func (c *Conn) startTLS() error {
+	c.buildLocalParams()
+	c.tls.SetTransportParameters(c.localParams.Append(nil))
+	c.qlogParams("local", &c.localParams)
+	if err := c.tls.Start(context.Background()); err != nil {
+		return fmt.Errorf("mpquic: TLS start: %w", err)
+	}
+	return c.processTLSEvents()
+}
+
+// processTLSEvents drains the events of crypto/tls's QUIC API.
+func (c *Conn) processTLSEvents() error {
+	for {
+		e := c.tls.NextEvent()
+		switch e.Kind {
+		case tls.QUICNoEvent:
+			return nil
+		case tls.QUICSetReadSecret, tls.QUICSetWriteSecret:
+			if err := c.installSecret(e); err != nil {
+				return err
+			}
+		case tls.QUICWriteData:
+			l, ok := levelOf(e.Level)
+			if !ok {
+				return qerr.New(qerr.InternalError, "TLS wrote data at level %v", e.Level)
+			}
+			if _, err := c.crypto[l].send.Write(e.Data); err != nil {
+				return qerr.New(qerr.InternalError, "crypto stream: %v", err)
+			}
+		case tls.QUICTransportParameters:
+			if err := c.handlePeerParams(e.Data); err != nil {
+				return err
+			}
+		case tls.QUICTransportParametersRequired:
+			c.tls.SetTransportParameters(c.localParams.Append(nil))
+		case tls.QUICHandshakeDone:
+			if err := c.onHandshakeComplete(); err != nil {
+				return err
+			}
+		case tls.QUICErrorEvent:
+			return tlsError(e.Err)
+		default:
+			// Session tickets and 0-RTT events: not used.
+		}
+	}
+}
+
+// tlsError maps a TLS failure to CRYPTO_ERROR with its alert
+// (RFC 9001 Section 4.8).
+func tlsError(err error) error {
+	var alert tls.AlertError
+	if errors.As(err, &alert) {
+		return &qerr.TransportError{Code: qerr.CryptoError(uint8(alert)), Reason: err.Error()}
+	}
+	return &qerr.TransportError{Code: qerr.CryptoError(80), Reason: err.Error()} // internal_error alert
+}
+
+func levelOf(l tls.QUICEncryptionLevel) (level, bool) {
+	switch l {
+	case tls.QUICEncryptionLevelInitial:
+		return levelInitial, true
+	case tls.QUICEncryptionLevelHandshake:
+		return levelHandshake, true
+	case tls.QUICEncryptionLevelApplication:
+		return levelApp, true
+	}
+	return 0, false
+}
+
+func (c *Conn) installSecret(e tls.QUICEvent) error {
+	if e.Level == tls.QUICEncryptionLevelEarly {
+		return nil // no 0-RTT
+	}
+	suite, err := protection.SuiteByID(e.Suite)
+	if err != nil {
+		return qerr.New(qerr.InternalError, "%v", err)
+	}
+	secret := append([]byte(nil), e.Data...)
+	write := e.Kind == tls.QUICSetWriteSecret
+	l, _ := levelOf(e.Level)
+	switch l {
+	case levelHandshake:
+		keys, err := protection.NewKeys(suite, secret)
+		if err != nil {
+			return qerr.New(qerr.InternalError, "%v", err)
+		}
+		k := &c.keys[levelHandshake]
+		if write {
+			k.seal, k.haveSeal = keys, true
+		} else {
+			k.open, k.haveOpen = keys, true
+		}
+	case levelApp:
+		if write {
+			err = c.app.installSeal(suite, secret)
+		} else {
+			err = c.app.installOpen(suite, secret)
+		}
+		if err != nil {
+			return qerr.New(qerr.InternalError, "%v", err)
+		}
+	}
+	if !write {
+		c.replayUndecryptable()
+	}
+	return nil
+}
+
+// handlePeerParams validates and applies the peer's transport parameters,
+// including the connection ID authentication of RFC 9000 Section 7.3.
+func (c *Conn) handlePeerParams(b []byte) error {
+	p, err := wire.ParseTransportParameters(b, c.isClient)
+	if err != nil {
+		return err
+	}
+	if !p.HasInitialSourceConnectionID {
+		return qerr.New(qerr.TransportParameterError, "missing initial_source_connection_id")
+	}
+	if !bytes.Equal(p.InitialSourceConnectionID, c.ids.remote[0].cid) {
+		return qerr.New(qerr.ProtocolViolation, "initial_source_connection_id does not match the packets")
+	}
+	if c.isClient {
+		if !p.HasOriginalDestinationConnectionID {
+			return qerr.New(qerr.TransportParameterError, "missing original_destination_connection_id")
+		}
+		if !bytes.Equal(p.OriginalDestinationConnectionID, c.origDCID) {
+			return qerr.New(qerr.ProtocolViolation, "original_destination_connection_id mismatch")
+		}
+		if c.gotRetry != p.HasRetrySourceConnectionID {
+			return qerr.New(qerr.TransportParameterError, "retry_source_connection_id presence does not match the handshake")
+		}
+		if c.gotRetry && !bytes.Equal(p.RetrySourceConnectionID, c.retrySCID) {
+			return qerr.New(qerr.ProtocolViolation, "retry_source_connection_id mismatch")
+		}
+		if p.StatelessResetToken != nil {
+			c.ids.remote[0].token, c.ids.remote[0].hasToken = *p.StatelessResetToken, true
+		}
+	}
+	c.peerParams, c.havePeerTP = p, true
+	c.qlogParams("remote", &p)
+	c.applyPeerStreamLimits()
+	return nil
+}
+
+// effectiveIdleTimeout is the minimum of both idle timeouts, at least three
+// PTOs (RFC 9000 Section 10.1).
+func (c *Conn) effectiveIdleTimeout() time.Duration {
+	t := c.cfg.MaxIdleTimeout
+	if c.havePeerTP && c.peerParams.MaxIdleTimeout > 0 && (t == 0 || c.peerParams.MaxIdleTimeout < t) {
+		t = c.peerParams.MaxIdleTimeout
+	}
+	if t == 0 {
+		return 0
+	}
+	return max(t, 3*c.paths[0].rtt.PTO(c.peerMaxAckDelay()))
+}
+
+// peerMaxAckDelay is the peer's max_ack_delay (its default until known).
+func (c *Conn) peerMaxAckDelay() time.Duration {
+	if c.havePeerTP {
+		return c.peerParams.MaxAckDelay
+	}
+	return 25 * time.Millisecond
+}
+
+func (c *Conn) onHandshakeComplete() error {
+	c.tlsDone = true
+	if c.state == stateHandshake {
+		c.state = stateActive
+	}
+	c.idleTimeout = c.effectiveIdleTimeout()
+	c.emit(Event{Kind: EventHandshakeDone})
+	if !c.isClient {
+		// The server's handshake is confirmed as soon as it completes
+		// (RFC 9001 Section 4.1.2).
+		c.ctrl.handshakeDone = true
+		c.confirmHandshake()
+	}
+	return c.issueConnIDs()
+}
+
+// confirmHandshake discards the Handshake keys (RFC 9001 Section 4.9.2).
+func (c *Conn) confirmHandshake() {
+	if c.confirmed {
+		return
+	}
+	c.confirmed = true
+	c.discardLevel(levelInitial)
+	c.discardLevel(levelHandshake)
+}
+
+// discardLevel drops the keys and packet state of the Initial or Handshake
+// level (RFC 9002 Section 6.4).
+func (c *Conn) discardLevel(l level) {
+	k := &c.keys[l]
+	if k.discarded {
+		return
+	}
+	k.discarded, k.haveSeal, k.haveOpen = true, false, false
+	sp := &c.spaces[l]
+	sp.sent.Discard()
+	sp.discarded = true
+	sp.probes = 0
+	p := c.paths[0]
+	p.ptoCount = 0
+	c.qlog.KeyDiscarded(c.now, l.String())
+}
+
+// handleCryptoFrame feeds CRYPTO data to TLS (RFC 9001 Section 4.1.3).
+func (c *Conn) handleCryptoFrame(l level, f *wire.CryptoFrame) error {
+	cs := &c.crypto[l]
+	if _, err := cs.recv.Push(f.Offset, f.Data, false); err != nil {
+		var te *qerr.TransportError
+		if errors.As(err, &te) && te.Code == qerr.FlowControlError {
+			return qerr.NewFrame(qerr.CryptoBufferExceeded, wire.FrameTypeCrypto, "CRYPTO data beyond %d buffered bytes", maxCryptoBuffer)
+		}
+		return withFrameType(err, wire.FrameTypeCrypto)
+	}
+	var buf [4096]byte
+	for {
+		n, _ := cs.recv.Read(buf[:])
+		if n == 0 {
+			break
+		}
+		if _, ok := cs.recv.WindowUpdate(c.now, 0); ok {
+			// The crypto stream's window only bounds buffering.
+		}
+		if err := c.tls.HandleData(l.tls(), buf[:n]); err != nil {
+			return tlsError(err)
+		}
+	}
+	return c.processTLSEvents()
+}

@@ -1,0 +1,166 @@
+package core
+
+import (
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// path is one network path of the connection: a pair of addresses with its
+// own RTT estimate, congestion controller, pacer and application-data packet
+// number space (draft-ietf-quic-multipath-21 Section 5: per-path recovery).
+// Without multipath the connection has exactly path 0.
+type path struct {
+	id            uint64
+	local, remote netip.AddrPort
+
+	rtt      recovery.RTT
+	cc       congestion.Controller
+	ccState  congestion.State
+	pacer    *congestion.Pacer
+	app      pnSpace
+	ptoCount int
+
+	// Anti-amplification (RFC 9000 Section 8.1): until the peer's address is
+	// validated a server sends at most three times what it received.
+	validated     bool
+	bytesReceived uint64
+	bytesSentPre  uint64
+
+	status     scheduler.PathStatus
+	peerStatus scheduler.PathStatus
+
+	mtu int
+
+	// Statistics.
+	packetsSent, packetsReceived, packetsLost uint64
+	bytesSent, bytesRecv, bytesLost           uint64
+	lastMetrics                               pathMetrics
+}
+
+// pathMetrics is what was last reported to qlog, to log only changes.
+type pathMetrics struct {
+	cwnd, inFlight, ssthresh uint64
+	srtt, minRTT, latestRTT  time.Duration
+	rttVar                   time.Duration
+}
+
+func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
+	cc, err := congestion.New(c.cfg.Congestion, congestion.Config{MaxDatagramSize: c.cfg.MaxPacketSize})
+	if err != nil {
+		return nil, err
+	}
+	p := &path{
+		id:      id,
+		local:   local,
+		remote:  remote,
+		rtt:     recovery.NewRTT(c.cfg.InitialRTT),
+		cc:      cc,
+		ccState: cc.State(),
+		app:     newPNSpace(c.cfg.MaxAckDelay),
+		mtu:     c.cfg.MaxPacketSize,
+	}
+	if c.cfg.Pacing {
+		p.pacer = congestion.NewPacer(c.cfg.MaxPacketSize)
+	}
+	return p, nil
+}
+
+// bytesInFlight is the path's bytes in flight across the spaces it carries.
+func (c *Conn) bytesInFlight(p *path) uint64 {
+	n := p.app.sent.BytesInFlight()
+	if p.id == 0 {
+		for i := range c.spaces {
+			n += c.spaces[i].sent.BytesInFlight()
+		}
+	}
+	return n
+}
+
+// amplificationRoom is how many bytes the anti-amplification limit still
+// lets the path send (unlimited once the address is validated).
+func (c *Conn) amplificationRoom(p *path) int {
+	if c.isClient || p.validated {
+		return math.MaxInt
+	}
+	limit := 3 * p.bytesReceived
+	if p.bytesSentPre >= limit {
+		return 0
+	}
+	return int(limit - p.bytesSentPre)
+}
+
+// pacingBudget is how many bytes the pacer lets the path send now.
+func (p *path) pacingBudget(now time.Time) uint64 {
+	if p.pacer == nil {
+		return math.MaxUint64
+	}
+	return p.pacer.Budget(now)
+}
+
+// info builds the scheduler's snapshot of the path.
+func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
+	return scheduler.PathInfo{
+		ID:              p.id,
+		Validated:       p.validated || c.isClient && p.id == 0,
+		Status:          p.status,
+		PeerStatus:      p.peerStatus,
+		SRTT:            p.rtt.Smoothed(),
+		RTTVar:          p.rtt.Var(),
+		MinRTT:          p.rtt.Min(),
+		LatestRTT:       p.rtt.Latest(),
+		HasRTTSample:    p.rtt.HasSample(),
+		CWND:            p.cc.Window(),
+		BytesInFlight:   c.bytesInFlight(p),
+		PacingBudget:    p.pacingBudget(now),
+		MaxPacketSize:   c.maxPacketSize(p),
+		PacketsSent:     p.packetsSent,
+		PacketsLost:     p.packetsLost,
+		ConsecutivePTOs: p.ptoCount,
+	}
+}
+
+// maxPacketSize is the largest datagram the path may carry: our configured
+// size capped by the peer's max_udp_payload_size.
+func (c *Conn) maxPacketSize(p *path) int {
+	n := p.mtu
+	if c.havePeerTP && c.peerParams.MaxUDPPayloadSize < uint64(n) {
+		n = int(c.peerParams.MaxUDPPayloadSize)
+	}
+	return n
+}
+
+// PathStats are the counters and estimates of one path.
+type PathStats struct {
+	ID                                          uint64
+	Local, Remote                               netip.AddrPort
+	PacketsSent, PacketsReceived, PacketsLost   uint64
+	BytesSent, BytesReceived, BytesLost         uint64
+	SmoothedRTT, MinRTT, LatestRTT, RTTVariance time.Duration
+	CongestionWindow, BytesInFlight, SSThresh   uint64
+	CongestionState                             string
+	Validated                                   bool
+	Status                                      string
+}
+
+// Paths returns the statistics of every path.
+func (c *Conn) Paths() []PathStats {
+	out := make([]PathStats, 0, len(c.paths))
+	for _, p := range c.paths {
+		out = append(out, PathStats{
+			ID: p.id, Local: p.local, Remote: p.remote,
+			PacketsSent: p.packetsSent, PacketsReceived: p.packetsReceived, PacketsLost: p.packetsLost,
+			BytesSent: p.bytesSent, BytesReceived: p.bytesRecv, BytesLost: p.bytesLost,
+			SmoothedRTT: p.rtt.Smoothed(), MinRTT: p.rtt.Min(), LatestRTT: p.rtt.Latest(), RTTVariance: p.rtt.Var(),
+			CongestionWindow: p.cc.Window(), BytesInFlight: c.bytesInFlight(p), SSThresh: p.cc.SlowStartThreshold(),
+			CongestionState: p.cc.State().String(),
+			Validated:       p.validated || c.isClient && p.id == 0,
+			Status:          p.status.String(),
+		})
+	}
+	return out
+}

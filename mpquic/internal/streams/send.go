@@ -1,0 +1,401 @@
+package streams
+
+import (
+	"errors"
+
+	"github.com/mpq/mpq/mpquic/qerr"
+)
+
+// ErrWriteAfterClose is returned by SendStream.Write after Close.
+var ErrWriteAfterClose = errors.New("streams: write on a closed stream")
+
+// Chunk is the payload of one STREAM or CRYPTO frame chosen by
+// SendStream.NextChunk.
+type Chunk struct {
+	// Offset is the stream offset of the first byte of Data.
+	Offset uint64
+	// Data may alias the stream's send buffer: it stays valid only until
+	// the next call that changes the stream.
+	Data []byte
+	// Fin is set when the chunk ends at the end of a closed stream.
+	Fin bool
+	// NewBytes counts the bytes of Data beyond the highest offset sent
+	// before; the caller charges them to connection flow control.
+	NewBytes int
+}
+
+// resetState tracks a RESET_STREAM frame (RFC 9000 Section 3.1).
+type resetState uint8
+
+const (
+	resetNone    resetState = iota
+	resetPending            // must be sent (again)
+	resetSent               // in flight
+	resetAcked              // the peer has it: terminal
+)
+
+// SendStream is the sending half of a stream (RFC 9000 Section 3.1): it
+// buffers written data until the peer acknowledges it, chooses the next
+// frame payload (retransmissions first, then new data within the peer's
+// MAX_STREAM_DATA limit), and carries the FIN and RESET_STREAM logic.
+//
+// Offsets: bytes below ackBase are acknowledged and released; the send
+// buffer holds [ackBase, written); [0, sentHigh) has been sent at least once.
+type SendStream struct {
+	id       uint64
+	bufLimit int
+	buf      sendRing
+
+	ackBase  uint64 // all bytes below are acknowledged and released
+	written  uint64 // total bytes written by the application
+	sentHigh uint64 // highest offset sent plus one
+	peerMax  uint64 // the peer's MAX_STREAM_DATA
+
+	acked     rangeSet // acknowledged ranges above ackBase
+	lost      rangeSet // ranges awaiting retransmission
+	lostBytes uint64   // lost.total()
+
+	closed   bool
+	finSent  bool // a FIN is in flight or acknowledged
+	finAcked bool
+
+	reset     resetState
+	resetCode uint64
+	finalSize uint64 // for RESET_STREAM
+
+	// err is what Write reports after the stream was aborted, locally
+	// (Reset) or by the peer (STOP_SENDING).
+	err error
+}
+
+// NewSendStream returns the sending half of stream id. peerMaxStreamData is
+// the peer's initial MAX_STREAM_DATA limit for it; bufferLimit bounds the
+// bytes buffered and not yet acknowledged (a limit of 0 or less accepts
+// nothing).
+func NewSendStream(id uint64, peerMaxStreamData uint64, bufferLimit int) *SendStream {
+	return &SendStream{id: id, peerMax: peerMaxStreamData, bufLimit: bufferLimit}
+}
+
+// Write buffers as much of p as fits the send buffer and returns how many
+// bytes it took. It fails with ErrWriteAfterClose after Close and with a
+// *qerr.StreamError after Reset (Remote false) or after the peer's
+// STOP_SENDING (Remote true, with the peer's code).
+func (s *SendStream) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.closed {
+		return 0, ErrWriteAfterClose
+	}
+	n := min(len(p), s.Writable())
+	if n == 0 {
+		return 0, nil
+	}
+	s.buf.grow(s.buf.n+n, s.bufLimit)
+	s.buf.append(p[:n])
+	s.written += uint64(n)
+	return n, nil
+}
+
+// Writable returns how many bytes Write would accept now: 0 after Close,
+// Reset or STOP_SENDING.
+func (s *SendStream) Writable() int {
+	if s.closed || s.err != nil || s.reset != resetNone {
+		return 0
+	}
+	// The buffer holds at most bufLimit bytes, and never more than the
+	// largest offset QUIC can express.
+	room := s.bufLimit - s.buf.n
+	if room <= 0 {
+		return 0
+	}
+	if left := MaxOffset - s.written; uint64(room) > left {
+		room = int(left)
+	}
+	return room
+}
+
+// Close marks the end of the stream: a FIN follows the buffered data.
+// Closing twice is harmless; closing an aborted stream returns the abort's
+// *qerr.StreamError.
+func (s *SendStream) Close() error {
+	if s.err != nil {
+		return s.err
+	}
+	s.closed = true
+	return nil
+}
+
+// NextOffset returns the offset of the chunk NextChunk would return now: the
+// first lost byte if any, else the first byte never sent.
+func (s *SendStream) NextOffset() uint64 {
+	if len(s.lost) > 0 {
+		return s.lost[0].start
+	}
+	return s.sentHigh
+}
+
+// NextChunk returns the next frame payload of at most maxLen bytes.
+// Retransmissions of lost ranges come first and are not limited by flow
+// control (they were within the limits when first sent); then new data,
+// limited by the peer's MAX_STREAM_DATA and by connCredit, the
+// connection-level credit for new bytes. A chunk that only carries the FIN
+// is returned even when maxLen is 0. It returns false when nothing can be
+// sent now.
+func (s *SendStream) NextChunk(maxLen int, connCredit uint64) (Chunk, bool) {
+	if s.reset != resetNone {
+		return Chunk{}, false
+	}
+	if len(s.lost) > 0 {
+		if maxLen <= 0 {
+			return Chunk{}, false
+		}
+		sp := s.lost[0]
+		n := int(min(sp.end-sp.start, uint64(maxLen)))
+		data := s.buf.slice(int(sp.start-s.ackBase), n)
+		n = len(data)
+		if s.lost[0].start += uint64(n); s.lost[0].start == s.lost[0].end {
+			s.lost.popFront()
+		}
+		s.lostBytes -= uint64(n)
+		ch := Chunk{Offset: sp.start, Data: data}
+		if s.closed && sp.start+uint64(n) == s.written {
+			ch.Fin = true
+			s.finSent = true
+		}
+		return ch, true
+	}
+	n := s.newSendable(connCredit)
+	if maxLen < 0 {
+		maxLen = 0
+	}
+	n = min(n, uint64(maxLen))
+	if n == 0 {
+		if s.closed && !s.finSent && s.sentHigh == s.written {
+			s.finSent = true
+			return Chunk{Offset: s.written, Fin: true}, true
+		}
+		return Chunk{}, false
+	}
+	data := s.buf.slice(int(s.sentHigh-s.ackBase), int(n))
+	ch := Chunk{Offset: s.sentHigh, Data: data, NewBytes: len(data)}
+	s.sentHigh += uint64(len(data))
+	if s.closed && s.sentHigh == s.written {
+		ch.Fin = true
+		s.finSent = true
+	}
+	return ch, true
+}
+
+// newSendable returns how many new bytes flow control lets out now.
+func (s *SendStream) newSendable(connCredit uint64) uint64 {
+	n := s.written - s.sentHigh
+	if s.peerMax <= s.sentHigh {
+		return 0
+	}
+	return min(n, s.peerMax-s.sentHigh, connCredit)
+}
+
+// HasPendingData reports whether anything waits to be sent: lost data,
+// data never sent (even if flow control blocks it now) or a FIN. It is false
+// once the stream is reset.
+func (s *SendStream) HasPendingData() bool {
+	if s.reset != resetNone {
+		return false
+	}
+	return len(s.lost) > 0 || s.sentHigh < s.written || s.closed && !s.finSent
+}
+
+// HasRetransmission reports whether lost data waits to be sent again.
+func (s *SendStream) HasRetransmission() bool {
+	return s.reset == resetNone && len(s.lost) > 0
+}
+
+// HasPendingFin reports whether a FIN can be sent now without data: the
+// stream is closed, all its data was sent and nothing is to be
+// retransmitted, and the FIN was never sent or was lost.
+func (s *SendStream) HasPendingFin() bool {
+	return s.reset == resetNone && s.closed && !s.finSent && len(s.lost) == 0 && s.sentHigh == s.written
+}
+
+// PendingBytes returns how many bytes could be sent now: the lost bytes plus
+// the new bytes that both the stream limit and connCredit allow.
+func (s *SendStream) PendingBytes(connCredit uint64) uint64 {
+	if s.reset != resetNone {
+		return 0
+	}
+	return s.lostBytes + s.newSendable(connCredit)
+}
+
+// clip restricts a range reported by the connection to what was sent and
+// is still buffered.
+func (s *SendStream) clip(offset uint64, length int) (uint64, uint64) {
+	if length <= 0 {
+		return 0, 0
+	}
+	end := min(offset+uint64(length), s.sentHigh)
+	if end < offset { // overflow
+		end = s.sentHigh
+	}
+	return max(offset, s.ackBase), end
+}
+
+// OnAcked records that the peer acknowledged a frame carrying [offset,
+// offset+length), with the FIN when fin is set. Acknowledgements may arrive
+// in any order, more than once and for overlapping ranges; the buffer is
+// released as its acknowledged prefix grows.
+func (s *SendStream) OnAcked(offset uint64, length int, fin bool) {
+	if s.reset != resetNone {
+		return
+	}
+	if fin && s.closed {
+		s.finAcked, s.finSent = true, true
+	}
+	start, end := s.clip(offset, length)
+	if start >= end {
+		s.maybeRelease()
+		return
+	}
+	s.lostBytes -= s.lost.remove(start, end)
+	s.acked.add(start, end)
+	if s.acked[0].start == s.ackBase {
+		n := s.acked[0].end - s.ackBase
+		s.acked.popFront()
+		s.ackBase += n
+		s.buf.discard(int(n))
+	}
+	s.maybeRelease()
+}
+
+// maybeRelease frees the buffer once everything was acknowledged.
+func (s *SendStream) maybeRelease() {
+	if s.closed && s.ackBase == s.written && s.buf.b != nil {
+		s.buf.release()
+	}
+}
+
+// OnLost records that a frame carrying [offset, offset+length) (and the FIN
+// when fin is set) was lost: the bytes not acknowledged since are queued
+// for retransmission, and so is the FIN.
+func (s *SendStream) OnLost(offset uint64, length int, fin bool) {
+	if s.reset != resetNone {
+		return
+	}
+	if fin && s.closed && !s.finAcked {
+		s.finSent = false
+	}
+	start, end := s.clip(offset, length)
+	if start >= end {
+		return
+	}
+	// Queue the parts of [start, end) that were not acknowledged.
+	i := s.acked.firstEndAtLeast(start + 1)
+	for ; i < len(s.acked) && start < end; i++ {
+		a := s.acked[i]
+		if a.start >= end {
+			break
+		}
+		if a.start > start {
+			s.lostBytes += s.lost.add(start, a.start)
+		}
+		start = max(start, a.end)
+	}
+	if start < end {
+		s.lostBytes += s.lost.add(start, end)
+	}
+}
+
+// OnMaxStreamData raises the peer's limit to max; a lower value is
+// ignored (RFC 9000 Section 4.1).
+func (s *SendStream) OnMaxStreamData(max uint64) {
+	if max > s.peerMax {
+		s.peerMax = max
+	}
+}
+
+// BlockedAt reports whether new data waits beyond the peer's stream limit,
+// and that limit: the value of a STREAM_DATA_BLOCKED frame.
+func (s *SendStream) BlockedAt() (limit uint64, ok bool) {
+	if s.reset != resetNone || s.sentHigh >= s.written || s.sentHigh < s.peerMax {
+		return 0, false
+	}
+	return s.peerMax, true
+}
+
+// Reset abandons the stream with an application error code (RFC 9000
+// Section 3.1): no more data is sent or retransmitted, the buffer is freed,
+// and a RESET_STREAM carrying the highest offset sent as the final size
+// becomes pending. Later Writes fail with a *qerr.StreamError. It does
+// nothing when the stream is already reset or all its data and FIN were
+// acknowledged.
+func (s *SendStream) Reset(code uint64) {
+	if s.err == nil {
+		s.err = &qerr.StreamError{StreamID: s.id, Code: code}
+	}
+	s.abort(code)
+}
+
+func (s *SendStream) abort(code uint64) {
+	if s.reset != resetNone || s.Done() {
+		return
+	}
+	s.reset = resetPending
+	s.resetCode = code
+	s.finalSize = s.sentHigh
+	s.buf.release()
+	s.lost = s.lost[:0]
+	s.acked = s.acked[:0]
+	s.lostBytes = 0
+	s.ackBase = s.sentHigh
+}
+
+// OnStopSending handles the peer's STOP_SENDING (RFC 9000 Section 3.5): the
+// stream is reset with the peer's code unless it is already reset or all
+// its data was acknowledged. Later Writes fail with a *qerr.StreamError
+// with Remote set.
+func (s *SendStream) OnStopSending(code uint64) {
+	if s.err == nil {
+		s.err = &qerr.StreamError{StreamID: s.id, Code: code, Remote: true}
+	}
+	s.abort(code)
+}
+
+// PendingReset returns the error code and final size of the RESET_STREAM
+// frame to send; ok is false when none needs to be sent now.
+func (s *SendStream) PendingReset() (code, finalSize uint64, ok bool) {
+	if s.reset != resetPending {
+		return 0, 0, false
+	}
+	return s.resetCode, s.finalSize, true
+}
+
+// OnResetSent records that the RESET_STREAM frame was sent.
+func (s *SendStream) OnResetSent() {
+	if s.reset == resetPending {
+		s.reset = resetSent
+	}
+}
+
+// OnResetAcked records that the RESET_STREAM frame was acknowledged.
+func (s *SendStream) OnResetAcked() {
+	if s.reset != resetNone {
+		s.reset = resetAcked
+	}
+}
+
+// OnResetLost records that the RESET_STREAM frame was lost: it is pending
+// again unless acknowledged meanwhile.
+func (s *SendStream) OnResetLost() {
+	if s.reset == resetSent {
+		s.reset = resetPending
+	}
+}
+
+// Done reports whether the sending half reached a terminal state: all data
+// and the FIN acknowledged, or the RESET_STREAM acknowledged.
+func (s *SendStream) Done() bool {
+	if s.reset != resetNone {
+		return s.reset == resetAcked
+	}
+	return s.closed && s.finAcked && s.ackBase == s.written
+}

@@ -1,0 +1,110 @@
+package mpquic
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/mpq/mpq/mpquic/core"
+)
+
+// recvBufSize is the size of the buffers datagrams are read into.
+const recvBufSize = 2048
+
+// socket is one UDP socket with its reader goroutine. It routes datagrams
+// through the shared sans-IO endpoint to the driver of each connection.
+type socket struct {
+	conn  *net.UDPConn
+	local netip.AddrPort
+	ep    *core.Endpoint
+	// accept is called for connections the endpoint creates (servers).
+	accept func(*core.Conn, *socket) *Conn
+
+	mu     sync.Mutex
+	owners map[*core.Conn]*Conn
+	closed bool
+	done   chan struct{}
+	// users counts the connections that depend on the socket when it is
+	// owned by dialled connections; the socket closes with the last one.
+	users int
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, recvBufSize); return &b }}
+
+func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
+	ap := conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	s := &socket{conn: conn, local: ap, ep: ep, owners: map[*core.Conn]*Conn{}, done: make(chan struct{})}
+	_ = conn.SetReadBuffer(4 << 20)
+	_ = conn.SetWriteBuffer(4 << 20)
+	return s
+}
+
+func (s *socket) register(cc *core.Conn, c *Conn) {
+	s.mu.Lock()
+	s.owners[cc] = c
+	s.mu.Unlock()
+}
+
+func (s *socket) unregister(cc *core.Conn) {
+	s.mu.Lock()
+	delete(s.owners, cc)
+	s.mu.Unlock()
+}
+
+// readLoop runs until the socket closes.
+func (s *socket) readLoop() {
+	defer close(s.done)
+	for {
+		bp := bufPool.Get().(*[]byte)
+		n, from, err := s.conn.ReadFromUDPAddrPort(*bp)
+		if err != nil {
+			bufPool.Put(bp)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		d := core.Datagram{Local: s.local, Remote: from, Data: (*bp)[:n]}
+		r := s.ep.Route(time.Now(), d)
+		if r.Reply != nil {
+			_, _ = s.conn.WriteToUDPAddrPort(r.Reply.Data, r.Reply.Remote)
+		}
+		if r.Conn == nil {
+			bufPool.Put(bp)
+			continue
+		}
+		s.mu.Lock()
+		c := s.owners[r.Conn]
+		s.mu.Unlock()
+		if c == nil && r.New && s.accept != nil {
+			c = s.accept(r.Conn, s)
+		}
+		if c == nil {
+			bufPool.Put(bp)
+			continue
+		}
+		c.deliver(d, bp)
+	}
+}
+
+func (s *socket) write(b []byte, to netip.AddrPort) error {
+	_, err := s.conn.WriteToUDPAddrPort(b, to)
+	return err
+}
+
+func (s *socket) close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	err := s.conn.Close()
+	<-s.done
+	return err
+}

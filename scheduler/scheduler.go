@@ -1,0 +1,286 @@
+// Package scheduler holds the policies an mpquic connection consults at every
+// send opportunity: a path scheduler decides which path carries the next
+// packet (or that nothing is sent now, or that the packet goes on several
+// paths), and a stream scheduler decides which stream's data fills it.
+//
+// Schedulers see read-only snapshots and return decisions; they never touch
+// the connection. This keeps policy out of the transport core and makes every
+// scheduler testable on fabricated paths. The core bypasses the path
+// scheduler only for traffic bound to one path by the protocol: PATH_CHALLENGE
+// and PATH_RESPONSE probes, PTO probes of a path, and ACK-only packets.
+//
+// Implementations register themselves by name; NewPathScheduler and
+// NewStreamScheduler build them from configuration.
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// PathStatus is the status a path was given with PATH_STATUS_AVAILABLE or
+// PATH_STATUS_BACKUP (draft-ietf-quic-multipath-21 Section 3.3).
+type PathStatus uint8
+
+// Path statuses.
+const (
+	StatusAvailable PathStatus = iota
+	StatusBackup
+)
+
+func (s PathStatus) String() string {
+	if s == StatusBackup {
+		return "backup"
+	}
+	return "available"
+}
+
+// PathInfo is a read-only snapshot of one path at a send decision.
+type PathInfo struct {
+	ID uint64
+	// Validated reports that path validation succeeded (always true for the
+	// path the handshake ran on).
+	Validated bool
+	// Status is the local status of the path; PeerStatus what the peer asked.
+	Status     PathStatus
+	PeerStatus PathStatus
+	// RTT state (RFC 9002 Section 5). HasRTTSample is false while SRTT is
+	// still the initial guess.
+	SRTT, RTTVar, MinRTT, LatestRTT time.Duration
+	HasRTTSample                    bool
+	// Congestion state, in bytes.
+	CWND, BytesInFlight uint64
+	// PacingBudget is how many bytes the pacer lets leave now
+	// (math.MaxUint64 when pacing is off).
+	PacingBudget uint64
+	// MaxPacketSize is the largest datagram the path carries.
+	MaxPacketSize int
+	// Counters since the path was opened.
+	PacketsSent, PacketsLost uint64
+	// ConsecutivePTOs is the current probe-timeout backoff count: how many
+	// PTOs expired since the last acknowledgement on the path.
+	ConsecutivePTOs int
+}
+
+// CwndRoom is how many bytes the congestion window still admits.
+func (p *PathInfo) CwndRoom() uint64 {
+	if p.BytesInFlight >= p.CWND {
+		return 0
+	}
+	return p.CWND - p.BytesInFlight
+}
+
+// CanSend reports whether a packet of size bytes fits the congestion window
+// and the pacing budget of the path (RFC 9002 Section 7: bytes_in_flight may
+// not exceed the congestion window).
+func (p *PathInfo) CanSend(size int) bool {
+	return p.Validated && p.BytesInFlight+uint64(size) <= p.CWND && p.PacingBudget >= uint64(size)
+}
+
+// Class says what the next packet will mainly carry.
+type Class uint8
+
+// Packet classes, in the order the core fills packets.
+const (
+	// ClassControl is a packet of control frames only (flow control
+	// updates, connection IDs, path management).
+	ClassControl Class = iota
+	// ClassRetransmission is stream data that was declared lost.
+	ClassRetransmission
+	// ClassPriority is new data of a stream flagged as priority.
+	ClassPriority
+	// ClassBackground is new data of any other stream.
+	ClassBackground
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassControl:
+		return "control"
+	case ClassRetransmission:
+		return "retransmission"
+	case ClassPriority:
+		return "priority"
+	default:
+		return "background"
+	}
+}
+
+// Work describes the packet the core is about to build.
+type Work struct {
+	Class Class
+	// StreamID is the stream chosen by the stream scheduler (valid unless
+	// Class is ClassControl).
+	StreamID uint64
+	// Size is the expected size of the packet in bytes.
+	Size int
+}
+
+// PathScheduler picks the path(s) of the next packet.
+type PathScheduler interface {
+	// Name is the name the scheduler is registered under.
+	Name() string
+	// Select appends to dst the IDs of the paths that carry the next packet
+	// and returns it. An empty result means "send nothing now" (the core
+	// asks again at the next send opportunity: an ACK, a timer, new data).
+	// More than one ID asks for copies of the packet on each path.
+	Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64
+}
+
+// StreamInfo is a read-only snapshot of one stream that has data to send.
+type StreamInfo struct {
+	ID uint64
+	// Priority is the application's priority flag of the stream.
+	Priority bool
+	// HasRetransmission reports lost data waiting to be sent again.
+	HasRetransmission bool
+	// ReadySeq orders streams by the moment their pending data became ready
+	// (lower is earlier); FIFO schedulers sort by it.
+	ReadySeq uint64
+	// Pending is the number of bytes the stream could send now.
+	Pending uint64
+}
+
+// StreamScheduler picks the stream whose data fills the next packet.
+type StreamScheduler interface {
+	// Name is the name the scheduler is registered under.
+	Name() string
+	// Next returns the index in streams (never empty) of the stream to
+	// serve next.
+	Next(now time.Time, streams []StreamInfo) int
+	// MaxStreamFrames is how many STREAM frames one packet may carry
+	// (0: as many as fit).
+	MaxStreamFrames() int
+}
+
+// PathFactory builds a path scheduler.
+type PathFactory func() PathScheduler
+
+// StreamFactory builds a stream scheduler.
+type StreamFactory func() StreamScheduler
+
+var (
+	mu             sync.RWMutex
+	pathFactories  = map[string]PathFactory{}
+	streamFactorys = map[string]StreamFactory{}
+)
+
+// RegisterPath makes a path scheduler available under name.
+func RegisterPath(name string, f PathFactory) {
+	mu.Lock()
+	defer mu.Unlock()
+	pathFactories[name] = f
+}
+
+// RegisterStream makes a stream scheduler available under name.
+func RegisterStream(name string, f StreamFactory) {
+	mu.Lock()
+	defer mu.Unlock()
+	streamFactorys[name] = f
+}
+
+// NewPathScheduler builds the path scheduler registered under name.
+func NewPathScheduler(name string) (PathScheduler, error) {
+	mu.RLock()
+	f, ok := pathFactories[name]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown path scheduler %q (known: %s)", name, strings.Join(PathSchedulers(), ", "))
+	}
+	return f(), nil
+}
+
+// NewStreamScheduler builds the stream scheduler registered under name.
+func NewStreamScheduler(name string) (StreamScheduler, error) {
+	mu.RLock()
+	f, ok := streamFactorys[name]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown stream scheduler %q (known: %s)", name, strings.Join(StreamSchedulers(), ", "))
+	}
+	return f(), nil
+}
+
+// PathSchedulers lists the registered path schedulers, sorted.
+func PathSchedulers() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return sortedKeys(pathFactories)
+}
+
+// StreamSchedulers lists the registered stream schedulers, sorted.
+func StreamSchedulers() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return sortedKeys(streamFactorys)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FailedPTOs is the number of consecutive probe timeouts after which the
+// built-in schedulers consider a path failed and fall back to backup paths.
+const FailedPTOs = 2
+
+// usable reports whether a path may carry data at all: validated and not
+// failed.
+func usable(p *PathInfo) bool { return p.Validated && p.ConsecutivePTOs < FailedPTOs }
+
+// effectiveStatus is backup if either end asked for backup.
+func effectiveStatus(p *PathInfo) PathStatus {
+	if p.Status == StatusBackup || p.PeerStatus == StatusBackup {
+		return StatusBackup
+	}
+	return StatusAvailable
+}
+
+// candidates returns the indices of the paths data may use now: the usable
+// available paths, or the usable backup paths if there is no usable
+// available path (draft-ietf-quic-multipath-21 Section 3.3: backup paths
+// carry data only when no available path can). If nothing is usable, every
+// validated path is a candidate so that data can still make progress.
+func candidates(paths []PathInfo, dst []int) []int {
+	dst = dst[:0]
+	for _, want := range []PathStatus{StatusAvailable, StatusBackup} {
+		for i := range paths {
+			if usable(&paths[i]) && effectiveStatus(&paths[i]) == want {
+				dst = append(dst, i)
+			}
+		}
+		if len(dst) > 0 {
+			return dst
+		}
+	}
+	for i := range paths {
+		if paths[i].Validated {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
+// lowestRTT returns the index of the candidate path with the lowest
+// smoothed RTT among those accepted by ok; -1 if none. Ties go to the lower
+// index.
+func lowestRTT(paths []PathInfo, cand []int, ok func(*PathInfo) bool) int {
+	best := -1
+	for _, i := range cand {
+		p := &paths[i]
+		if !ok(p) {
+			continue
+		}
+		if best < 0 || p.SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	return best
+}

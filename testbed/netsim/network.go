@@ -1,0 +1,138 @@
+package netsim
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// Network routes packets between host addresses over links: every
+// (source IP, destination IP) pair that can talk has one unidirectional
+// link.
+type Network struct {
+	sim     *Sim
+	links   map[[2]netip.Addr]*Link
+	sockets map[netip.AddrPort]func(*Packet)
+	nextID  uint64
+	free    [][]byte
+	// Unroutable counts packets with no link or no socket.
+	Unroutable uint64
+}
+
+// NewNetwork returns an empty network.
+func NewNetwork(sim *Sim) *Network {
+	return &Network{sim: sim, links: map[[2]netip.Addr]*Link{}, sockets: map[netip.AddrPort]func(*Packet){}}
+}
+
+// Sim returns the simulation.
+func (n *Network) Sim() *Sim { return n.sim }
+
+// Connect adds the link carrying packets from src to dst.
+func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Link, error) {
+	key := [2]netip.Addr{src, dst}
+	if _, dup := n.links[key]; dup {
+		return nil, fmt.Errorf("netsim: %v -> %v already connected", src, dst)
+	}
+	l, err := NewLink(n.sim, name, cfg, n.arrive)
+	if err != nil {
+		return nil, err
+	}
+	n.links[key] = l
+	return l, nil
+}
+
+// Bind delivers packets sent to addr to recv. recv may keep the packet's
+// data only until it returns.
+func (n *Network) Bind(addr netip.AddrPort, recv func(*Packet)) error {
+	if _, dup := n.sockets[addr]; dup {
+		return fmt.Errorf("netsim: %v already bound", addr)
+	}
+	n.sockets[addr] = recv
+	return nil
+}
+
+// Buffer returns a buffer for a packet's data (recycled after delivery).
+func (n *Network) Buffer(size int) []byte {
+	for len(n.free) > 0 {
+		b := n.free[len(n.free)-1]
+		n.free = n.free[:len(n.free)-1]
+		if cap(b) >= size {
+			return b[:size]
+		}
+	}
+	return make([]byte, size, max(size, 2048))
+}
+
+// Send puts a datagram on the link from src to dst; data should come from
+// Buffer.
+func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
+	p := &Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
+	n.nextID++
+	l := n.links[[2]netip.Addr{src.Addr(), dst.Addr()}]
+	if l == nil {
+		n.Unroutable++
+		n.recycle(data)
+		return
+	}
+	l.Send(p)
+}
+
+func (n *Network) arrive(p *Packet) {
+	recv := n.sockets[p.Dst]
+	if recv == nil {
+		n.Unroutable++
+	} else {
+		recv(p)
+	}
+	n.recycle(p.Data)
+}
+
+func (n *Network) recycle(b []byte) {
+	if len(n.free) < 4096 {
+		n.free = append(n.free, b[:0])
+	}
+}
+
+// PathSpec configures one path of a topology: the client-to-server (Up) and
+// server-to-client (Down) links.
+type PathSpec struct {
+	Up, Down LinkConfig
+}
+
+// Symmetric returns a PathSpec with the same configuration both ways.
+func Symmetric(cfg LinkConfig) PathSpec { return PathSpec{Up: cfg, Down: cfg} }
+
+// Topology is a client and a server joined by independent paths: path i
+// connects client address 10.i.0.1 to server address 10.i.0.2 over its own
+// pair of links.
+type Topology struct {
+	Net    *Network
+	Client []netip.Addr
+	Server []netip.Addr
+	Up     []*Link
+	Down   []*Link
+}
+
+// NewTopology builds the paths on a fresh network.
+func NewTopology(sim *Sim, paths []PathSpec) (*Topology, error) {
+	if len(paths) == 0 || len(paths) > 250 {
+		return nil, fmt.Errorf("netsim: need 1 to 250 paths, got %d", len(paths))
+	}
+	t := &Topology{Net: NewNetwork(sim)}
+	for i, ps := range paths {
+		c := netip.AddrFrom4([4]byte{10, byte(i), 0, 1})
+		s := netip.AddrFrom4([4]byte{10, byte(i), 0, 2})
+		up, err := t.Net.Connect(fmt.Sprintf("path%d/up", i), c, s, ps.Up)
+		if err != nil {
+			return nil, err
+		}
+		down, err := t.Net.Connect(fmt.Sprintf("path%d/down", i), s, c, ps.Down)
+		if err != nil {
+			return nil, err
+		}
+		t.Client = append(t.Client, c)
+		t.Server = append(t.Server, s)
+		t.Up = append(t.Up, up)
+		t.Down = append(t.Down, down)
+	}
+	return t, nil
+}
