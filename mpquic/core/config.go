@@ -66,6 +66,17 @@ type Config struct {
 	PathScheduler   string
 	StreamScheduler string
 
+	// MaxPathID is the largest path ID the peer may open paths with, the
+	// initial_max_path_id transport parameter of
+	// draft-ietf-quic-multipath-21: up to MaxPathID+1 paths at once. Each
+	// path ID is used once; when an abandoned path is forgotten the limit
+	// rises by one (MAX_PATH_ID). Default 3; at least 1, because some
+	// implementations take 0 as "not negotiated".
+	MaxPathID uint64
+	// DisableMultipath turns the multipath extension off: the connection
+	// is plain RFC 9000 with one path.
+	DisableMultipath bool
+
 	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
 	// update after that many packets in a key phase (RFC 9001 Section 6).
 	// Updates are always initiated before the AEAD confidentiality limit.
@@ -144,6 +155,12 @@ func (c *Config) Validate() (*Config, error) {
 	}
 	if n.ActiveConnectionIDLimit < 2 {
 		return nil, errors.New("mpquic: ActiveConnectionIDLimit must be at least 2")
+	}
+	if n.MaxPathID == 0 {
+		n.MaxPathID = 3
+	}
+	if n.MaxPathID > MaxPathIDLimit {
+		return nil, fmt.Errorf("mpquic: MaxPathID %d above 2^32-1", n.MaxPathID)
 	}
 	if n.Congestion == "" {
 		n.Congestion = "newreno"

@@ -127,7 +127,12 @@ type Conn struct {
 	peerParams  wire.TransportParameters
 	havePeerTP  bool
 
+	// paths are the open paths (validating or active), closing the
+	// abandoned ones kept to acknowledge late packets; mp is the
+	// multipath extension's state.
 	paths   []*path
+	closing []*path
+	mp      mpState
 	pathBuf []scheduler.PathInfo
 	pathSel []uint64
 	pathSch scheduler.PathScheduler
@@ -156,6 +161,9 @@ type Conn struct {
 	replay        []bufferedPacket
 
 	pathResponses []pathResponse
+	// dupQueue holds copies of a packet sent on several paths, returned by
+	// the next polls.
+	dupQueue []queuedDatagram
 
 	// Scratch buffers reused across packets.
 	rangeBuf  []recovery.Range
@@ -173,9 +181,9 @@ type Conn struct {
 }
 
 type bufferedPacket struct {
-	data   []byte
-	path   *path
-	dgSize int
+	data          []byte
+	local, remote netip.AddrPort
+	dgSize        int
 }
 
 // IsClient reports whether this is the client end.

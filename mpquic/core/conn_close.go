@@ -43,7 +43,7 @@ func (c *Conn) closeWithError(now time.Time, err error) {
 	c.closeErr = err
 	c.closeSend = true
 	c.state = stateClosing
-	c.closeUntil = now.Add(3 * c.paths[0].rtt.PTO(c.peerMaxAckDelay()))
+	c.closeUntil = now.Add(3 * c.maxPTO())
 	c.qlog.ConnectionClosed(now, "local", f.ErrorCode, f.IsApplication, string(f.Reason), "")
 	c.emit(Event{Kind: EventClosed, Err: err})
 }
@@ -58,7 +58,7 @@ func (c *Conn) enterDraining(now time.Time, err error) {
 	c.state = stateDraining
 	if !wasClosing {
 		c.closeErr = err
-		c.closeUntil = now.Add(3 * c.paths[0].rtt.PTO(c.peerMaxAckDelay()))
+		c.closeUntil = now.Add(3 * c.maxPTO())
 		c.qlog.ConnectionClosed(now, "remote", 0, false, err.Error(), "")
 		c.emit(Event{Kind: EventClosed, Err: err})
 	}
@@ -97,10 +97,10 @@ func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
 		if f.IsApplication {
 			lf = wire.ConnectionCloseFrame{ErrorCode: uint64(qerr.ApplicationErrorCode)}
 		}
-		c.buildFrameOnly(d, l, &c.spaces[l], &lf)
+		c.buildFrameOnly(d, l, &c.spaces[l], c.ids.dcid(), &lf)
 	}
 	if c.app.haveSeal && (c.tlsDone || !c.isClient) {
-		c.buildFrameOnly(d, levelApp, &p.app, f)
+		c.buildFrameOnly(d, levelApp, &p.app, c.closeDCID(p), f)
 	}
 	if d.n == 0 {
 		return Datagram{}, false
@@ -109,14 +109,27 @@ func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
 }
 
 // buildFrameOnly appends a packet carrying one frame.
-func (c *Conn) buildFrameOnly(d *dgram, l level, sp *pnSpace, f wire.Frame) {
-	pk := c.startPacket(d, l, sp, c.ids.dcid())
+func (c *Conn) buildFrameOnly(d *dgram, l level, sp *pnSpace, dcid []byte, f wire.Frame) {
+	pk := c.startPacket(d, l, sp, dcid)
 	if c.appendFrame(d, pk, f, d.left()) < 0 {
 		d.abandon(pk)
 		return
 	}
 	c.finishPayload(d, pk)
 	d.n++
+}
+
+// closeDCID is the connection ID for the CONNECTION_CLOSE on path p: its
+// current one, or, on a path whose IDs were retired because it was
+// abandoned, the last one (the peer keeps them for a while).
+func (c *Conn) closeDCID(p *path) []byte {
+	if dcid, ok := c.ids.dcidFor(p.id); ok {
+		return dcid
+	}
+	if s := c.ids.sets[p.id]; s != nil && len(s.remote) > 0 {
+		return s.remote[s.active].cid
+	}
+	return c.ids.dcid()
 }
 
 // NextTimeout returns when HandleTimeout must be called next; the zero time
@@ -149,6 +162,10 @@ func (c *Conn) NextTimeout() time.Time {
 			earliest(p.pacer.NextSendTime(now, c.maxPacketSize(p)))
 		}
 	}
+	for _, p := range c.closing {
+		earliest(p.app.recv.AckDeadline())
+	}
+	earliest(c.nextPathTimer())
 	if c.app.prevRead != nil {
 		earliest(c.app.prevReadUntil)
 	}
@@ -183,5 +200,6 @@ func (c *Conn) HandleTimeout(now time.Time) {
 	for _, p := range c.paths {
 		c.onLossTimeout(now, p)
 	}
+	c.pathTimers(now)
 	c.processReplay(now)
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/mpq/mpq/mpquic/internal/recovery"
 	"github.com/mpq/mpq/mpquic/internal/wire"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // left is how many payload bytes the packet being built may still take,
@@ -31,6 +32,7 @@ func (c *Conn) appendPathResponses(d *dgram, pk *pktBuild, p *path, room int) in
 		if r.pathID == p.id {
 			if left := c.appendFrame(d, pk, &wire.PathResponseFrame{Data: r.data}, room); left >= 0 {
 				room = left
+				pk.pathBound = true
 				continue
 			}
 		}
@@ -38,6 +40,72 @@ func (c *Conn) appendPathResponses(d *dgram, pk *pktBuild, p *path, room int) in
 	}
 	c.pathResponses = out
 	return room
+}
+
+// appendPathControl writes the pending multipath control frames; ok is
+// false when the packet is full.
+func (c *Conn) appendPathControl(d *dgram, pk *pktBuild, room int) (int, bool) {
+	q := &c.ctrl
+	put := func(f wire.Frame, ref recovery.FrameRef) bool {
+		left := c.appendFrame(d, pk, f, room)
+		if left < 0 {
+			return false
+		}
+		room = left
+		pk.refs = append(pk.refs, ref)
+		return true
+	}
+	for len(q.pathAbandon.list) > 0 {
+		id := q.pathAbandon.list[0]
+		code := uint64(0)
+		if p := c.pathByID(id); p != nil {
+			code = p.abandonCode
+		}
+		if !put(&wire.PathAbandonFrame{PathID: id, ErrorCode: code}, recovery.FrameRef{Kind: refPathAbandon, ID: id}) {
+			return room, false
+		}
+		q.pathAbandon.remove(id)
+	}
+	for len(q.pathStatus.list) > 0 {
+		id := q.pathStatus.list[0]
+		p := c.openPath(id)
+		if p == nil {
+			q.pathStatus.remove(id)
+			continue
+		}
+		f := &wire.PathStatusFrame{Backup: p.status == scheduler.StatusBackup, PathID: id, StatusSeq: p.statusSeq}
+		if !put(f, recovery.FrameRef{Kind: refPathStatus, ID: id, Offset: p.statusSeq}) {
+			return room, false
+		}
+		q.pathStatus.remove(id)
+	}
+	if q.maxPathID {
+		if !put(&wire.MaxPathIDFrame{MaxPathID: c.mp.localMax}, recovery.FrameRef{Kind: refMaxPathID, Offset: c.mp.localMax}) {
+			return room, false
+		}
+		c.mp.localMaxSent = c.mp.localMax
+		q.maxPathID = false
+	}
+	if q.pathsBlocked {
+		if !put(&wire.PathsBlockedFrame{MaxPathID: c.mp.peerMax}, recovery.FrameRef{Kind: refPathsBlocked, Offset: c.mp.peerMax}) {
+			return room, false
+		}
+		q.pathsBlocked = false
+	}
+	for len(q.pathCIDsBlocked.list) > 0 {
+		id := q.pathCIDsBlocked.list[0]
+		next := uint64(0)
+		if s := c.ids.sets[id]; s != nil {
+			for _, r := range s.remote {
+				next = max(next, r.seq+1)
+			}
+		}
+		if !put(&wire.PathCIDsBlockedFrame{PathID: id, NextSeq: next}, recovery.FrameRef{Kind: refPathCIDsBlocked, ID: id}) {
+			return room, false
+		}
+		q.pathCIDsBlocked.remove(id)
+	}
+	return room, true
 }
 
 // appendControl writes pending control frames from the current state
@@ -151,26 +219,42 @@ func (c *Conn) appendControl(d *dgram, pk *pktBuild, room int) int {
 		q.streamDataBlocked.remove(id)
 	}
 	for len(q.newConnIDs.list) > 0 {
-		seq := q.newConnIDs.list[0]
-		l := c.ids.localBySeq(seq)
-		if l == nil || l.retired {
-			q.newConnIDs.remove(seq)
+		key := q.newConnIDs.list[0]
+		l := c.ids.localByKey(key)
+		pathID, _ := splitCIDKey(key)
+		if l == nil || l.retired || pathID != 0 && c.mp.retired(pathID) {
+			q.newConnIDs.remove(key)
 			continue
 		}
-		if !put(&wire.NewConnectionIDFrame{Seq: seq, RetirePriorTo: 0, ConnID: l.cid, ResetToken: l.token}, recovery.FrameRef{Kind: refNewConnID, ID: seq}) {
+		// With multipath, every path's IDs (path 0's too) go in
+		// PATH_NEW_CONNECTION_ID, as deployed peers expect.
+		var f wire.Frame = &wire.NewConnectionIDFrame{Seq: l.seq, ConnID: l.cid, ResetToken: l.token}
+		if c.mp.enabled {
+			f = &wire.PathNewConnectionIDFrame{PathID: pathID, Seq: l.seq, ConnID: l.cid, ResetToken: l.token}
+		}
+		if !put(f, recovery.FrameRef{Kind: refNewConnID, ID: key}) {
 			return room
 		}
-		q.newConnIDs.remove(seq)
+		q.newConnIDs.remove(key)
 	}
 	if q.retire {
 		for len(c.ids.retireQueue) > 0 {
-			seq := c.ids.retireQueue[0]
-			if !put(&wire.RetireConnectionIDFrame{Seq: seq}, recovery.FrameRef{Kind: refRetireConnID, ID: seq}) {
+			key := c.ids.retireQueue[0]
+			pathID, seq := splitCIDKey(key)
+			var f wire.Frame = &wire.RetireConnectionIDFrame{Seq: seq}
+			if c.mp.enabled {
+				f = &wire.PathRetireConnectionIDFrame{PathID: pathID, Seq: seq}
+			}
+			if !put(f, recovery.FrameRef{Kind: refRetireConnID, ID: key}) {
 				return room
 			}
 			c.ids.retireQueue = c.ids.retireQueue[1:]
 		}
 		q.retire = false
+	}
+	room, ok := c.appendPathControl(d, pk, room)
+	if !ok {
+		return room
 	}
 	if q.ping && put(&wire.PingFrame{}, recovery.FrameRef{Kind: refPing}) {
 		q.ping = false

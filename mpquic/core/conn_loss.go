@@ -216,7 +216,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 				c.ctrl.streamsBlocked[r.ID] = true
 			}
 		case refNewConnID:
-			if lc := c.ids.localBySeq(r.ID); lc != nil && !lc.retired {
+			if lc := c.ids.localByKey(r.ID); lc != nil && !lc.retired {
 				c.ctrl.newConnIDs.add(r.ID)
 			}
 		case refRetireConnID:
@@ -224,6 +224,28 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 			c.ctrl.retire = true
 		case refHandshakeDone:
 			c.ctrl.handshakeDone = true
+		case refPathAbandon:
+			// Repeat it while the path's state is kept.
+			if p := c.pathByID(r.ID); p != nil && p.state == pathClosing {
+				c.ctrl.pathAbandon.add(r.ID)
+			}
+		case refPathStatus:
+			// Only the latest status is worth repeating.
+			if p := c.openPath(r.ID); p != nil && p.statusSeq == r.Offset {
+				c.ctrl.pathStatus.add(r.ID)
+			}
+		case refMaxPathID:
+			if r.Offset == c.mp.localMax {
+				c.ctrl.maxPathID = true
+			}
+		case refPathsBlocked:
+			if r.Offset == c.mp.peerMax && c.mp.pathsBlockedSent == r.Offset+1 {
+				c.ctrl.pathsBlocked = true
+			}
+		case refPathCIDsBlocked:
+			if !c.ids.hasUnusedRemote(r.ID) && !c.mp.retired(r.ID) {
+				c.ctrl.pathCIDsBlocked.add(r.ID)
+			}
 		case refPing, refAck:
 		}
 	}
@@ -237,15 +259,6 @@ func (c *Conn) spaceByRef(id uint64) *pnSpace {
 	}
 	if p := c.pathByID(id - uint64(levelApp)); p != nil {
 		return &p.app
-	}
-	return nil
-}
-
-func (c *Conn) pathByID(id uint64) *path {
-	for _, p := range c.paths {
-		if p.id == id {
-			return p
-		}
 	}
 	return nil
 }

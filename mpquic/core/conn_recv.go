@@ -25,15 +25,9 @@ func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
 	if c.state == stateClosed {
 		return
 	}
-	p := c.pathFor(d)
-	if p == nil {
-		c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(d.Data), "unknown_path")
-		return
-	}
-	p.bytesReceived += uint64(len(d.Data))
-	p.bytesRecv += uint64(len(d.Data))
 	data := d.Data
 	var firstDCID []byte
+	rx := rxDatagram{d: d, size: len(d.Data), first: true}
 	for len(data) > 0 {
 		hdr, err := wire.ParseHeader(data, ConnIDLen)
 		if err != nil {
@@ -49,7 +43,7 @@ func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
 			c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(pkt), "connection_id_mismatch")
 			continue
 		}
-		if err := c.handlePacket(now, p, hdr, pkt, len(d.Data)); err != nil {
+		if err := c.handlePacket(now, &rx, hdr, pkt); err != nil {
 			c.closeWithError(now, err)
 			return
 		}
@@ -60,23 +54,49 @@ func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
 	c.processReplay(now)
 }
 
-// pathFor finds the path a datagram arrived on.
-func (c *Conn) pathFor(d Datagram) *path {
+// rxDatagram is the datagram whose packets are being processed.
+type rxDatagram struct {
+	d    Datagram
+	size int
+	// first: no packet of the datagram was attributed to a path yet; the
+	// first one that is counts the datagram's bytes on its path (for the
+	// anti-amplification limit and statistics).
+	first bool
+}
+
+// account counts the datagram's bytes on the path of its first packet.
+func (rx *rxDatagram) account(p *path) {
+	if !rx.first || p == nil {
+		return
+	}
+	rx.first = false
+	p.bytesReceived += uint64(rx.size)
+	p.bytesRecv += uint64(rx.size)
+}
+
+// pathFor finds the path a packet arrived on: with multipath, a 1-RTT
+// packet's path is the path ID of its destination connection ID (nil if
+// that path does not exist yet); otherwise, and for long headers, path 0.
+func (c *Conn) pathFor(d Datagram, hdr wire.Header) *path {
+	if hdr.Type == wire.Packet1RTT && c.mp.enabled {
+		id, ok := c.ids.pathOf(hdr.DstConnID)
+		if !ok {
+			return nil
+		}
+		return c.pathByID(id)
+	}
 	for _, p := range c.paths {
 		if p.local == d.Local && p.remote == d.Remote {
 			return p
 		}
 	}
-	// Without multipath a single path exists; accept a changed remote
-	// port/address only on it (NAT rebinding is not supported yet: treat it
-	// as the same path).
-	if len(c.paths) == 1 {
-		return c.paths[0]
-	}
-	return nil
+	// A single path without multipath: accept a changed remote address on
+	// it (NAT rebinding is not handled yet: the path keeps its address).
+	return c.pathByID(0)
 }
 
-func (c *Conn) handlePacket(now time.Time, p *path, hdr wire.Header, pkt []byte, dgSize int) error {
+func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt []byte) error {
+	p := c.pathFor(rx.d, hdr)
 	switch hdr.Type {
 	case wire.PacketVersionNegotiation:
 		return c.handleVersionNegotiation(hdr)
@@ -111,19 +131,24 @@ func (c *Conn) handlePacket(now time.Time, p *path, hdr wire.Header, pkt []byte,
 		return nil
 	}
 	if l == levelApp {
-		return c.handleShortPacket(now, p, hdr, pkt, dgSize)
+		return c.handleShortPacket(now, rx, p, hdr, pkt)
 	}
+	if p == nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String()}, len(pkt), "unknown_path")
+		return nil
+	}
+	rx.account(p)
 	k := &c.keys[l]
 	if !k.haveOpen {
 		if !k.discarded {
-			c.bufferUndecryptable(pkt, p, dgSize)
+			c.bufferUndecryptable(pkt, rx)
 		}
 		return nil
 	}
 	if l == levelInitial && c.isClient && c.gotInitial == false {
 		// The server's first Initial: adopt its SCID as our DCID
 		// (RFC 9000 Section 7.2).
-		c.ids.remote[0].cid = append([]byte(nil), hdr.SrcConnID...)
+		c.ids.p0().remote[0].cid = append([]byte(nil), hdr.SrcConnID...)
 		c.gotInitial = true
 	}
 	if l == levelInitial && !c.isClient && len(hdr.Token) > 0 && !c.addressValidated {
@@ -166,39 +191,69 @@ func (c *Conn) handlePacket(now time.Time, p *path, hdr wire.Header, pkt []byte,
 }
 
 // handleShortPacket decrypts a 1-RTT packet, following key updates
-// (RFC 9001 Section 6.3).
-func (c *Conn) handleShortPacket(now time.Time, p *path, hdr wire.Header, pkt []byte, dgSize int) error {
+// (RFC 9001 Section 6.3). p is the packet's path, nil when the packet opens
+// a new path (multipath, server side) or belongs to no known path.
+func (c *Conn) handleShortPacket(now time.Time, rx *rxDatagram, p *path, hdr wire.Header, pkt []byte) error {
 	k := &c.app
 	if !k.haveOpen {
-		c.bufferUndecryptable(pkt, p, dgSize)
+		if p != nil {
+			rx.account(p)
+			c.bufferUndecryptable(pkt, rx)
+		}
 		return nil
 	}
-	sp := &p.app
+	var pathID uint64
+	sp := &pnSpace{}
+	if p != nil {
+		pathID, sp = p.id, &p.app
+	} else {
+		id, ok := c.ids.pathOf(hdr.DstConnID)
+		if !ok || c.isClient || c.mp.used[id] || c.mp.abandoned[id] {
+			if c.isStatelessReset(pkt) {
+				c.enterDraining(now, qerr.StatelessResetError{})
+				return nil
+			}
+			c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "1RTT"}, len(pkt), "unknown_path")
+			return nil
+		}
+		pathID = id
+	}
 	pnLen, trunc, err := protection.UnprotectHeader(k.openHP, pkt, hdr.PNOffset)
 	if err != nil {
 		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "1RTT"}, len(pkt), "decryption_failure")
 		return nil
 	}
 	largest := int64(-1)
-	if lr, ok := sp.recv.LargestReceived(); ok {
-		largest = int64(lr)
+	if sp.recv != nil {
+		if lr, ok := sp.recv.LargestReceived(); ok {
+			largest = int64(lr)
+		}
 	}
 	pn := wire.DecodePacketNumber(largest, trunc, pnLen)
 	phase := pkt[0]&0x04 != 0
 	hdrLen := hdr.PNOffset + pnLen
-	pathID := uint32(0)
-	aead := k.read
+	var payload []byte
 	rotate := false
-	if phase != k.keyPhase() {
-		// A packet of the other phase: from the previous generation if
-		// it is older than what we got in this phase, else the next one.
-		if k.prevRead != nil && now.Before(k.prevReadUntil) && int64(pn) < largest {
-			aead = k.prevRead
-		} else {
-			aead, rotate = k.nextRead, true
+	if phase == k.keyPhase() {
+		payload, err = protection.OpenPacket(k.read, pkt, hdrLen, uint32(pathID), pn)
+	} else {
+		// The other phase: a late packet of the previous generation, or
+		// the first of the next one. Packet numbers of different paths
+		// cannot be compared, so try the previous keys while they are
+		// kept, then the next ones. Decryption works in place: keep the
+		// ciphertext for the second try.
+		if k.prevRead != nil && now.Before(k.prevReadUntil) {
+			saved := append([]byte(nil), pkt[hdrLen:]...)
+			payload, err = protection.OpenPacket(k.prevRead, pkt, hdrLen, uint32(pathID), pn)
+			if err != nil {
+				copy(pkt[hdrLen:], saved)
+			}
+		}
+		if payload == nil {
+			payload, err = protection.OpenPacket(k.nextRead, pkt, hdrLen, uint32(pathID), pn)
+			rotate = err == nil
 		}
 	}
-	payload, err := protection.OpenPacket(aead, pkt, hdrLen, pathID, pn)
 	if err != nil {
 		k.openFailures++
 		if k.suite != nil && k.openFailures >= k.suite.IntegrityLimit() {
@@ -214,6 +269,20 @@ func (c *Conn) handleShortPacket(now time.Time, p *path, hdr wire.Header, pkt []
 	if pkt[0]&0x18 != 0 {
 		return qerr.New(qerr.ProtocolViolation, "reserved bits set in short header")
 	}
+	if p == nil {
+		// A new path opened by the client (draft-ietf-quic-multipath-21
+		// Section 3.1): valid once a packet on it decrypts.
+		np, err := c.acceptPath(pathID, rx.d.Local, rx.d.Remote)
+		if err != nil {
+			return err
+		}
+		if np == nil {
+			return nil
+		}
+		p, sp = np, &np.app
+		c.qlogPathState(now, p)
+	}
+	rx.account(p)
 	if sp.recv.IsDuplicate(pn) {
 		return nil
 	}
@@ -222,30 +291,21 @@ func (c *Conn) handleShortPacket(now time.Time, p *path, hdr wire.Header, pkt []
 		if !c.confirmed {
 			return qerr.New(qerr.KeyUpdateError, "key update before handshake confirmation")
 		}
-		if k.updateInitiated {
-			k.updateInitiated = false
-			// Our own update was answered: keys already rotated; this
-			// cannot happen because rotate is only set for the other phase.
-		}
-		if err := k.rotate(now.Add(3 * p.rtt.PTO(c.peerMaxAckDelay()))); err != nil {
+		if err := k.rotate(now.Add(3 * c.maxPTO())); err != nil {
 			return qerr.New(qerr.InternalError, "key update: %v", err)
 		}
 		c.qlog.KeyUpdated(now, "1RTT", k.generation, "remote_update")
 	} else if phase == k.keyPhase() && k.updateInitiated {
 		k.updateInitiated = false
 	}
-	if c.isClient && !c.confirmed && c.tlsDone {
-		// Not yet confirmed: a 1-RTT packet is not a confirmation by itself
-		// (HANDSHAKE_DONE is), but the server has our address.
-	}
 	return c.processPayload(now, p, levelApp, sp, hdr, pn, payload, len(pkt))
 }
 
-func (c *Conn) bufferUndecryptable(pkt []byte, p *path, dgSize int) {
+func (c *Conn) bufferUndecryptable(pkt []byte, rx *rxDatagram) {
 	if len(c.undecryptable) >= maxUndecryptable {
 		return
 	}
-	c.undecryptable = append(c.undecryptable, bufferedPacket{data: append([]byte(nil), pkt...), path: p, dgSize: dgSize})
+	c.undecryptable = append(c.undecryptable, bufferedPacket{data: append([]byte(nil), pkt...), local: rx.d.Local, remote: rx.d.Remote, dgSize: rx.size})
 }
 
 // replayUndecryptable processes buffered packets after new read keys came.
@@ -268,7 +328,9 @@ func (c *Conn) processReplay(now time.Time) {
 		if err != nil {
 			continue
 		}
-		if err := c.handlePacket(now, b.path, hdr, b.data[:hdr.Length], b.dgSize); err != nil {
+		// The datagram's bytes were counted when it arrived.
+		rx := rxDatagram{d: Datagram{Local: b.local, Remote: b.remote, Data: b.data}, size: b.dgSize}
+		if err := c.handlePacket(now, &rx, hdr, b.data[:hdr.Length]); err != nil {
 			c.closeWithError(now, err)
 			return
 		}
@@ -327,6 +389,14 @@ func (c *Conn) handleFrame(now time.Time, p *path, l level, hdr wire.Header, f w
 	switch f := f.(type) {
 	case *wire.PaddingFrame, *wire.PingFrame:
 	case *wire.AckFrame:
+		if l == levelApp && c.mp.enabled {
+			// With multipath, ACK acknowledges path 0's packets,
+			// whichever path carried it (draft-ietf-quic-multipath-21
+			// Section 2.2).
+			if p = c.pathByID(0); p == nil {
+				return nil
+			}
+		}
 		return c.handleAck(now, p, l, f.Ranges, f.AckDelay, f.Type())
 	case *wire.CryptoFrame:
 		return c.handleCryptoFrame(l, f)
@@ -358,14 +428,31 @@ func (c *Conn) handleFrame(now time.Time, p *path, l level, hdr wire.Header, f w
 	case *wire.StreamsBlockedFrame:
 		// Informational.
 	case *wire.NewConnectionIDFrame:
-		return c.handleNewConnectionID(f)
+		return c.handleNewConnectionID(0, f.Seq, f.RetirePriorTo, f.ConnID, f.ResetToken, f.Type())
 	case *wire.RetireConnectionIDFrame:
-		return c.handleRetireConnectionID(f, hdr.DstConnID)
+		return c.handleRetireConnectionID(0, f.Seq, hdr.DstConnID, f.Type())
+	case *wire.PathNewConnectionIDFrame:
+		return c.handleNewConnectionID(f.PathID, f.Seq, f.RetirePriorTo, f.ConnID, f.ResetToken, f.Type())
+	case *wire.PathRetireConnectionIDFrame:
+		return c.handleRetireConnectionID(f.PathID, f.Seq, hdr.DstConnID, f.Type())
+	case *wire.PathAckFrame:
+		if err := c.mp.checkPathID(f.PathID, f.Type()); err != nil {
+			return err
+		}
+		ap := c.pathByID(f.PathID)
+		if ap == nil {
+			return nil // unknown or forgotten path: ignored (Section 7)
+		}
+		return c.handleAck(now, ap, levelApp, f.Ranges, f.AckDelay, f.Type())
+	case *wire.PathAbandonFrame, *wire.PathStatusFrame, *wire.MaxPathIDFrame,
+		*wire.PathsBlockedFrame, *wire.PathCIDsBlockedFrame:
+		return c.handleMultipathFrame(now, f)
 	case *wire.PathChallengeFrame:
 		c.queuePathResponse(p, f.Data)
 	case *wire.PathResponseFrame:
-		// Path validation is initiated only with multipath; an
+		// Validates the path that sent the matching challenge; an
 		// unsolicited response is ignored (RFC 9000 Section 8.2.3).
+		c.handlePathResponse(now, f.Data)
 	case *wire.ConnectionCloseFrame:
 		c.handleConnectionClose(now, f)
 	case *wire.HandshakeDoneFrame:
@@ -422,7 +509,7 @@ func (c *Conn) handleRetry(now time.Time, hdr wire.Header, pkt []byte) error {
 	c.gotRetry = true
 	c.retrySCID = append([]byte(nil), hdr.SrcConnID...)
 	c.token = append([]byte(nil), hdr.Token...)
-	c.ids.remote[0].cid = c.retrySCID
+	c.ids.p0().remote[0].cid = c.retrySCID
 	c.setInitialKeys(c.retrySCID)
 	// Send the ClientHello again in new Initial packets, and reset loss
 	// recovery without a congestion signal (RFC 9002 Section 6.3).

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/internal/protection"
@@ -29,6 +30,10 @@ const (
 	// modeProbe: a PTO probe, exempt from the congestion window, which must
 	// be ack-eliciting (RFC 9002 Section 6.2.4).
 	modeProbe
+	// modePathProbe: the frames bound to one path (PATH_CHALLENGE,
+	// PATH_RESPONSE) with ACKs, padded to 1200 bytes (RFC 9000 Section
+	// 8.2), outside the schedulers.
+	modePathProbe
 )
 
 // pktBuild is one packet being assembled inside a datagram.
@@ -39,8 +44,11 @@ type pktBuild struct {
 	start, pnOff, pnLen    int
 	lengthOff, payloadOff  int
 	ackEliciting, inFlight bool
-	refs                   []recovery.FrameRef
-	frames                 []qlog.Frame
+	// pathBound: the packet carries PATH_CHALLENGE or PATH_RESPONSE,
+	// which belong to its path and are never duplicated elsewhere.
+	pathBound bool
+	refs      []recovery.FrameRef
+	frames    []qlog.Frame
 }
 
 // dgram assembles one datagram of up to limit bytes.
@@ -69,42 +77,125 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 		}
 		c.closeSend = false
 		c.closeLastTx = now
-		return c.buildClose(now, c.paths[0], buf)
+		p := c.primary()
+		if p == nil {
+			return Datagram{}, false
+		}
+		return c.buildClose(now, p, buf)
+	}
+	// 0. Copies of a packet the path scheduler sent on several paths.
+	if len(c.dupQueue) > 0 {
+		q := c.dupQueue[0]
+		c.dupQueue[0] = queuedDatagram{}
+		c.dupQueue = c.dupQueue[1:]
+		return Datagram{Local: q.local, Remote: q.remote, Data: append(buf[:0], q.data...)}, true
 	}
 	// 1. PTO probes, bound to the path whose timer fired.
 	for _, p := range c.paths {
 		if c.hasProbe(p) {
-			if d, ok := c.buildOn(now, p, buf, modeProbe, nil); ok {
+			if d, ok := c.buildOn(now, p, buf, modeProbe, nil, nil); ok {
 				return d, true
 			}
 		}
 	}
-	// 2. The handshake, on path 0, outside the schedulers.
-	p0 := c.paths[0]
-	if c.handshakePending() {
+	// 2. Path validation: PATH_CHALLENGE and PATH_RESPONSE on their path.
+	for _, p := range c.paths {
+		if p.challengeSend || c.hasResponseFor(p) {
+			if d, ok := c.buildOn(now, p, buf, modePathProbe, nil, nil); ok {
+				return d, true
+			}
+		}
+	}
+	// 3. The handshake, on path 0, outside the schedulers.
+	if p0 := c.openPath(0); p0 != nil && c.handshakePending() {
 		mode := modeNormal
 		if !c.cwndAllows(now, p0) {
 			mode = modeAckOnly
 		}
-		if d, ok := c.buildOn(now, p0, buf, mode, nil); ok {
+		if d, ok := c.buildOn(now, p0, buf, mode, nil, nil); ok {
 			return d, true
 		}
 	}
-	// 3. Application data and control frames, where the schedulers say.
+	// 4. Application data and control frames, where the schedulers say.
 	if c.app.haveSeal && (c.tlsDone || !c.isClient) {
 		if d, ok := c.pollScheduled(now, buf); ok {
 			return d, true
 		}
 	}
-	// 4. ACK-only packets for spaces whose ACK is due.
+	// 5. ACK-only packets for spaces whose ACK is due; those of abandoned
+	// paths go on another path.
 	for _, p := range c.paths {
 		if c.ackDue(now, p) {
-			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil); ok {
+			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil, nil); ok {
+				return d, true
+			}
+		}
+	}
+	if c.foreignAckDue(now) {
+		if p := c.ackCarrier(); p != nil {
+			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil, nil); ok {
 				return d, true
 			}
 		}
 	}
 	return Datagram{}, false
+}
+
+// queuedDatagram is a datagram built ahead, returned by the next poll.
+type queuedDatagram struct {
+	local, remote netip.AddrPort
+	data          []byte
+}
+
+// hasResponseFor reports whether a PATH_RESPONSE waits for path p.
+func (c *Conn) hasResponseFor(p *path) bool {
+	for _, r := range c.pathResponses {
+		if r.pathID == p.id {
+			return true
+		}
+	}
+	return false
+}
+
+// ownAckPath reports whether path q can carry the ACKs of its own space:
+// it is open and has a connection ID of the peer.
+func (c *Conn) ownAckPath(q *path) bool {
+	if q.state == pathClosing {
+		return false
+	}
+	_, ok := c.ids.dcidFor(q.id)
+	return ok
+}
+
+// foreignAckDue reports whether a path that cannot carry its own ACKs has
+// one due.
+func (c *Conn) foreignAckDue(now time.Time) bool {
+	for _, q := range c.closing {
+		if c.ackDueSpace(now, &q.app) {
+			return true
+		}
+	}
+	for _, q := range c.paths {
+		if !c.ownAckPath(q) && c.ackDueSpace(now, &q.app) {
+			return true
+		}
+	}
+	return false
+}
+
+// ackCarrier is the path that carries the ACKs of paths that cannot: the
+// open path with the lowest smoothed RTT that has a connection ID.
+func (c *Conn) ackCarrier() *path {
+	var best *path
+	for _, p := range c.paths {
+		if p.state != pathActive || !c.ownAckPath(p) {
+			continue
+		}
+		if best == nil || p.rtt.Smoothed() < best.rtt.Smoothed() {
+			best = p
+		}
+	}
+	return best
 }
 
 // pollScheduled asks the stream and path schedulers what to send next.
@@ -124,7 +215,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		default:
 			w.Class = scheduler.ClassBackground
 		}
-	} else if !c.ctrl.pending() && len(c.pathResponses) == 0 && !c.crypto[levelApp].send.HasPendingData() {
+	} else if !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
 	c.pathBuf = c.pathBuf[:0]
@@ -135,8 +226,8 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	if len(c.pathSel) == 0 {
 		return Datagram{}, false
 	}
-	p := c.pathByID(c.pathSel[0])
-	if p == nil {
+	p := c.openPath(c.pathSel[0])
+	if p == nil || p.state != pathActive {
 		return Datagram{}, false
 	}
 	var firstID *uint64
@@ -144,7 +235,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		id := infos[first].ID
 		firstID = &id
 	}
-	return c.buildOn(now, p, buf, modeNormal, firstID)
+	return c.buildOn(now, p, buf, modeNormal, firstID, c.pathSel[1:])
 }
 
 // cwndAllows reports whether path p may send a full-size packet now.
@@ -189,8 +280,9 @@ func (c *Conn) ackDue(now time.Time, p *path) bool {
 }
 
 // buildOn assembles one datagram on path p, coalescing Initial, Handshake
-// and 1-RTT packets as needed.
-func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstStream *uint64) (Datagram, bool) {
+// and 1-RTT packets as needed. dups names further paths that get a copy of
+// the 1-RTT packet (a scheduler's redundancy decision).
+func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstStream *uint64, dups []uint64) (Datagram, bool) {
 	limit := min(c.maxPacketSize(p), c.amplificationRoom(p))
 	if limit < 64 {
 		return Datagram{}, false
@@ -209,7 +301,7 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstS
 			}
 		}
 	}
-	if c.app.haveSeal && (c.tlsDone || !c.isClient) && mode != modeAckOnly || c.app.haveSeal && c.ackDueSpace(now, &p.app) {
+	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) {
 		c.buildShort(now, p, d, mode, firstStream)
 	}
 	if d.n == 0 {
@@ -227,8 +319,60 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstS
 			}
 		}
 	}
+	var dup *dupSource
+	if len(dups) > 0 && d.n == 1 && d.pkts[0].l == levelApp && !d.pkts[0].pathBound {
+		pk := &d.pkts[0]
+		dup = &dupSource{
+			payload:      append([]byte(nil), d.b[pk.payloadOff:]...),
+			refs:         append([]recovery.FrameRef(nil), pk.refs...),
+			frames:       append([]qlog.Frame(nil), pk.frames...),
+			ackEliciting: pk.ackEliciting,
+			inFlight:     pk.inFlight,
+		}
+	}
 	out := c.seal(now, p, d)
+	if dup != nil {
+		for _, id := range dups {
+			if q := c.openPath(id); q != nil && q != p && q.state == pathActive {
+				c.buildDuplicate(now, q, dup)
+			}
+		}
+	}
 	return Datagram{Local: p.local, Remote: p.remote, Data: out}, true
+}
+
+// dupSource is the payload of a 1-RTT packet to copy onto other paths.
+type dupSource struct {
+	payload                []byte
+	refs                   []recovery.FrameRef
+	frames                 []qlog.Frame
+	ackEliciting, inFlight bool
+}
+
+// buildDuplicate seals a copy of a packet's payload on path q, in q's
+// packet number space, and queues it for the next poll. Loss recovery
+// tracks the copy on its own: whichever copy is acknowledged first
+// acknowledges the data, a lost copy re-queues only what is still
+// unacknowledged.
+func (c *Conn) buildDuplicate(now time.Time, q *path, src *dupSource) {
+	dcid, ok := c.ids.dcidFor(q.id)
+	if !ok {
+		return
+	}
+	limit := min(c.maxPacketSize(q), c.amplificationRoom(q))
+	d := &dgram{b: make([]byte, 0, limit+aeadTag), limit: limit}
+	pk := c.startPacket(d, levelApp, &q.app, dcid)
+	if len(d.b)+len(src.payload)+aeadTag > limit {
+		return
+	}
+	d.b = append(d.b, src.payload...)
+	pk.refs = append(pk.refs, src.refs...)
+	pk.frames = append(pk.frames, src.frames...)
+	pk.ackEliciting, pk.inFlight = src.ackEliciting, src.inFlight
+	c.finishPayload(d, pk)
+	d.n = 1
+	out := c.seal(now, q, d)
+	c.dupQueue = append(c.dupQueue, queuedDatagram{local: q.local, remote: q.remote, data: out})
 }
 
 func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
@@ -300,22 +444,39 @@ func (c *Conn) buildLong(now time.Time, p *path, d *dgram, l level, mode sendMod
 	return pk
 }
 
-// buildShort appends a 1-RTT packet.
+// buildShort appends a 1-RTT packet on path p. A path that is not active
+// (validating) carries only ACKs and path validation frames.
 func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, firstStream *uint64) {
+	dcid, ok := c.ids.dcidFor(p.id)
+	if !ok {
+		return
+	}
 	c.maybeInitiateKeyUpdate(now)
 	sp := &p.app
-	pk := c.startPacket(d, levelApp, sp, c.ids.dcid())
+	pk := c.startPacket(d, levelApp, sp, dcid)
 	room := d.limit - len(d.b) - aeadTag
 	if room < 8 {
 		d.abandon(pk)
 		return
 	}
 	probe := mode == modeProbe && sp.probes > 0
-	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
-		room = c.appendAck(now, d, pk, sp, levelApp, room, uint64(levelApp)+p.id)
+	full := mode == modeNormal || mode == modeProbe
+	if p.state != pathActive {
+		full = false
 	}
+	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
+		room = c.appendAck(now, d, pk, sp, levelApp, room, p.id)
+	}
+	room = c.appendForeignAcks(now, d, pk, p, room)
 	room = c.appendPathResponses(d, pk, p, room)
-	if mode != modeAckOnly {
+	if p.challengeSend && p.state == pathValidating {
+		if left := c.appendFrame(d, pk, &wire.PathChallengeFrame{Data: p.challengeData}, room); left >= 0 {
+			room = left
+			pk.pathBound = true
+			c.onPathChallengeSent(now, p)
+		}
+	}
+	if full {
 		room = c.appendControl(d, pk, room)
 		room = c.appendCrypto(d, pk, levelApp, room)
 		room = c.appendStreams(now, d, pk, room, firstStream)
@@ -333,8 +494,48 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, first
 	if probe {
 		sp.probes--
 	}
+	if pk.pathBound {
+		// RFC 9000 Section 8.2: datagrams with PATH_CHALLENGE or
+		// PATH_RESPONSE are expanded to 1200 bytes, as far as the
+		// anti-amplification limit allows.
+		if pad := minInitialDatagram - (len(d.b) + aeadTag*(d.n+1)); pad > 0 {
+			pad = min(pad, d.limit-len(d.b)-aeadTag*(d.n+1))
+			if pad > 0 {
+				d.b = append(d.b, make([]byte, pad)...)
+				pk.inFlight = true
+				if c.qlog != nil {
+					pk.frames = append(pk.frames, qlog.Frame{FrameType: "padding", Length: uint64(pad)})
+				}
+			}
+		}
+	}
 	c.finishPayload(d, pk)
 	d.n++
+}
+
+// appendForeignAcks adds the PATH_ACKs of paths that cannot carry their
+// own (abandoned, or without a connection ID of the peer).
+func (c *Conn) appendForeignAcks(now time.Time, d *dgram, pk *pktBuild, p *path, room int) int {
+	if !c.mp.enabled {
+		return room
+	}
+	add := func(q *path) {
+		if q == p {
+			return
+		}
+		if sp := &q.app; !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() {
+			room = c.appendAck(now, d, pk, sp, levelApp, room, q.id)
+		}
+	}
+	for _, q := range c.closing {
+		add(q)
+	}
+	for _, q := range c.paths {
+		if !c.ownAckPath(q) {
+			add(q)
+		}
+	}
+	return room
 }
 
 // finishPayload pads the payload so that header protection has its sample
@@ -366,8 +567,8 @@ func (c *Conn) appendFrame(d *dgram, pk *pktBuild, f wire.Frame, room int) int {
 }
 
 // appendAck writes the ACK (or, with multipath, PATH_ACK) frame of space
-// sp; ref identifies the space in the frame record.
-func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l level, room int, ref uint64) int {
+// sp of level l; for 1-RTT, pathID names the path whose space it is.
+func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l level, room int, pathID uint64) int {
 	rs := sp.recv.Ranges()
 	if len(rs) == 0 {
 		return room
@@ -380,18 +581,32 @@ func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l l
 	if l == levelApp {
 		delay = uint64(sp.recv.AckDelay(now).Microseconds()) >> c.cfg.AckDelayExponent
 	}
-	f := &wire.AckFrame{Ranges: ranges, AckDelay: delay}
-	// Drop the oldest ranges until the frame fits.
-	for len(f.Ranges) > 1 && f.Len() > room {
-		f.Ranges = f.Ranges[:len(f.Ranges)-1]
-	}
 	c.ackRanges = ranges
+	// With multipath every 1-RTT space is acknowledged with PATH_ACK,
+	// path 0's too, as deployed peers expect.
+	var f wire.Frame
+	var fr *[]wire.AckRange
+	if l == levelApp && c.mp.enabled {
+		pf := &wire.PathAckFrame{PathID: pathID, Ranges: ranges, AckDelay: delay}
+		f, fr = pf, &pf.Ranges
+	} else {
+		af := &wire.AckFrame{Ranges: ranges, AckDelay: delay}
+		f, fr = af, &af.Ranges
+	}
+	// Drop the oldest ranges until the frame fits.
+	for len(*fr) > 1 && f.Len() > room {
+		*fr = (*fr)[:len(*fr)-1]
+	}
 	left := c.appendFrame(d, pk, f, room)
 	if left < 0 {
 		return room
 	}
 	sp.recv.OnAckSent(now)
-	pk.refs = append(pk.refs, recovery.FrameRef{Kind: refAck, ID: ref, Offset: f.Ranges[0].Largest})
+	ref := uint64(l)
+	if l == levelApp {
+		ref += pathID
+	}
+	pk.refs = append(pk.refs, recovery.FrameRef{Kind: refAck, ID: ref, Offset: (*fr)[0].Largest})
 	return left
 }
 
@@ -506,14 +721,16 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 		}
 		var aead *protection.AEAD
 		var hp *protection.HeaderProtector
+		pathID := uint32(0)
 		if pk.l == levelApp {
+			pathID = uint32(p.id)
 			aead, hp = c.app.write, c.app.sealHP
 			c.app.noteSent(p.id, pk.pn)
 		} else {
 			k := &c.keys[pk.l]
 			aead, hp = k.seal.AEAD, k.seal.HP
 		}
-		if _, err := protection.SealPacket(aead, hp, pkt[:plainEnd], hdrLen, pk.pnOff-pk.start, pk.pnLen, 0, pk.pn); err != nil {
+		if _, err := protection.SealPacket(aead, hp, pkt[:plainEnd], hdrLen, pk.pnOff-pk.start, pk.pnLen, pathID, pk.pn); err != nil {
 			// Only a packet too short for the sample fails, which
 			// finishPayload prevents.
 			panic("mpquic: sealing failed: " + err.Error())
@@ -578,8 +795,7 @@ func (c *Conn) maybeInitiateKeyUpdate(now time.Time) {
 	if !due {
 		return
 	}
-	p := c.paths[0]
-	if err := k.rotate(now.Add(3 * p.rtt.PTO(c.peerMaxAckDelay()))); err != nil {
+	if err := k.rotate(now.Add(3 * c.maxPTO())); err != nil {
 		return
 	}
 	k.updateInitiated = true

@@ -263,7 +263,7 @@ func (c *Conn) settleAbortedFlow(s *stream) {
 	s.flowSettled = true
 	if read := s.recv.ReadOffset(); final > read {
 		c.streams.connRecv.OnConsumed(final - read)
-		if _, ok := c.streams.connRecv.WindowUpdate(c.now, c.paths[0].rtt.Smoothed()); ok {
+		if _, ok := c.streams.connRecv.WindowUpdate(c.now, c.srtt()); ok {
 			c.ctrl.maxData = true
 		}
 	}
@@ -416,11 +416,10 @@ func (c *Conn) afterRead(s *stream, n int, now time.Time) {
 	if n > 0 {
 		c.streams.connRecv.OnConsumed(uint64(n))
 	}
-	p := c.paths[0]
-	if _, ok := s.recv.WindowUpdate(now, p.rtt.Smoothed()); ok {
+	if _, ok := s.recv.WindowUpdate(now, c.srtt()); ok {
 		c.ctrl.maxStreamData.add(s.id)
 	}
-	if _, ok := c.streams.connRecv.WindowUpdate(now, p.rtt.Smoothed()); ok {
+	if _, ok := c.streams.connRecv.WindowUpdate(now, c.srtt()); ok {
 		c.ctrl.maxData = true
 	}
 	c.maybeForget(s)

@@ -27,7 +27,7 @@ func TestHandshake(t *testing.T) {
 		}
 	}
 	// Both ends issued connection IDs up to the limit.
-	p.runUntil(func() bool { return len(p.client.ids.remote) >= 4 && len(p.server.ids.remote) >= 4 }, time.Second)
+	p.runUntil(func() bool { return len(p.client.ids.p0().remote) >= 4 && len(p.server.ids.p0().remote) >= 4 }, time.Second)
 }
 
 func TestTransferBothDirections(t *testing.T) {

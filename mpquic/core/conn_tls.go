@@ -25,7 +25,8 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	if host == nil {
 		host = randomIDs{cfg.Rand}
 	}
-	c.ids.host = host
+	c.ids.init(host)
+	c.mp.init()
 	for l := range numLevels {
 		c.crypto[l] = cryptoStream{
 			send: streams.NewSendStream(0, 1<<62, 1<<30),
@@ -35,7 +36,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	for l := range c.spaces {
 		c.spaces[l] = newPNSpace(0) // handshake packets are acknowledged at once
 	}
-	if _, err := c.issueConnID(); err != nil {
+	if _, err := c.issueConnID(0); err != nil {
 		return nil, fmt.Errorf("mpquic: connection ID: %w", err)
 	}
 	ps, err := newSchedulers(cfg)
@@ -68,7 +69,7 @@ func newClientConn(cfg *Config, host idHost, local, remote netip.AddrPort, serve
 	if _, err := io.ReadFull(cfg.Rand, c.origDCID); err != nil {
 		return nil, fmt.Errorf("mpquic: random: %w", err)
 	}
-	c.ids.remote = []remoteCID{{seq: 0, cid: c.origDCID}}
+	c.ids.p0().remote = []remoteCID{{seq: 0, cid: c.origDCID}}
 	c.setInitialKeys(c.origDCID)
 	p, err := c.newPath(0, local, remote)
 	if err != nil {
@@ -100,7 +101,7 @@ func newServerConn(cfg *Config, host idHost, local, remote netip.AddrPort, odcid
 	}
 	c.origDCID = append([]byte(nil), odcid...)
 	c.retrySCID = retrySCID
-	c.ids.remote = []remoteCID{{seq: 0, cid: append([]byte(nil), scid...)}}
+	c.ids.p0().remote = []remoteCID{{seq: 0, cid: append([]byte(nil), scid...)}}
 	initialDCID := odcid
 	if retrySCID != nil {
 		initialDCID = retrySCID
@@ -148,12 +149,17 @@ func (c *Conn) buildLocalParams() {
 	if !c.isClient {
 		p.OriginalDestinationConnectionID = c.origDCID
 		p.HasOriginalDestinationConnectionID = true
-		tok := c.ids.local[0].token
+		tok := c.ids.p0().local[0].token
 		p.StatelessResetToken = &tok
 		if c.retrySCID != nil {
 			p.RetrySourceConnectionID = c.retrySCID
 			p.HasRetrySourceConnectionID = true
 		}
+	}
+	if !c.cfg.DisableMultipath {
+		p.InitialMaxPathID, p.HasInitialMaxPathID = c.cfg.MaxPathID, true
+		c.mp.offered = true
+		c.mp.localMax, c.mp.localMaxSent = c.cfg.MaxPathID, c.cfg.MaxPathID
 	}
 	c.localParams = p
 }
@@ -276,7 +282,7 @@ func (c *Conn) handlePeerParams(b []byte) error {
 	if !p.HasInitialSourceConnectionID {
 		return qerr.New(qerr.TransportParameterError, "missing initial_source_connection_id")
 	}
-	if !bytes.Equal(p.InitialSourceConnectionID, c.ids.remote[0].cid) {
+	if !bytes.Equal(p.InitialSourceConnectionID, c.ids.p0().remote[0].cid) {
 		return qerr.New(qerr.ProtocolViolation, "initial_source_connection_id does not match the packets")
 	}
 	if c.isClient {
@@ -293,8 +299,14 @@ func (c *Conn) handlePeerParams(b []byte) error {
 			return qerr.New(qerr.ProtocolViolation, "retry_source_connection_id mismatch")
 		}
 		if p.StatelessResetToken != nil {
-			c.ids.remote[0].token, c.ids.remote[0].hasToken = *p.StatelessResetToken, true
+			r0 := &c.ids.p0().remote[0]
+			r0.token, r0.hasToken = *p.StatelessResetToken, true
 		}
+	}
+	if p.HasInitialMaxPathID && len(p.InitialSourceConnectionID) == 0 {
+		// draft-ietf-quic-multipath-21 Section 2: multipath needs
+		// non-empty connection IDs.
+		return qerr.New(qerr.ProtocolViolation, "initial_max_path_id with a zero-length connection ID")
 	}
 	c.peerParams, c.havePeerTP = p, true
 	c.qlogParams("remote", &p)
@@ -329,6 +341,7 @@ func (c *Conn) onHandshakeComplete() error {
 		c.state = stateActive
 	}
 	c.idleTimeout = c.effectiveIdleTimeout()
+	c.enableMultipath()
 	c.emit(Event{Kind: EventHandshakeDone})
 	if !c.isClient {
 		// The server's handshake is confirmed as soon as it completes
@@ -361,8 +374,9 @@ func (c *Conn) discardLevel(l level) {
 	sp.sent.Discard()
 	sp.discarded = true
 	sp.probes = 0
-	p := c.paths[0]
-	p.ptoCount = 0
+	if p := c.pathByID(0); p != nil {
+		p.ptoCount = 0
+	}
 	c.qlog.KeyDiscarded(c.now, l.String())
 }
 

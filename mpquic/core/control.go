@@ -19,7 +19,13 @@ type controlQueue struct {
 	streamDataBlocked idSet
 	resetStream       idSet
 	stopSending       idSet
-	newConnIDs        idSet
+	newConnIDs        idSet // cidKeys
+	// Multipath (draft-ietf-quic-multipath-21).
+	pathAbandon     idSet // path IDs
+	pathStatus      idSet // path IDs
+	pathCIDsBlocked idSet // path IDs
+	maxPathID       bool
+	pathsBlocked    bool
 }
 
 // idSet is an insertion-ordered set of IDs.
@@ -64,7 +70,9 @@ func (q *controlQueue) pending() bool {
 	return q.handshakeDone || q.maxData || q.dataBlocked || q.maxStreams[0] || q.maxStreams[1] ||
 		q.streamsBlocked[0] || q.streamsBlocked[1] || q.ping || q.retire ||
 		!q.maxStreamData.empty() || !q.streamDataBlocked.empty() || !q.resetStream.empty() ||
-		!q.stopSending.empty() || !q.newConnIDs.empty()
+		!q.stopSending.empty() || !q.newConnIDs.empty() ||
+		!q.pathAbandon.empty() || !q.pathStatus.empty() || !q.pathCIDsBlocked.empty() ||
+		q.maxPathID || q.pathsBlocked
 }
 
 // Kinds of frame records attached to sent packets (recovery.FrameRef.Kind).
@@ -84,4 +92,9 @@ const (
 	refRetireConnID
 	refHandshakeDone
 	refPing
+	refPathAbandon
+	refPathStatus
+	refMaxPathID
+	refPathsBlocked
+	refPathCIDsBlocked
 )

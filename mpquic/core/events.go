@@ -24,12 +24,26 @@ const (
 	EventStreamsAvailable
 	// EventClosed: the connection ended; Err says why.
 	EventClosed
+	// EventPathValidated: path PathID passed validation and carries data.
+	EventPathValidated
+	// EventPathFailed: the validation of path PathID failed; the path is
+	// abandoned.
+	EventPathFailed
+	// EventPathClosed: path PathID was abandoned by either end.
+	EventPathClosed
+	// EventPathNew: the peer opened path PathID (server side); it is
+	// validated before it carries data.
+	EventPathNew
+	// EventPathsAvailable: the peer raised its path limit or gave
+	// connection IDs for a new path: AddPath may succeed now.
+	EventPathsAvailable
 )
 
 // Event is a change the application may be waiting for.
 type Event struct {
 	Kind     EventKind
 	StreamID uint64
+	PathID   uint64
 	Err      error
 }
 

@@ -64,6 +64,9 @@ type pair struct {
 	seq            int
 	// drop, if set, decides the fate of each datagram (true: lost).
 	drop func(toServer bool, d []byte) bool
+	// dropPath, if set, decides the fate of each datagram by its
+	// addresses (true: lost).
+	dropPath func(f flight) bool
 	// replies counts datagrams the server endpoint answered statelessly.
 	replies  int
 	accepted []*Conn
@@ -128,8 +131,12 @@ func b2i(b bool) int {
 }
 
 func (p *pair) push(toServer bool, d Datagram) {
-	p.wire = append(p.wire, flight{at: p.now.Add(p.delay), seq: p.seq, toServer: toServer, d: d})
+	f := flight{at: p.now.Add(p.delay), seq: p.seq, toServer: toServer, d: d}
 	p.seq++
+	if p.dropPath != nil && p.dropPath(f) {
+		return
+	}
+	p.wire = append(p.wire, f)
 }
 
 // step advances to the next event (a delivery or a timer) and runs it; it

@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/congestion"
@@ -31,8 +32,24 @@ type path struct {
 	bytesReceived uint64
 	bytesSentPre  uint64
 
-	status     scheduler.PathStatus
-	peerStatus scheduler.PathStatus
+	// status is ours (sent with PATH_STATUS_*, statusSeq the last sequence
+	// number used); peerStatus the peer's latest.
+	status          scheduler.PathStatus
+	statusSeq       uint64
+	peerStatus      scheduler.PathStatus
+	peerStatusSeq   uint64
+	peerStatusKnown bool
+
+	// Multipath lifecycle (draft-ietf-quic-multipath-21 Section 3).
+	state             pathState
+	challengeData     [8]byte
+	challengeSend     bool      // a PATH_CHALLENGE is due on the path
+	challengeTries    int       // PATH_CHALLENGEs sent
+	challengeNext     time.Time // when to repeat it
+	challengeDeadline time.Time // when validation fails
+	abandonRecvd      bool
+	abandonCode       uint64
+	removeAt          time.Time // closing paths: when state is dropped
 
 	mtu int
 
@@ -63,6 +80,7 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		ccState: cc.State(),
 		app:     newPNSpace(c.cfg.MaxAckDelay),
 		mtu:     c.cfg.MaxPacketSize,
+		state:   pathActive,
 	}
 	if c.cfg.Pacing {
 		p.pacer = congestion.NewPacer(c.cfg.MaxPacketSize)
@@ -106,7 +124,7 @@ func (p *path) pacingBudget(now time.Time) uint64 {
 func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 	return scheduler.PathInfo{
 		ID:              p.id,
-		Validated:       p.validated || c.isClient && p.id == 0,
+		Validated:       p.state == pathActive && (p.validated || c.isClient && p.id == 0) && c.ownAckPath(p),
 		Status:          p.status,
 		PeerStatus:      p.peerStatus,
 		SRTT:            p.rtt.Smoothed(),
@@ -144,13 +162,21 @@ type PathStats struct {
 	CongestionWindow, BytesInFlight, SSThresh   uint64
 	CongestionState                             string
 	Validated                                   bool
-	Status                                      string
+	// Status is our status of the path ("available" or "backup"),
+	// PeerStatus the peer's ("" if it sent none).
+	Status, PeerStatus string
+	// State is "validating", "active" or "closing".
+	State string
 }
 
 // Paths returns the statistics of every path.
 func (c *Conn) Paths() []PathStats {
-	out := make([]PathStats, 0, len(c.paths))
-	for _, p := range c.paths {
+	out := make([]PathStats, 0, len(c.paths)+len(c.closing))
+	for _, p := range append(c.paths[:len(c.paths):len(c.paths)], c.closing...) {
+		peer := ""
+		if p.peerStatusKnown {
+			peer = p.peerStatus.String()
+		}
 		out = append(out, PathStats{
 			ID: p.id, Local: p.local, Remote: p.remote,
 			PacketsSent: p.packetsSent, PacketsReceived: p.packetsReceived, PacketsLost: p.packetsLost,
@@ -160,7 +186,10 @@ func (c *Conn) Paths() []PathStats {
 			CongestionState: p.cc.State().String(),
 			Validated:       p.validated || c.isClient && p.id == 0,
 			Status:          p.status.String(),
+			PeerStatus:      peer,
+			State:           p.state.String(),
 		})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

@@ -501,3 +501,27 @@ func appendString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// PathStateUpdated logs quic:tuple_assigned for a multipath path: the
+// tuple ID is the path ID; a closing path is logged without endpoints,
+// which qlog reads as the tuple being abandoned. state ("validating",
+// "active", "closing") and path_id are extension fields.
+func (t *Trace) PathStateUpdated(now time.Time, pathID uint64, state string, local, remote netip.AddrPort) {
+	if t == nil {
+		return
+	}
+	b := t.begin(now, "tuple_assigned")
+	b = append(b, `"tuple_id":"`...)
+	b = strconv.AppendUint(b, pathID, 10)
+	b = append(b, '"')
+	if state != "closing" {
+		b = append(b, ',')
+		b = appendEndpoint(b, "tuple_local", local, nil)
+		b = append(b, ',')
+		b = appendEndpoint(b, "tuple_remote", remote, nil)
+	}
+	b = appendPathID(b, pathID)
+	b = append(b, `,"state":`...)
+	b = appendString(b, state)
+	t.end(b)
+}
