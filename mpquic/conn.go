@@ -29,6 +29,11 @@ type Conn struct {
 	sockets map[netip.AddrPort]*socket
 	// ownSockets are closed when the connection ends (dialled conns).
 	ownSockets []*socket
+	// ep is the client's endpoint, which routes the datagrams of every
+	// path's socket; nil for server connections.
+	ep          *core.Endpoint
+	pathWaiters map[uint64]chan error
+	pathsSig    chan struct{}
 
 	inbox chan inDatagram
 	wake  chan struct{}
@@ -51,6 +56,8 @@ func newDriverConn(c *core.Conn, socks ...*socket) *Conn {
 	dc := &Conn{
 		c:             c,
 		sockets:       map[netip.AddrPort]*socket{},
+		pathWaiters:   map[uint64]chan error{},
+		pathsSig:      make(chan struct{}, 1),
 		inbox:         make(chan inDatagram, 1024),
 		wake:          make(chan struct{}, 1),
 		streams:       map[uint64]*Stream{},
@@ -224,6 +231,8 @@ func (c *Conn) dispatchEvents() {
 			signal(c.openSig)
 		case core.EventClosed:
 			c.markClosed(e.Err)
+		case core.EventPathValidated, core.EventPathFailed, core.EventPathClosed, core.EventPathsAvailable:
+			c.pathEvent(e)
 		}
 	}
 }

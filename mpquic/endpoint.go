@@ -209,6 +209,7 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 	}
 	c := newDriverConn(cc, sock)
 	c.ownSockets = []*socket{sock}
+	c.ep = ep
 	go sock.readLoop()
 	go c.run()
 	select {
