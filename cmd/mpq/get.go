@@ -11,8 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mpq/mpq/internal/hq"
@@ -27,6 +29,29 @@ type getResult struct {
 	SHA256      string  `json:"sha256"`
 	HandshakeMS float64 `json:"handshake_ms"`
 	TotalMS     float64 `json:"total_ms"`
+	// With several --local addresses:
+	Multipath bool         `json:"multipath,omitempty"`
+	Paths     []pathResult `json:"paths,omitempty"`
+}
+
+// pathResult is one path of a multipath download.
+type pathResult struct {
+	ID            uint64  `json:"id"`
+	Local         string  `json:"local"`
+	Remote        string  `json:"remote"`
+	BytesSent     uint64  `json:"bytes_sent"`
+	BytesReceived uint64  `json:"bytes_received"`
+	SRTTMS        float64 `json:"srtt_ms"`
+	State         string  `json:"state"`
+}
+
+// localAddrs is the repeatable --local flag.
+type localAddrs []string
+
+func (l *localAddrs) String() string { return strings.Join(*l, ",") }
+func (l *localAddrs) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 func runGet(args []string, stdout, stderr io.Writer) int {
@@ -37,6 +62,8 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	ca := fs.String("ca", "", "verify the server with the PEM certificates in `FILE` (default: accept any certificate, as for self-signed servers)")
 	sni := fs.String("sni", "", "TLS server name (default: the host of --addr)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
+	var locals localAddrs
+	fs.Var(&locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
 	var tf transportFlags
 	tf.register(fs)
 	if code := parseFlags(fs, args, stderr); code >= 0 {
@@ -66,7 +93,12 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
 		return exitUsage
 	}
-	res, err := get(*addr, *p, *out, *sni, *timeout, cfg)
+	for i, l := range locals {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			locals[i] = net.JoinHostPort(l, "0")
+		}
+	}
+	res, err := get(*addr, *p, *out, *sni, *timeout, cfg, locals)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
 		return 1
@@ -76,16 +108,25 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config) (*getResult, error) {
+func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string) (*getResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
-	c, err := mpquic.DialWithOptions(ctx, addr, cfg, mpquic.DialOptions{ServerName: sni})
+	opts := mpquic.DialOptions{ServerName: sni}
+	if len(locals) > 0 {
+		opts.LocalAddr = locals[0]
+	}
+	c, err := mpquic.DialWithOptions(ctx, addr, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	hs := time.Since(start)
+	for _, l := range locals[min(1, len(locals)):] {
+		if _, err := c.AddPath(ctx, l); err != nil {
+			return nil, fmt.Errorf("path from %s: %w", l, err)
+		}
+	}
 	s, err := c.OpenStreamSync(ctx)
 	if err != nil {
 		return nil, err
@@ -125,8 +166,16 @@ func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config) (*
 			return nil, err
 		}
 	}
-	return &getResult{OK: true, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)),
-		HandshakeMS: ms(hs), TotalMS: ms(total)}, nil
+	res := &getResult{OK: true, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+		HandshakeMS: ms(hs), TotalMS: ms(total)}
+	if len(locals) > 1 {
+		res.Multipath = true
+		for _, ps := range c.Paths() {
+			res.Paths = append(res.Paths, pathResult{ID: ps.ID, Local: ps.Local.String(), Remote: ps.Remote.String(),
+				BytesSent: ps.BytesSent, BytesReceived: ps.BytesReceived, SRTTMS: ms(ps.SmoothedRTT), State: ps.State})
+		}
+	}
+	return res, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
