@@ -346,6 +346,18 @@ func (c *Conn) onLossTimeout(now time.Time, p *path) {
 			}
 			return true
 		})
+	} else if c.otherActivePath(p) {
+		// Multipath: the path may be broken. What it carries goes again
+		// on the others at once instead of waiting for its recovery
+		// (draft-ietf-quic-multipath-21 Section 5.5). The packets stay
+		// outstanding for congestion control; whichever copy arrives
+		// first acknowledges the data.
+		sp.sent.ForEachOutstanding(func(sp0 *recovery.SentPacket) bool {
+			if sp0.AckEliciting {
+				c.onFramesLost(p, l, sp0.Frames)
+			}
+			return true
+		})
 	} else if !c.hasNewData() {
 		// Nothing new to send: repeat the oldest outstanding data.
 		sp.sent.ForEachOutstanding(func(sp0 *recovery.SentPacket) bool {
@@ -356,9 +368,16 @@ func (c *Conn) onLossTimeout(now time.Time, p *path) {
 			return false
 		})
 	}
-	if !c.isClient || c.peerCompletedAddressValidation() || l != levelInitial {
-		return
+}
+
+// otherActivePath reports whether a validated path other than p is open.
+func (c *Conn) otherActivePath(p *path) bool {
+	for _, q := range c.paths {
+		if q != p && q.state == pathActive && c.ownAckPath(q) {
+			return true
+		}
 	}
+	return false
 }
 
 // hasNewData reports whether any stream has data flow control lets out.

@@ -464,6 +464,11 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, first
 	if p.state != pathActive {
 		full = false
 	}
+	if probe && c.otherActivePath(p) {
+		// A PTO probe of a path that may be broken only checks it: data
+		// and control frames go where the schedulers send them.
+		full = false
+	}
 	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
 		room = c.appendAck(now, d, pk, sp, levelApp, room, p.id)
 	}

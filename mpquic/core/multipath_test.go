@@ -194,3 +194,140 @@ func TestMultipathFrameWithoutNegotiation(t *testing.T) {
 		t.Fatalf("server error %v, want PROTOCOL_VIOLATION", err)
 	}
 }
+
+// transferHook is transfer with a hook called whenever the receiver got
+// more data, with the byte count so far.
+func (p *pair) transferHook(from, to *Conn, data []byte, max time.Duration, hook func(got int)) {
+	p.t.Helper()
+	s, err := from.OpenStream(true)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	written, got := 0, 0
+	var rs *Stream
+	buf := make([]byte, 64<<10)
+	var recv []byte
+	finished := false
+	p.runUntil(func() bool {
+		if written < len(data) {
+			n, err := s.Write(data[written:])
+			if err != nil {
+				p.t.Fatalf("write: %v", err)
+			}
+			written += n
+			if written == len(data) {
+				s.Close()
+			}
+		}
+		if rs == nil {
+			rs = to.AcceptStream()
+		}
+		for rs != nil && !finished {
+			n, err := rs.Read(buf)
+			recv = append(recv, buf[:n]...)
+			if n > 0 {
+				got += n
+				hook(got)
+			}
+			if err != nil {
+				finished = true
+				break
+			}
+			if n == 0 {
+				break
+			}
+		}
+		return finished
+	}, max)
+	if string(recv) != string(data) {
+		p.t.Fatalf("received %d bytes, want %d", len(recv), len(data))
+	}
+}
+
+func TestMultipathAbandonMidTransfer(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	id := openSecondPath(t, p)
+	data := randomBytes(4<<20, 13)
+	abandoned := false
+	p.transferHook(p.server, p.client, data, 60*time.Second, func(got int) {
+		if !abandoned && got > 1<<20 {
+			abandoned = true
+			if err := p.client.AbandonPath(0, uint64(qerr.ApplicationAbandonPath)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if !abandoned {
+		t.Fatal("never abandoned")
+	}
+	if ps := pathStats(p.server, id); ps.State != "active" {
+		t.Fatalf("path %d is %s", id, ps.State)
+	}
+}
+
+func TestMultipathBlackoutMovesData(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	id := openSecondPath(t, p)
+	// Path 0 loses everything for 3 s in the middle of a transfer; the
+	// data in flight on it must not wait for it.
+	data := randomBytes(6<<20, 14)
+	var start time.Time
+	var during0, during1 uint64
+	var base0, base1 uint64
+	p.transferHook(p.server, p.client, data, 60*time.Second, func(got int) {
+		if start.IsZero() && got > 1<<20 {
+			start = p.now
+			base0, base1 = pathStats(p.server, 0).BytesSent, pathStats(p.server, id).BytesSent
+			p.dropPath = func(f flight) bool {
+				onPath0 := f.d.Local == clientAddr || f.d.Remote == clientAddr
+				return onPath0 && p.now.Sub(start) < 3*time.Second
+			}
+		}
+		if !start.IsZero() && p.now.Sub(start) < 3*time.Second {
+			during0 = pathStats(p.server, 0).BytesSent - base0
+			during1 = pathStats(p.server, id).BytesSent - base1
+		}
+	})
+	t.Logf("during the blackout the server sent %d bytes on path 0, %d on path %d; transfer took %v after it began", during0, during1, id, p.now.Sub(start))
+	if during1 < 1<<20 {
+		t.Fatalf("only %d bytes moved to path %d during the blackout", during1, id)
+	}
+	if during0 > during1/4 {
+		t.Fatalf("path 0 kept %d bytes during the blackout (path %d: %d)", during0, id, during1)
+	}
+}
+
+func TestMultipathBackupTakesOverOnFailure(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	id := openSecondPath(t, p)
+	if err := p.client.SetPathStatus(id, true); err != nil {
+		t.Fatal(err)
+	}
+	p.runUntil(func() bool { return pathStats(p.server, id).PeerStatus == "backup" }, 2*time.Second)
+	data := randomBytes(6<<20, 15)
+	var failAt time.Time
+	var before1 uint64
+	var beforeFail1 uint64
+	p.transferHook(p.server, p.client, data, 60*time.Second, func(got int) {
+		if failAt.IsZero() && got < 2<<20 {
+			before1 = pathStats(p.server, id).BytesSent
+		}
+		if failAt.IsZero() && got >= 2<<20 {
+			// Path 0 fails for good.
+			failAt = p.now
+			beforeFail1 = pathStats(p.server, id).BytesSent
+			p.dropPath = func(f flight) bool { return f.d.Local == clientAddr || f.d.Remote == clientAddr }
+		}
+	})
+	after1 := pathStats(p.server, id).BytesSent - beforeFail1
+	t.Logf("backup path carried %d bytes before path 0 failed, %d after", before1, after1)
+	if before1 > 20<<10 {
+		t.Fatalf("backup path carried %d bytes while path 0 worked", before1)
+	}
+	if after1 < 3<<20 {
+		t.Fatalf("backup path carried only %d bytes after the failure", after1)
+	}
+}
