@@ -58,6 +58,11 @@ type PathInfo struct {
 	PacingBudget uint64
 	// MaxPacketSize is the largest datagram the path carries.
 	MaxPacketSize int
+	// PacketOverhead is how many bytes of a full packet on this path are
+	// not stream data: the 1-RTT header, the AEAD tag and a STREAM frame
+	// header. A message of n bytes takes about n/(MaxPacketSize -
+	// PacketOverhead) packets; see WireBytes.
+	PacketOverhead int
 	// Counters since the path was opened.
 	PacketsSent, PacketsLost uint64
 	// ConsecutivePTOs is the current probe-timeout backoff count: how many
@@ -109,14 +114,42 @@ func (c Class) String() string {
 	}
 }
 
-// Work describes the packet the core is about to build.
+// Work describes the packet the core is about to build, and what else is
+// waiting.
 type Work struct {
 	Class Class
 	// StreamID is the stream chosen by the stream scheduler (valid unless
-	// Class is ClassControl).
+	// Class is ClassControl); Priority is that stream's priority flag
+	// (also for retransmissions).
 	StreamID uint64
+	Priority bool
 	// Size is the expected size of the packet in bytes.
 	Size int
+	// Waiting summarises all data that could be sent now.
+	Waiting Waiting
+}
+
+// Waiting summarises the data waiting to be sent at a send decision.
+type Waiting struct {
+	// Retransmission reports lost stream data waiting to be sent again.
+	Retransmission bool
+	// Control reports control frames waiting (flow control updates,
+	// connection IDs, path management).
+	Control bool
+	// PriorityBytes and BackgroundBytes are the stream bytes flow control
+	// lets out now, on streams with and without the priority flag.
+	PriorityBytes, BackgroundBytes uint64
+}
+
+// WireBytes estimates how many bytes on the wire a message of size bytes
+// of stream data takes on a path: its packets' overhead included.
+func WireBytes(size int, p *PathInfo) int {
+	payload := p.MaxPacketSize - p.PacketOverhead
+	if payload <= 0 || size <= 0 {
+		return max(size, 0)
+	}
+	packets := (size + payload - 1) / payload
+	return size + packets*p.PacketOverhead
 }
 
 // PathScheduler picks the path(s) of the next packet.
@@ -128,6 +161,70 @@ type PathScheduler interface {
 	// asks again at the next send opportunity: an ACK, a timer, new data).
 	// More than one ID asks for copies of the packet on each path.
 	Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64
+}
+
+// Source describes a periodic source of priority messages that the
+// application announces to the connection, so that a path scheduler knows
+// which messages will be generated and when (the reservation of the CWR
+// schedulers): messages of Size bytes at Next, Next+Interval, ...
+type Source struct {
+	// ID names the source within the connection.
+	ID uint64
+	// Size is the stream data of one message in bytes.
+	Size int
+	// Interval is the time between two messages (zero: a single message).
+	Interval time.Duration
+	// Next is when the next message is generated.
+	Next time.Time
+}
+
+// Due calls f for the generation time of every message of s in the
+// interval (from, to].
+func (s *Source) Due(from, to time.Time, f func(at time.Time)) {
+	t := s.Next
+	if s.Interval > 0 && t.Before(from) {
+		// Skip the messages before the window.
+		k := from.Sub(t) / s.Interval
+		t = t.Add(k * s.Interval)
+	}
+	for !t.After(to) {
+		if t.After(from) {
+			f(t)
+		}
+		if s.Interval <= 0 {
+			return
+		}
+		t = t.Add(s.Interval)
+	}
+}
+
+// SourceAware is implemented by path schedulers that use announced
+// sources. The connection passes every announcement and withdrawal on.
+type SourceAware interface {
+	// Announce adds or updates a source.
+	Announce(s Source)
+	// Withdraw removes a source.
+	Withdraw(id uint64)
+}
+
+// PacketObserver is implemented by path schedulers that keep state per
+// packet (such as the bytes a redundant scheduler sent beyond a congestion
+// window). The connection reports every in-flight 1-RTT packet.
+type PacketObserver interface {
+	// OnPacketSent: packet pn of size bytes and class left on path
+	// pathID; info is the path's state just before it was sent.
+	OnPacketSent(now time.Time, info *PathInfo, pn uint64, size int, class Class)
+	// OnPacketAcked and OnPacketLost settle a reported packet.
+	OnPacketAcked(now time.Time, pathID, pn uint64)
+	OnPacketLost(now time.Time, pathID, pn uint64)
+}
+
+// Counters is implemented by schedulers that count events per path (for
+// example "reservations_missed"); connections expose them with the path
+// statistics.
+type Counters interface {
+	// PathCounters returns the counters of a path; nil if none.
+	PathCounters(pathID uint64) map[string]uint64
 }
 
 // StreamInfo is a read-only snapshot of one stream that has data to send.

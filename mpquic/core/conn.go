@@ -136,6 +136,10 @@ type Conn struct {
 	pathBuf []scheduler.PathInfo
 	pathSel []uint64
 	pathSch scheduler.PathScheduler
+	// pktObs is pathSch when it observes packets; curClass the class of
+	// the packet being built.
+	pktObs   scheduler.PacketObserver
+	curClass scheduler.Class
 
 	streams streamMap
 	strSch  scheduler.StreamScheduler

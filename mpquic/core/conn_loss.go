@@ -66,6 +66,9 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 		}
 		if l == levelApp {
 			c.app.noteAcked(p.id, sp0.Number)
+			if c.pktObs != nil && sp0.InFlight {
+				c.pktObs.OnPacketAcked(now, p.id, sp0.Number)
+			}
 		}
 	})
 	c.ackedBuf = acked
@@ -124,6 +127,9 @@ func (c *Conn) detectLost(now time.Time, p *path, sp *pnSpace, l level) {
 		p.packetsLost++
 		p.bytesLost += uint64(sp0.Size)
 		c.qlog.PacketLost(now, p.id, qlog.PacketHeader{PacketType: l.String(), PacketNumber: sp0.Number, HasPacketNumber: true}, trig.String())
+		if c.pktObs != nil && l == levelApp && sp0.InFlight {
+			c.pktObs.OnPacketLost(now, p.id, sp0.Number)
+		}
 		c.onFramesLost(p, l, sp0.Frames)
 	})
 	if res.LostBytes == 0 && !res.PersistentCongestion {

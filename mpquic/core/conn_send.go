@@ -203,10 +203,19 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	w := scheduler.Work{Class: scheduler.ClassControl, Size: c.cfg.MaxPacketSize}
 	first := -1
 	infos := c.sendableStreams()
+	w.Waiting.Control = c.ctrl.pending()
+	for i := range infos {
+		w.Waiting.Retransmission = w.Waiting.Retransmission || infos[i].HasRetransmission
+		if infos[i].Priority {
+			w.Waiting.PriorityBytes += infos[i].Pending
+		} else {
+			w.Waiting.BackgroundBytes += infos[i].Pending
+		}
+	}
 	if len(infos) > 0 {
 		first = c.strSch.Next(now, infos)
 		st := infos[first]
-		w.StreamID = st.ID
+		w.StreamID, w.Priority = st.ID, st.Priority
 		switch {
 		case st.HasRetransmission:
 			w.Class = scheduler.ClassRetransmission
@@ -235,7 +244,10 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		id := infos[first].ID
 		firstID = &id
 	}
-	return c.buildOn(now, p, buf, modeNormal, firstID, c.pathSel[1:])
+	c.curClass = w.Class
+	d, ok := c.buildOn(now, p, buf, modeNormal, firstID, c.pathSel[1:])
+	c.curClass = scheduler.ClassControl
+	return d, ok
 }
 
 // cwndAllows reports whether path p may send a full-size packet now.
@@ -768,6 +780,11 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
 	sp.sent.OnSent(slot)
 	sp.nextPN++
 	p.packetsSent++
+	if c.pktObs != nil && pk.l == levelApp && pk.inFlight {
+		info := c.info(p, now)
+		info.BytesInFlight -= uint64(size)
+		c.pktObs.OnPacketSent(now, &info, pk.pn, size, c.curClass)
+	}
 	if pk.inFlight {
 		inFlight := c.bytesInFlight(p)
 		p.cc.OnPacketSent(now, size, inFlight)

@@ -14,6 +14,7 @@ import (
 	"github.com/mpq/mpq/mpquic/internal/streams"
 	"github.com/mpq/mpq/mpquic/internal/wire"
 	"github.com/mpq/mpq/mpquic/qerr"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // maxCryptoBuffer bounds out-of-order CRYPTO data per level
@@ -44,6 +45,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 		return nil, err
 	}
 	c.pathSch, c.strSch = ps.path, ps.stream
+	c.pktObs, _ = ps.path.(scheduler.PacketObserver)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil

@@ -301,7 +301,12 @@ func (c *Conn) abandonPath(p *path, code uint64, received bool) {
 	c.ctrl.pathAbandon.add(p.id)
 	c.retirePathRemote(p.id)
 	// Lost or not, what is outstanding goes again elsewhere.
-	p.app.sent.DeclareAllLost(func(sp *recovery.SentPacket) { c.onFramesLost(p, levelApp, sp.Frames) })
+	p.app.sent.DeclareAllLost(func(sp *recovery.SentPacket) {
+		c.onFramesLost(p, levelApp, sp.Frames)
+		if c.pktObs != nil && sp.InFlight {
+			c.pktObs.OnPacketLost(c.now, p.id, sp.Number)
+		}
+	})
 	p.app.probes = 0
 	p.removeAt = c.now.Add(3 * c.maxPTO())
 	for i, q := range c.paths {
@@ -525,6 +530,28 @@ func (c *Conn) primary() *path {
 	}
 	return nil
 }
+
+// AnnounceSource tells the path scheduler about a periodic source of
+// priority messages (see scheduler.Source): schedulers that reserve
+// congestion window for them (cwr, cwr-red) use it; others ignore it.
+// Announcing an existing ID updates it.
+func (c *Conn) AnnounceSource(s scheduler.Source) {
+	if sa, ok := c.pathSch.(scheduler.SourceAware); ok {
+		sa.Announce(s)
+	}
+}
+
+// WithdrawSource removes an announced source.
+func (c *Conn) WithdrawSource(id uint64) {
+	if sa, ok := c.pathSch.(scheduler.SourceAware); ok {
+		sa.Withdraw(id)
+	}
+}
+
+// PathSchedulerName and StreamSchedulerName name the connection's
+// schedulers.
+func (c *Conn) PathSchedulerName() string   { return c.pathSch.Name() }
+func (c *Conn) StreamSchedulerName() string { return c.strSch.Name() }
 
 // srtt is the smoothed RTT that flow control auto-tuning uses: the largest
 // of the open paths', as data may take the slowest.

@@ -136,6 +136,7 @@ func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 		BytesInFlight:   c.bytesInFlight(p),
 		PacingBudget:    p.pacingBudget(now),
 		MaxPacketSize:   c.maxPacketSize(p),
+		PacketOverhead:  packetOverhead,
 		PacketsSent:     p.packetsSent,
 		PacketsLost:     p.packetsLost,
 		ConsecutivePTOs: p.ptoCount,
@@ -167,7 +168,16 @@ type PathStats struct {
 	Status, PeerStatus string
 	// State is "validating", "active" or "closing".
 	State string
+	// SchedulerCounters are the path scheduler's counters of the path
+	// (for example "reservations_missed"), if it keeps any.
+	SchedulerCounters map[string]uint64
 }
+
+// packetOverhead is the part of a full 1-RTT packet that is not stream
+// data: a short header with our connection ID length and a 4-byte packet
+// number, the AEAD tag, and a STREAM frame header with an 8-byte offset and
+// a 2-byte length (schedulers estimate the packets of a message from it).
+const packetOverhead = 1 + ConnIDLen + 4 + aeadTag + 1 + 4 + 8 + 2
 
 // Paths returns the statistics of every path.
 func (c *Conn) Paths() []PathStats {
@@ -189,6 +199,9 @@ func (c *Conn) Paths() []PathStats {
 			PeerStatus:      peer,
 			State:           p.state.String(),
 		})
+		if sc, ok := c.pathSch.(scheduler.Counters); ok {
+			out[len(out)-1].SchedulerCounters = sc.PathCounters(p.id)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
