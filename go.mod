@@ -3,6 +3,7 @@ module github.com/mpq/mpq
 go 1.26.0
 
 require (
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/quic-go/quic-go v0.65.0
 	golang.org/x/crypto v0.54.0
 )

@@ -1,0 +1,511 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// table reads one TOML table against its schema, recording errors with
+// the key's line and remembering which keys it used.
+type table struct {
+	d      *document
+	prefix string // dotted path of the table, "" for the root
+	m      map[string]any
+	used   map[string]bool
+	errs   *Errors
+}
+
+func (d *document) table(prefix string, m map[string]any, errs *Errors) *table {
+	return &table{d: d, prefix: prefix, m: m, used: map[string]bool{}, errs: errs}
+}
+
+func (t *table) path(key string) string {
+	if t.prefix == "" {
+		return key
+	}
+	return t.prefix + "." + key
+}
+
+// fail records a problem with a key of the table.
+func (t *table) fail(key, format string, args ...any) {
+	p := t.path(key)
+	e := &Error{File: t.d.file, Key: p, Msg: fmt.Sprintf(format, args...)}
+	if o, ok := t.d.origins[p]; ok {
+		e.Origin = o
+	} else {
+		e.Line = t.d.lines[p]
+		if e.Line == 0 {
+			e.Line = t.d.lines[t.prefix]
+		}
+	}
+	*t.errs = append(*t.errs, e)
+}
+
+func (t *table) get(key string) (any, bool) {
+	t.used[key] = true
+	v, ok := t.m[key]
+	return v, ok
+}
+
+// done reports the keys the schema does not know.
+func (t *table) done() {
+	var unknown []string
+	for k := range t.m {
+		if !t.used[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		t.fail(k, "unknown key")
+	}
+}
+
+func (t *table) str(key, def string, allowed ...string) string {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		t.fail(key, "want a string, got %v", v)
+		return def
+	}
+	if len(allowed) > 0 {
+		for _, a := range allowed {
+			if s == a {
+				return s
+			}
+		}
+		t.fail(key, "%q is not one of %s", s, strings.Join(allowed, ", "))
+		return def
+	}
+	return s
+}
+
+func (t *table) boolean(key string, def bool) bool {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	b, ok := v.(bool)
+	if !ok {
+		t.fail(key, "want true or false, got %v", v)
+		return def
+	}
+	return b
+}
+
+func (t *table) integer(key string, def, lo, hi int64) int64 {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case float64:
+		if x != math.Trunc(x) {
+			t.fail(key, "want a whole number, got %v", x)
+			return def
+		}
+		n = int64(x)
+	case string:
+		p, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			t.fail(key, "want a whole number, got %q", x)
+			return def
+		}
+		n = p
+	default:
+		t.fail(key, "want a whole number, got %v", v)
+		return def
+	}
+	if n < lo || n > hi {
+		t.fail(key, "%d outside [%d, %d]", n, lo, hi)
+		return def
+	}
+	return n
+}
+
+func (t *table) duration(key string, def time.Duration) time.Duration {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		t.fail(key, "want a duration with a unit, e.g. \"50ms\", got %v", v)
+		return def
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		t.fail(key, "%v", err)
+		return def
+	}
+	return d
+}
+
+func (t *table) size(key string, def int64) int64 {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			t.fail(key, "size %d is negative", x)
+			return def
+		}
+		return x
+	case string:
+		n, err := ParseSize(x)
+		if err != nil {
+			t.fail(key, "%v", err)
+			return def
+		}
+		return n
+	}
+	t.fail(key, "want a size, e.g. \"10kB\" or 10000, got %v", v)
+	return def
+}
+
+func (t *table) rate(key string, def float64) float64 {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	s, ok := v.(string)
+	if !ok {
+		if n, ok := v.(int64); ok && n == 0 {
+			return 0
+		}
+		t.fail(key, "want a rate with a unit, e.g. \"100Mbit\", got %v", v)
+		return def
+	}
+	r, err := ParseRate(s)
+	if err != nil {
+		t.fail(key, "%v", err)
+		return def
+	}
+	return r
+}
+
+func (t *table) fraction(key string, def float64) float64 {
+	v, ok := t.get(key)
+	if !ok {
+		return def
+	}
+	var f float64
+	var err error
+	switch x := v.(type) {
+	case string:
+		f, err = ParseFraction(x)
+	case float64:
+		f, err = ParseFraction(strconv.FormatFloat(x, 'g', -1, 64))
+	case int64:
+		f, err = ParseFraction(strconv.FormatInt(x, 10))
+	default:
+		err = fmt.Errorf("want a probability, e.g. \"0.05%%\", got %v", v)
+	}
+	if err != nil {
+		t.fail(key, "%v", err)
+		return def
+	}
+	return f
+}
+
+func (t *table) sub(key string) *table {
+	v, ok := t.get(key)
+	if !ok {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.fail(key, "want a table")
+		return nil
+	}
+	return t.d.table(t.path(key), m, t.errs)
+}
+
+func (t *table) array(key string) []*table {
+	v, ok := t.get(key)
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		t.fail(key, "want [[%s]] tables", key)
+		return nil
+	}
+	out := make([]*table, 0, len(arr))
+	for i, x := range arr {
+		m, ok := x.(map[string]any)
+		if !ok {
+			t.fail(key, "element %d is not a table", i)
+			continue
+		}
+		out = append(out, t.d.table(t.path(key)+"."+strconv.Itoa(i), m, t.errs))
+	}
+	return out
+}
+
+// convert checks the document against the schema and resolves it.
+func (d *document) convert() (Experiment, Errors) {
+	var errs Errors
+	root := d.table("", d.root, &errs)
+	e := Experiment{File: d.file}
+	e.Name = root.str("name", "")
+	if e.Name == "" {
+		if _, ok := d.root["name"]; !ok {
+			errs = append(errs, &Error{File: d.file, Key: "name", Msg: "missing (every experiment needs a name)"})
+		}
+	}
+	e.Description = root.str("description", "")
+	e.Duration = root.duration("duration", 60*time.Second)
+	if e.Duration <= 0 {
+		root.fail("duration", "must be positive")
+	}
+	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
+	e.Backend = root.str("backend", BackendSim, BackendSim, BackendLoopback, BackendNetns)
+	for _, pt := range root.array("path") {
+		e.Paths = append(e.Paths, convertPath(pt))
+	}
+	if len(e.Paths) == 0 {
+		if _, ok := d.root["path"]; !ok {
+			errs = append(errs, &Error{File: d.file, Key: "path", Msg: "missing: give at least one [[path]]"})
+		}
+	}
+	if len(e.Paths) > 8 {
+		root.fail("path", "%d paths; at most 8", len(e.Paths))
+	}
+	e.Transport = convertTransport(root.sub("transport"))
+	names := map[string]bool{}
+	for i, st := range root.array("source") {
+		s := convertSource(st, i)
+		if names[s.Name] {
+			st.fail("name", "source name %q used twice", s.Name)
+		}
+		names[s.Name] = true
+		if s.Start >= e.Duration {
+			st.fail("start", "%v is not before the end of the experiment (%v)", s.Start, e.Duration)
+		}
+		e.Sources = append(e.Sources, s)
+	}
+	if len(e.Sources) == 0 {
+		if _, ok := d.root["source"]; !ok {
+			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
+		}
+	}
+	e.Output = Output{Interval: 100 * time.Millisecond}
+	if ot := root.sub("output"); ot != nil {
+		e.Output.Qlog = ot.boolean("qlog", false)
+		e.Output.Interval = ot.duration("interval", e.Output.Interval)
+		if e.Output.Interval <= 0 {
+			ot.fail("interval", "must be positive")
+		}
+		ot.done()
+	}
+	root.done()
+	return e, errs
+}
+
+// Link keys, accepted in [[path]] (both directions) and in its [path.up]
+// and [path.down] overrides.
+func readLink(t *table, l Link, rttKey bool) (Link, time.Duration) {
+	var rtt time.Duration
+	if rttKey {
+		rtt = t.duration("rtt", 50*time.Millisecond)
+	}
+	l.Rate = t.rate("rate", l.Rate)
+	if _, ok := t.m["delay"]; ok {
+		l.Delay = t.duration("delay", l.Delay)
+	}
+	l.Loss = t.fraction("loss", l.Loss)
+	l.LossModel = t.str("loss_model", l.LossModel, "bernoulli", "gilbert")
+	if v, ok := t.get("burst"); ok {
+		switch x := v.(type) {
+		case float64:
+			l.BurstLength = x
+		case int64:
+			l.BurstLength = float64(x)
+		default:
+			t.fail("burst", "want the mean loss burst length in packets, got %v", v)
+		}
+		if l.BurstLength < 1 {
+			t.fail("burst", "mean burst length %v below 1 packet", l.BurstLength)
+		}
+	}
+	if v, ok := t.get("queue"); ok {
+		l.QueueBytes, l.QueueBDP = 0, 0
+		switch x := v.(type) {
+		case string:
+			s := strings.TrimSpace(strings.ToLower(x))
+			if strings.HasSuffix(s, "bdp") {
+				f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "bdp")), 64)
+				if err != nil || f <= 0 {
+					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+				}
+				l.QueueBDP = f
+			} else {
+				n, err := ParseSize(x)
+				if err != nil || n <= 0 {
+					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+				}
+				l.QueueBytes = n
+			}
+		case int64:
+			if x <= 0 {
+				t.fail("queue", "queue must be positive")
+			}
+			l.QueueBytes = x
+		default:
+			t.fail("queue", "want bytes or a multiple of the BDP, got %v", v)
+		}
+	}
+	l.Jitter = t.duration("jitter", l.Jitter)
+	return l, rtt
+}
+
+func convertPath(t *table) Path {
+	base := Link{Rate: 100e6, LossModel: "bernoulli", BurstLength: 1, QueueBDP: 1}
+	base, rtt := readLink(t, base, true)
+	if _, ok := t.m["delay"]; !ok {
+		base.Delay = rtt / 2
+	} else if _, ok := t.m["rtt"]; ok {
+		t.fail("delay", "give either rtt (round trip) or delay (one way), not both")
+	}
+	p := Path{Up: base, Down: base}
+	if ut := t.sub("up"); ut != nil {
+		p.Up, _ = readLink(ut, p.Up, false)
+		ut.done()
+	}
+	if dt := t.sub("down"); dt != nil {
+		p.Down, _ = readLink(dt, p.Down, false)
+		dt.done()
+	}
+	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
+		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
+	}
+	t.done()
+	return p
+}
+
+func convertTransport(t *table) Transport {
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
+	if t == nil {
+		return tr
+	}
+	tr.PathScheduler = t.str("path_scheduler", tr.PathScheduler)
+	tr.StreamScheduler = t.str("stream_scheduler", tr.StreamScheduler)
+	tr.Congestion = t.str("congestion", tr.Congestion)
+	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
+	tr.Pacing = t.boolean("pacing", tr.Pacing)
+	tr.Multipath = t.boolean("multipath", tr.Multipath)
+	tr.InitialRTT = t.duration("initial_rtt", tr.InitialRTT)
+	if tr.InitialRTT <= 0 {
+		t.fail("initial_rtt", "must be positive")
+	}
+	t.done()
+	return tr
+}
+
+// sourceKeys lists the keys each kind accepts besides name, kind, start,
+// stop and priority.
+var sourceKeys = map[string][]string{
+	KindPeriodic:        {"interval", "size", "count", "announce"},
+	KindBulk:            {"size"},
+	KindRequestResponse: {"interval", "size", "reply_size", "count"},
+	KindFile:            {"size", "count", "interval"},
+	KindFrames:          {"interval", "size", "reply_size", "count"},
+	KindStopAndWait:     {"size", "count", "timeout"},
+}
+
+func convertSource(t *table, i int) Source {
+	s := Source{Name: t.str("name", fmt.Sprintf("source%d", i))}
+	s.Kind = t.str("kind", "", KindPeriodic, KindBulk, KindRequestResponse, KindFile, KindFrames, KindStopAndWait)
+	if s.Kind == "" {
+		if _, ok := t.m["kind"]; !ok {
+			t.fail("kind", "missing (periodic, bulk, request-response, file, frames or stop-and-wait)")
+		}
+		t.done()
+		return s
+	}
+	allowed := map[string]bool{}
+	for _, k := range sourceKeys[s.Kind] {
+		allowed[k] = true
+	}
+	for k := range t.m {
+		switch k {
+		case "name", "kind", "start", "stop", "priority":
+		default:
+			if !allowed[k] {
+				t.used[k] = true
+				t.fail(k, "not a key of %s sources (they take %s)", s.Kind, strings.Join(sourceKeys[s.Kind], ", "))
+			}
+		}
+	}
+	s.Priority = t.boolean("priority", s.Kind == KindPeriodic)
+	s.Start = t.duration("start", 0)
+	s.Stop = t.duration("stop", 0)
+	if s.Stop != 0 && s.Stop <= s.Start {
+		t.fail("stop", "%v is not after start %v", s.Stop, s.Start)
+	}
+	need := func(key string) {
+		if _, ok := t.m[key]; !ok {
+			t.fail(key, "missing: %s sources need %s", s.Kind, key)
+		}
+	}
+	switch s.Kind {
+	case KindPeriodic:
+		need("interval")
+		need("size")
+		s.Interval = t.duration("interval", 0)
+		s.Size = t.size("size", 0)
+		s.Count = int(t.integer("count", 0, 0, math.MaxInt32))
+		s.Announce = t.boolean("announce", s.Priority)
+	case KindBulk:
+		s.Size = t.size("size", 0)
+	case KindRequestResponse:
+		need("interval")
+		need("size")
+		s.Interval = t.duration("interval", 0)
+		s.Size = t.size("size", 0)
+		s.ReplySize = t.size("reply_size", s.Size)
+		s.Count = int(t.integer("count", 0, 0, math.MaxInt32))
+	case KindFile:
+		need("size")
+		s.Size = t.size("size", 0)
+		s.Count = int(t.integer("count", 1, 1, math.MaxInt32))
+		s.Interval = t.duration("interval", 0)
+	case KindFrames:
+		need("size")
+		s.Interval = t.duration("interval", time.Second/30)
+		s.Size = t.size("size", 0)
+		s.ReplySize = t.size("reply_size", 64)
+		s.Count = int(t.integer("count", 0, 0, math.MaxInt32))
+	case KindStopAndWait:
+		need("count")
+		s.Size = t.size("size", 64)
+		s.Count = int(t.integer("count", 0, 1, math.MaxInt32))
+		s.Timeout = t.duration("timeout", 5*time.Second)
+	}
+	if (s.Kind == KindPeriodic || s.Kind == KindRequestResponse || s.Kind == KindFrames) && s.Interval <= 0 {
+		if _, ok := t.m["interval"]; ok {
+			t.fail("interval", "must be positive")
+		}
+	}
+	if s.Kind != KindBulk && s.Size <= 0 {
+		if _, ok := t.m["size"]; ok {
+			t.fail("size", "must be positive")
+		}
+	}
+	t.done()
+	return s
+}

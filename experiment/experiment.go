@@ -1,0 +1,219 @@
+// Package experiment reads experiment files: TOML documents that describe
+// a network (paths with rate, delay, loss, queue and jitter per direction),
+// the transport (schedulers, congestion control, packet size, pacing), the
+// traffic (periodic priority sources, bulk background data and the
+// workloads of the reference papers), and sweeps over any of these values.
+//
+// Every problem in a file is reported as an *Error naming the file, the
+// line and the key; the command line turns them into exit status 2.
+//
+// A minimal file:
+//
+//	name = "cwr-one-source"
+//	duration = "60s"
+//	seed = 1
+//
+//	[[path]]
+//	rate = "100Mbit"
+//	rtt = "50ms"
+//	loss = "0.05%"
+//
+//	[[path]]
+//	rate = "100Mbit"
+//	rtt = "50ms"
+//	loss = "0.05%"
+//
+//	[transport]
+//	path_scheduler = "cwr"
+//	stream_scheduler = "priority-fifo"
+//
+//	[[source]]
+//	name = "s1"
+//	kind = "periodic"
+//	interval = "50ms"
+//	size = "10kB"
+//	priority = true
+//
+//	[[source]]
+//	name = "background"
+//	kind = "bulk"
+//
+//	[sweep]
+//	"transport.path_scheduler" = ["lowrtt", "cwr", "cwr-red"]
+//
+// EXPERIMENTS.md documents every key.
+package experiment
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Backends an experiment can run on.
+const (
+	BackendSim      = "sim"
+	BackendLoopback = "loopback"
+	BackendNetns    = "netns"
+)
+
+// Source kinds.
+const (
+	KindPeriodic        = "periodic"
+	KindBulk            = "bulk"
+	KindRequestResponse = "request-response"
+	KindFile            = "file"
+	KindFrames          = "frames"
+	KindStopAndWait     = "stop-and-wait"
+)
+
+// Experiment is one fully resolved run.
+type Experiment struct {
+	// File is the experiment file it came from.
+	File string
+	Name string
+	// Description is free text kept with the results.
+	Description string
+	Duration    time.Duration
+	Seed        uint64
+	Backend     string
+	Paths       []Path
+	Transport   Transport
+	Sources     []Source
+	Output      Output
+	// Vary lists the values a sweep or --set chose for this run, in the
+	// order of the keys, as "key=value".
+	Vary []string
+}
+
+// Path is one network path between the client and the server: a link in
+// each direction.
+type Path struct {
+	// Up carries client-to-server packets, Down server-to-client ones.
+	Up, Down Link
+}
+
+// Link is one direction of a path.
+type Link struct {
+	// Rate in bits per second; 0 means unlimited.
+	Rate float64
+	// Delay is the one-way propagation delay.
+	Delay time.Duration
+	// Loss is the random loss probability of a packet.
+	Loss float64
+	// LossModel is "bernoulli" or "gilbert" (bursty: BurstLength is the
+	// mean number of packets lost in a row).
+	LossModel   string
+	BurstLength float64
+	// QueueBytes bounds the drop-tail queue; if zero, QueueBDP times the
+	// path's bandwidth-delay product (rate x round-trip propagation delay).
+	QueueBytes int64
+	QueueBDP   float64
+	// Jitter adds a uniform random delay in [0, Jitter) without
+	// reordering.
+	Jitter time.Duration
+}
+
+// RTT is the round-trip propagation delay of a path.
+func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay }
+
+// QueueLimit is the link's queue in bytes for a path of round-trip
+// propagation delay rtt; at least 16 full-size packets.
+func (l Link) QueueLimit(rtt time.Duration) int64 {
+	if l.QueueBytes > 0 {
+		return l.QueueBytes
+	}
+	if l.Rate == 0 {
+		return 0
+	}
+	q := int64(l.QueueBDP * l.Rate * rtt.Seconds() / 8)
+	return max(q, 16*1500)
+}
+
+// Transport configures the QUIC connection.
+type Transport struct {
+	PathScheduler   string
+	StreamScheduler string
+	Congestion      string
+	MaxPacketSize   int
+	Pacing          bool
+	// Multipath false keeps the connection on the first path.
+	Multipath bool
+	// InitialRTT is the RTT assumed before the first sample.
+	InitialRTT time.Duration
+}
+
+// Source is one traffic source. Which fields matter depends on Kind (see
+// EXPERIMENTS.md).
+type Source struct {
+	Name     string
+	Kind     string
+	Priority bool
+	// Announce makes a periodic source announce its messages to the path
+	// scheduler (for the CWR schedulers' reservations).
+	Announce bool
+	// Start and Stop bound the source's activity (Stop 0: the end of the
+	// experiment).
+	Start, Stop time.Duration
+	Interval    time.Duration
+	Size        int64
+	ReplySize   int64
+	// Count bounds the number of messages, transfers or publishes (0: no
+	// bound).
+	Count int
+	// Timeout is how long stop-and-wait waits for an acknowledgement
+	// before it counts the publish as failed.
+	Timeout time.Duration
+}
+
+// Output configures what a run writes besides its summary.
+type Output struct {
+	// Qlog writes qlog traces of both connection ends.
+	Qlog bool
+	// Interval is the bin of the throughput time series.
+	Interval time.Duration
+}
+
+// Error is a problem in an experiment file, at a line and key.
+type Error struct {
+	File string
+	Line int // 0 when the value did not come from a line of the file
+	Key  string
+	// Origin says where a value came from when not from the file's own
+	// line ("--set", "[sweep] line 12").
+	Origin string
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %s", e.Key)
+	}
+	if e.Origin != "" {
+		fmt.Fprintf(&b, " (from %s)", e.Origin)
+	}
+	fmt.Fprintf(&b, ": %s", e.Msg)
+	return b.String()
+}
+
+// Errors is a list of problems, all reported at once.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// sortErrors orders errors by line.
+func sortErrors(es Errors) {
+	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+}

@@ -1,0 +1,234 @@
+package experiment
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const paperFile = `name = "paper"
+duration = "60s"
+seed = 7
+
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+loss = "0.05%"
+
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+loss = "0.05%"
+[path.down]
+rate = "10Mbit"
+
+[transport]
+path_scheduler = "cwr"
+stream_scheduler = "priority-fifo"
+
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+
+[[source]]
+name = "background"
+kind = "bulk"
+`
+
+func TestParsePaperSetup(t *testing.T) {
+	runs, err := Parse("paper.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	e := runs[0]
+	if e.Name != "paper" || e.Duration != time.Minute || e.Seed != 7 || e.Backend != BackendSim {
+		t.Fatalf("header %+v", e)
+	}
+	want := Link{Rate: 100e6, Delay: 25 * time.Millisecond, Loss: 0.0005, LossModel: "bernoulli", BurstLength: 1, QueueBDP: 1}
+	if e.Paths[0].Up != want || e.Paths[0].Down != want || e.Paths[1].Up != want {
+		t.Fatalf("path 0 %+v", e.Paths[0])
+	}
+	if e.Paths[1].Down.Rate != 10e6 || e.Paths[1].Down.Delay != 25*time.Millisecond {
+		t.Fatalf("down override %+v", e.Paths[1].Down)
+	}
+	if e.Paths[0].RTT() != 50*time.Millisecond {
+		t.Fatalf("rtt %v", e.Paths[0].RTT())
+	}
+	// One BDP of 100 Mbit/s over 50 ms is 625 kB.
+	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
+		t.Fatalf("queue %d", q)
+	}
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
+	if e.Transport != tr {
+		t.Fatalf("transport %+v", e.Transport)
+	}
+	s := e.Sources[0]
+	if s.Kind != KindPeriodic || !s.Priority || !s.Announce || s.Interval != 50*time.Millisecond || s.Size != 10000 {
+		t.Fatalf("source %+v", s)
+	}
+	if b := e.Sources[1]; b.Kind != KindBulk || b.Priority {
+		t.Fatalf("bulk %+v", b)
+	}
+}
+
+func TestSweepAndOverrides(t *testing.T) {
+	doc := paperFile + `
+[sweep]
+"transport.path_scheduler" = ["lowrtt", "cwr", "cwr-red"]
+"source.s1.size" = ["10kB", "25kB"]
+`
+	set, err := ParseOverride("path.0.rtt=\"20ms\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Parse("s.toml", []byte(doc), []Override{set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs, want 6", len(runs))
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Transport.PathScheduler+"/"+strings.TrimSuffix(strings.TrimSuffix(FormatRate(float64(r.Sources[0].Size)), "kbit"), "bit"))
+		if r.Paths[0].RTT() != 20*time.Millisecond || r.Paths[1].RTT() != 50*time.Millisecond {
+			t.Fatalf("override not applied: %v %v", r.Paths[0].RTT(), r.Paths[1].RTT())
+		}
+	}
+	want := []string{"lowrtt/10", "lowrtt/25", "cwr/10", "cwr/25", "cwr-red/10", "cwr-red/25"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if v := runs[3].Vary; !reflect.DeepEqual(v, []string{"path.0.rtt=20ms", "transport.path_scheduler=cwr", "source.s1.size=25kB"}) {
+		t.Fatalf("vary %v", v)
+	}
+}
+
+func TestResolvedRoundTrip(t *testing.T) {
+	doc := paperFile + `
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "100ms"
+size = 512
+stop = "30s"
+[[source]]
+name = "saw"
+kind = "stop-and-wait"
+count = 10
+[[path]]
+rate = "10Mbit"
+delay = "5ms"
+loss = 0.01
+loss_model = "gilbert"
+burst = 3
+queue = "64KiB"
+jitter = "2ms"
+[output]
+qlog = true
+`
+	runs, err := Parse("r.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
+	if err != nil {
+		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
+	}
+	a := again[0]
+	a.File, e.File = "", ""
+	if !reflect.DeepEqual(a, e) {
+		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
+	}
+}
+
+func TestErrorsNameFileLineKey(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		set  string
+		want []string
+	}{
+		{"unknown key", "colour = \"red\"\n" + paperFile, "", []string{"e.toml:1: colour: unknown key"}},
+		{"unknown path key", strings.Replace(paperFile, `rtt = "50ms"`+"\nloss", `rtt = "50ms"`+"\nbandwidth = 3\nloss", 1), "", []string{"e.toml:8: path.0.bandwidth: unknown key"}},
+		{"bad rate unit", strings.Replace(paperFile, `"100Mbit"`, `"100 furlongs"`, 1), "", []string{"e.toml:6: path.0.rate: bad rate unit"}},
+		{"bad duration", strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1), "", []string{"e.toml:2: duration: bad duration"}},
+		{"duration without unit", strings.Replace(paperFile, `duration = "60s"`, `duration = 60`, 1), "", []string{"e.toml:2: duration: want a duration with a unit"}},
+		{"loss above one", strings.Replace(paperFile, `loss = "0.05%"`, `loss = "150%"`, 1), "", []string{"e.toml:8: path.0.loss: fraction"}},
+		{"bad scheduler value type", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = 3`, 1), "", []string{"e.toml:18: transport.path_scheduler: want a string"}},
+		{"unknown table", paperFile + "[transport.x]\n", "", []string{"e.toml:30: transport.x: unknown key"}},
+		{"kind key mismatch", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\ninterval = \"1s\"", 1), "", []string{"e.toml:30: source.1.interval: not a key of bulk sources"}},
+		{"missing interval", strings.Replace(paperFile, `interval = "50ms"`+"\n", "", 1), "", []string{"source.0.interval: missing"}},
+		{"unknown kind", strings.Replace(paperFile, `kind = "bulk"`, `kind = "torrent"`, 1), "", []string{"e.toml:29: source.1.kind: \"torrent\" is not one of"}},
+		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: \"mars\" is not one of"}},
+		{"negative start", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"-1s\"", 1), "", []string{"source.1.start: duration \"-1s\" is negative"}},
+		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
+		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
+		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
+		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size): 100 outside [1200, 65527]"}},
+		{"override unknown source", paperFile, "source.nope.size=1", []string{"source.nope.size (from --set source.nope.size): no source \"nope\""}},
+		{"sweep not an array", paperFile + "[sweep]\n\"duration\" = \"1s\"\n", "", []string{"sweep.duration: must be a non-empty array"}},
+		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"path.1.rate (from [sweep] line 31): bad rate"}},
+		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var over []Override
+			if tc.set != "" {
+				o, err := ParseOverride(tc.set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				over = append(over, o)
+			}
+			_, err := Parse("e.toml", []byte(tc.doc), over)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var e *Error
+			var es Errors
+			if !errors.As(err, &e) && !errors.As(err, &es) {
+				t.Fatalf("error of type %T", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error\n%v\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestUnits(t *testing.T) {
+	rates := map[string]float64{"100Mbit": 100e6, "1Gbit": 1e9, "10 Mbps": 10e6, "500kbit/s": 500e3, "0": 0, "unlimited": 0, "1.5Mbit": 1.5e6}
+	for s, want := range rates {
+		if got, err := ParseRate(s); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	sizes := map[string]int64{"10kB": 10000, "1MiB": 1 << 20, "1350": 1350, "2.5MB": 2500000, "64KiB": 65536, "1B": 1}
+	for s, want := range sizes {
+		if got, err := ParseSize(s); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "kB", "1.5B", "-3kB", "3 parsecs"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+	fr := map[string]float64{"0.05%": 0.0005, "1%": 0.01, "0.3": 0.3, "0": 0}
+	for s, want := range fr {
+		if got, err := ParseFraction(s); err != nil || got != want {
+			t.Errorf("ParseFraction(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,370 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// Override sets one key of an experiment file, as "--set key=value" does.
+// Keys are dotted: "duration", "transport.path_scheduler", "path.1.rtt",
+// "path.0.down.loss", "source.s1.size" or "source.0.size".
+type Override struct {
+	Key   string
+	Value any
+	// Origin says where it came from, for error messages.
+	Origin string
+}
+
+// ParseOverride parses "key=value"; the value is read as a TOML value
+// (number, boolean, string in quotes, array) and otherwise as a string.
+func ParseOverride(s string) (Override, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return Override{}, fmt.Errorf("--set %q: want key=value", s)
+	}
+	return Override{Key: k, Value: parseLooseValue(strings.TrimSpace(v)), Origin: "--set " + k}, nil
+}
+
+func parseLooseValue(v string) any {
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte("v = "+v), &doc); err == nil {
+		return doc["v"]
+	}
+	return v
+}
+
+// document is a parsed file: its values and the line of every key.
+type document struct {
+	file  string
+	root  map[string]any
+	lines map[string]int // dotted key path -> line
+	// origins names the override that set a key (dotted path with
+	// numeric indexes), for error messages.
+	origins map[string]string
+}
+
+// Load reads an experiment file and returns its runs: one, or one per
+// combination of the [sweep] values, in a fixed order (the first sweep key
+// varies slowest). Overrides apply to every run, before the sweep. Errors
+// are *Error or Errors.
+func Load(file string, overrides []Override) ([]Experiment, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	return Parse(file, data, overrides)
+}
+
+// Parse is Load for a document already in memory.
+func Parse(file string, data []byte, overrides []Override) ([]Experiment, error) {
+	doc, err := parseDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	var errs Errors
+	sweep, serr := doc.takeSweep()
+	errs = append(errs, serr...)
+	for _, o := range overrides {
+		if err := doc.apply(o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var runs []Experiment
+	combos := expand(sweep)
+	for _, combo := range combos {
+		d := doc.clone()
+		var vary []string
+		for _, o := range overrides {
+			vary = append(vary, fmt.Sprintf("%s=%v", o.Key, o.Value))
+		}
+		for _, o := range combo {
+			if err := d.apply(o); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			vary = append(vary, fmt.Sprintf("%s=%v", o.Key, o.Value))
+		}
+		e, cerr := d.convert()
+		if len(cerr) > 0 {
+			errs = append(errs, cerr...)
+			continue
+		}
+		e.Vary = vary
+		runs = append(runs, e)
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, dedup(errs)
+	}
+	return runs, nil
+}
+
+func dedup(es Errors) Errors {
+	seen := map[string]bool{}
+	var out Errors
+	for _, e := range es {
+		if s := e.Error(); !seen[s] {
+			seen[s] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// parseDocument decodes the TOML and indexes the lines of its keys.
+func parseDocument(file string, data []byte) (*document, error) {
+	var root map[string]any
+	if err := toml.Unmarshal(data, &root); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			return nil, &Error{File: file, Line: line, Key: strings.Join(de.Key(), "."), Msg: "TOML syntax: " + de.Error()}
+		}
+		return nil, &Error{File: file, Msg: "TOML: " + err.Error()}
+	}
+	d := &document{file: file, root: root, lines: map[string]int{}, origins: map[string]string{}}
+	d.indexLines(data)
+	return d, nil
+}
+
+// indexLines records the line of every key with go-toml's position-aware
+// parser: "path.0.rate" for the rate of the first [[path]], and so on.
+func (d *document) indexLines(data []byte) {
+	p := unstable.Parser{}
+	p.Reset(data)
+	var table []string
+	arrays := map[string]int{}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			it := e.Key()
+			for it.Next() {
+				table = append(table, string(it.Node().Data))
+			}
+			if e.Kind == unstable.ArrayTable {
+				name := strings.Join(table, ".")
+				idx := arrays[name]
+				arrays[name]++
+				table = append(table, strconv.Itoa(idx))
+			}
+			d.lines[strings.Join(table, ".")] = lineOf(&p, e)
+		case unstable.KeyValue:
+			key := append([]string(nil), table...)
+			it := e.Key()
+			var parts []string
+			for it.Next() {
+				parts = append(parts, string(it.Node().Data))
+			}
+			line := lineOf(&p, e)
+			if len(table) == 1 && table[0] == "sweep" {
+				// Sweep keys are dotted paths in quotes.
+				d.lines["sweep["+strings.Join(parts, ".")+"]"] = line
+				continue
+			}
+			key = append(key, parts...)
+			d.lines[strings.Join(key, ".")] = line
+		}
+	}
+}
+
+// lineOf is the line a node's key starts on.
+func lineOf(p *unstable.Parser, n *unstable.Node) int {
+	if n.Kind == unstable.KeyValue {
+		it := n.Key()
+		if it.Next() {
+			return p.Shape(it.Node().Raw).Start.Line
+		}
+	}
+	if n.Kind == unstable.Table || n.Kind == unstable.ArrayTable {
+		it := n.Key()
+		if it.Next() {
+			return p.Shape(it.Node().Raw).Start.Line
+		}
+	}
+	return p.Shape(n.Raw).Start.Line
+}
+
+// clone deep-copies the document's values (lines are shared).
+func (d *document) clone() *document {
+	origins := make(map[string]string, len(d.origins))
+	for k, v := range d.origins {
+		origins[k] = v
+	}
+	return &document{file: d.file, root: deepCopy(d.root).(map[string]any), lines: d.lines, origins: origins}
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, x := range t {
+			s[i] = deepCopy(x)
+		}
+		return s
+	case []map[string]any:
+		s := make([]any, len(t))
+		for i, x := range t {
+			s[i] = deepCopy(x)
+		}
+		return s
+	}
+	return v
+}
+
+// takeSweep removes the [sweep] table and returns its keys in file order
+// with their value lists.
+func (d *document) takeSweep() ([]sweepKey, Errors) {
+	raw, ok := d.root["sweep"]
+	if !ok {
+		return nil, nil
+	}
+	delete(d.root, "sweep")
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, Errors{{File: d.file, Line: d.lines["sweep"], Key: "sweep", Msg: "must be a table of key = [values]"}}
+	}
+	var keys []sweepKey
+	var errs Errors
+	for k, v := range m {
+		line := d.lines["sweep["+k+"]"]
+		if sub, ok := v.(map[string]any); ok {
+			// An unquoted dotted key (transport.path_scheduler = [...])
+			// arrives as a nested table: flatten it.
+			flattenSweep(k, sub, func(fk string, fv any) {
+				keys = append(keys, d.sweepKey(fk, fv, d.lines["sweep."+fk], &errs))
+			})
+			continue
+		}
+		keys = append(keys, d.sweepKey(k, v, line, &errs))
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if keys[i].line != keys[j].line {
+			return keys[i].line < keys[j].line
+		}
+		return keys[i].key < keys[j].key
+	})
+	return keys, errs
+}
+
+func flattenSweep(prefix string, m map[string]any, f func(string, any)) {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			flattenSweep(prefix+"."+k, sub, f)
+			continue
+		}
+		f(prefix+"."+k, v)
+	}
+}
+
+func (d *document) sweepKey(k string, v any, line int, errs *Errors) sweepKey {
+	vals, ok := v.([]any)
+	if !ok || len(vals) == 0 {
+		*errs = append(*errs, &Error{File: d.file, Line: line, Key: "sweep." + k, Msg: "must be a non-empty array of values"})
+	}
+	return sweepKey{key: k, values: vals, line: line}
+}
+
+type sweepKey struct {
+	key    string
+	values []any
+	line   int
+}
+
+// expand returns the grid of a sweep, the first key varying slowest.
+func expand(keys []sweepKey) [][]Override {
+	out := [][]Override{nil}
+	for _, k := range keys {
+		var next [][]Override
+		for _, prefix := range out {
+			for _, v := range k.values {
+				combo := append(append([]Override(nil), prefix...), Override{Key: k.key, Value: v, Origin: fmt.Sprintf("[sweep] line %d", k.line)})
+				next = append(next, combo)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// apply sets a dotted key. Arrays of tables are indexed by number or, for
+// sources, by name.
+func (d *document) apply(o Override) *Error {
+	parts := strings.Split(o.Key, ".")
+	fail := func(msg string, args ...any) *Error {
+		return &Error{File: d.file, Key: o.Key, Origin: o.Origin, Msg: fmt.Sprintf(msg, args...)}
+	}
+	if o.Key == "" || parts[0] == "sweep" {
+		return fail("cannot be set")
+	}
+	cur := d.root
+	var canon []string
+	for i := 0; i < len(parts)-1; i++ {
+		p := parts[i]
+		canon = append(canon, p)
+		next, ok := cur[p]
+		if !ok {
+			if p == "path" || p == "source" {
+				return fail("no [[%s]] tables", p)
+			}
+			m := map[string]any{}
+			cur[p] = m
+			cur = m
+			continue
+		}
+		switch t := next.(type) {
+		case map[string]any:
+			cur = t
+		case []any:
+			if i+1 >= len(parts)-1 {
+				return fail("names an array of tables; add an index or name, e.g. %s.0.%s", p, parts[len(parts)-1])
+			}
+			i++
+			m, idx := findElem(t, parts[i])
+			if m == nil {
+				return fail("no %s %q (use an index from 0 to %d or a name)", p, parts[i], len(t)-1)
+			}
+			canon = append(canon, strconv.Itoa(idx))
+			cur = m
+		default:
+			return fail("%s is not a table", strings.Join(parts[:i+1], "."))
+		}
+	}
+	cur[parts[len(parts)-1]] = o.Value
+	d.origins[strings.Join(append(canon, parts[len(parts)-1]), ".")] = o.Origin
+	return nil
+}
+
+func findElem(arr []any, sel string) (map[string]any, int) {
+	if i, err := strconv.Atoi(sel); err == nil {
+		if i >= 0 && i < len(arr) {
+			m, _ := arr[i].(map[string]any)
+			return m, i
+		}
+		return nil, 0
+	}
+	for i, x := range arr {
+		if m, ok := x.(map[string]any); ok && m["name"] == sel {
+			return m, i
+		}
+	}
+	return nil, 0
+}

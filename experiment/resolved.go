@@ -1,0 +1,98 @@
+package experiment
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ResolvedTOML writes the run as an experiment file with every value
+// explicit (defaults filled in, sweep and overrides applied): reading it
+// back gives the same run. It is what a results directory keeps as
+// config.resolved.toml.
+func (e *Experiment) ResolvedTOML() []byte {
+	var b strings.Builder
+	w := func(key string, v string) { fmt.Fprintf(&b, "%s = %s\n", key, v) }
+	q := strconv.Quote
+	fmt.Fprintf(&b, "# Resolved from %s", e.File)
+	if len(e.Vary) > 0 {
+		fmt.Fprintf(&b, " with %s", strings.Join(e.Vary, ", "))
+	}
+	b.WriteString("\n")
+	w("name", q(e.Name))
+	if e.Description != "" {
+		w("description", q(e.Description))
+	}
+	w("duration", q(dur(e.Duration)))
+	w("seed", strconv.FormatUint(e.Seed, 10))
+	w("backend", q(e.Backend))
+	for _, p := range e.Paths {
+		b.WriteString("\n[[path]]\n")
+		writeLink(&b, p.Up, true)
+		b.WriteString("[path.down]\n")
+		writeLink(&b, p.Down, true)
+	}
+	t := e.Transport
+	b.WriteString("\n[transport]\n")
+	w("path_scheduler", q(t.PathScheduler))
+	w("stream_scheduler", q(t.StreamScheduler))
+	w("congestion", q(t.Congestion))
+	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
+	w("pacing", strconv.FormatBool(t.Pacing))
+	w("multipath", strconv.FormatBool(t.Multipath))
+	w("initial_rtt", q(dur(t.InitialRTT)))
+	for _, s := range e.Sources {
+		b.WriteString("\n[[source]]\n")
+		w("name", q(s.Name))
+		w("kind", q(s.Kind))
+		w("priority", strconv.FormatBool(s.Priority))
+		w("start", q(dur(s.Start)))
+		if s.Stop > 0 {
+			w("stop", q(dur(s.Stop)))
+		}
+		for _, k := range sourceKeys[s.Kind] {
+			switch k {
+			case "interval":
+				w(k, q(dur(s.Interval)))
+			case "size":
+				w(k, strconv.FormatInt(s.Size, 10))
+			case "reply_size":
+				w(k, strconv.FormatInt(s.ReplySize, 10))
+			case "count":
+				w(k, strconv.Itoa(s.Count))
+			case "announce":
+				w(k, strconv.FormatBool(s.Announce))
+			case "timeout":
+				w(k, q(dur(s.Timeout)))
+			}
+		}
+	}
+	b.WriteString("\n[output]\n")
+	w("qlog", strconv.FormatBool(e.Output.Qlog))
+	w("interval", q(dur(e.Output.Interval)))
+	return []byte(b.String())
+}
+
+// writeLink writes a link's keys; the path's up link goes in [[path]],
+// its down link in [path.down].
+func writeLink(b *strings.Builder, l Link, delay bool) {
+	w := func(key string, v string) { fmt.Fprintf(b, "%s = %s\n", key, v) }
+	w("rate", strconv.Quote(FormatRate(l.Rate)))
+	if delay {
+		w("delay", strconv.Quote(dur(l.Delay)))
+	}
+	w("loss", strconv.FormatFloat(l.Loss, 'g', -1, 64))
+	w("loss_model", strconv.Quote(l.LossModel))
+	if l.LossModel == "gilbert" {
+		w("burst", strconv.FormatFloat(l.BurstLength, 'g', -1, 64))
+	}
+	if l.QueueBytes > 0 {
+		w("queue", strconv.FormatInt(l.QueueBytes, 10))
+	} else {
+		w("queue", strconv.Quote(strconv.FormatFloat(l.QueueBDP, 'g', -1, 64)+"bdp"))
+	}
+	w("jitter", strconv.Quote(dur(l.Jitter)))
+}
+
+func dur(d time.Duration) string { return d.String() }
