@@ -89,6 +89,34 @@ type Config struct {
 	// Qlog, if set, is called once per connection and returns where its
 	// qlog trace (JSON-SEQ) goes; nil means no trace.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
+
+	// Observer, if set, is called once per connection ("client" or
+	// "server") and returns the Observer that receives its measurements;
+	// nil means none.
+	Observer func(vantage string) Observer
+}
+
+// Observer receives a connection's measurements as they happen, for
+// experiment logs. Its methods run synchronously on the connection's
+// goroutine, at the connection's (possibly virtual) time, and must not
+// call back into the connection.
+type Observer interface {
+	// PathMetricsUpdated reports a path's congestion and RTT state after
+	// it changed (a packet sent or acknowledged, a loss, a timer).
+	PathMetricsUpdated(now time.Time, m PathMetrics)
+	// StreamDataSent reports n bytes of stream data sent on a path,
+	// retransmissions and copies on several paths included.
+	StreamDataSent(now time.Time, pathID, streamID uint64, priority bool, n int)
+}
+
+// PathMetrics is a path's recovery state.
+type PathMetrics struct {
+	PathID                                    uint64
+	CongestionWindow, BytesInFlight, SSThresh uint64
+	SmoothedRTT, MinRTT, LatestRTT            time.Duration
+	// CongestionState is the controller's phase ("slow_start",
+	// "congestion_avoidance", "recovery", "application_limited").
+	CongestionState string
 }
 
 // Validate checks the configuration and returns a copy with defaults filled.

@@ -179,6 +179,7 @@ type Conn struct {
 	routedODCID []byte
 
 	qlog *qlog.Trace
+	obs  Observer
 
 	// Handshake-done flags for the endpoint.
 	addressValidated bool // server: the client's address is validated

@@ -398,7 +398,7 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 		c.qlog.CongestionStateUpdated(now, p.id, p.ccState.String(), st.String(), "")
 		p.ccState = st
 	}
-	if c.qlog == nil {
+	if c.qlog == nil && c.obs == nil {
 		return
 	}
 	m := pathMetrics{cwnd: p.cc.Window(), inFlight: c.bytesInFlight(p), ssthresh: p.cc.SlowStartThreshold(),
@@ -409,6 +409,10 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 	p.lastMetrics = m
 	c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
 		SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+	if c.obs != nil {
+		c.obs.PathMetricsUpdated(now, PathMetrics{PathID: p.id, CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
+			SSThresh: m.ssthresh, SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, CongestionState: st.String()})
+	}
 }
 
 var _ = qerr.NoError

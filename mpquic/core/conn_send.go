@@ -799,9 +799,20 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
 	}
 	if c.qlog != nil {
 		c.qlog.PacketSent(now, p.id, qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}, size, pk.frames)
-		if pk.inFlight {
-			c.updateMetrics(now, p)
+	}
+	if c.obs != nil && pk.l == levelApp {
+		for _, r := range pk.refs {
+			if r.Kind == refStream && r.Length > 0 {
+				prio := false
+				if s := c.streams.m[r.ID]; s != nil {
+					prio = s.priority
+				}
+				c.obs.StreamDataSent(now, p.id, r.ID, prio, int(r.Length))
+			}
 		}
+	}
+	if pk.inFlight && (c.qlog != nil || c.obs != nil) {
+		c.updateMetrics(now, p)
 	}
 }
 

@@ -80,6 +80,9 @@ func newClientConn(cfg *Config, host idHost, local, remote netip.AddrPort, serve
 	p.validated = true
 	c.paths = []*path{p}
 	c.qlog = cfg.newTrace("client", c.origDCID, now)
+	if cfg.Observer != nil {
+		c.obs = cfg.Observer("client")
+	}
 	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), c.origDCID)
 	tc := cfg.TLS
 	if serverName != "" {
@@ -117,6 +120,9 @@ func newServerConn(cfg *Config, host idHost, local, remote netip.AddrPort, odcid
 	c.addressValidated = p.validated
 	c.paths = []*path{p}
 	c.qlog = cfg.newTrace("server", odcid, now)
+	if cfg.Observer != nil {
+		c.obs = cfg.Observer("server")
+	}
 	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), scid)
 	c.tls = tls.QUICServer(&tls.QUICConfig{TLSConfig: cfg.TLS})
 	if err := c.startTLS(); err != nil {

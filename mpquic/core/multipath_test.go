@@ -331,3 +331,43 @@ func TestMultipathBackupTakesOverOnFailure(t *testing.T) {
 		t.Fatalf("backup path carried only %d bytes after the failure", after1)
 	}
 }
+
+type countingObserver struct {
+	metrics map[uint64]int
+	states  map[string]bool
+	sent    map[uint64]int
+}
+
+func (o *countingObserver) PathMetricsUpdated(now time.Time, m PathMetrics) {
+	o.metrics[m.PathID]++
+	o.states[m.CongestionState] = true
+}
+
+func (o *countingObserver) StreamDataSent(now time.Time, pathID, streamID uint64, priority bool, n int) {
+	o.sent[pathID] += n
+}
+
+func TestObserver(t *testing.T) {
+	cc, sc := testConfigs(t)
+	obs := &countingObserver{metrics: map[uint64]int{}, states: map[string]bool{}, sent: map[uint64]int{}}
+	sc.Observer = func(vantage string) Observer {
+		if vantage != "server" {
+			t.Errorf("server observer for %q", vantage)
+		}
+		return obs
+	}
+	p := newPair(t, cc, sc, EndpointConfig{})
+	id := openSecondPath(t, p)
+	p.drop = func(toServer bool, d []byte) bool { return !toServer && len(d) > 1000 && d[len(d)-1]%50 == 0 }
+	data := randomBytes(2<<20, 16)
+	p.transfer(p.server, p.client, data, 60*time.Second)
+	if obs.metrics[0] == 0 || obs.metrics[id] == 0 {
+		t.Fatalf("metrics updates per path: %v", obs.metrics)
+	}
+	if total := obs.sent[0] + obs.sent[id]; total < len(data) {
+		t.Fatalf("observer saw %d stream bytes sent, the transfer was %d", total, len(data))
+	}
+	if !obs.states["slow_start"] || !obs.states["recovery"] {
+		t.Fatalf("congestion states seen: %v", obs.states)
+	}
+}
