@@ -58,7 +58,9 @@ type LinkConfig struct {
 	// QueueBytes bounds the drop-tail queue (bytes waiting or in
 	// transmission); 0 means DefaultQueue.
 	QueueBytes int
-	// Loss is the random loss model (nil: none).
+	// Loss is the random loss model (nil: none). It decides when a packet
+	// is offered, before the queue, as netem does: a lost packet takes
+	// neither queue space nor transmission time.
 	Loss LossModel
 	// Jitter adds a uniform random delay in [0, Jitter) to each packet
 	// without reordering: a packet never overtakes an earlier one.
@@ -133,11 +135,21 @@ type queued struct {
 
 // NewLink creates a link whose packets are handed to deliver on arrival.
 func NewLink(sim *Sim, name string, cfg LinkConfig, deliver func(*Packet)) (*Link, error) {
+	cfg, err := cfg.normalize(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Link{Name: name, cfg: cfg, sim: sim, rng: sim.Rand("link/" + name), deliver: deliver, busyUntil: sim.Now()}, nil
+}
+
+// normalize checks a configuration and fills in the default queue: one
+// bandwidth-delay product, unbounded on a link of infinite rate.
+func (cfg LinkConfig) normalize(name string) (LinkConfig, error) {
 	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
-		return nil, fmt.Errorf("netsim: link %s: bad rate %v", name, cfg.Rate)
+		return cfg, fmt.Errorf("netsim: link %s: bad rate %v", name, cfg.Rate)
 	}
 	if cfg.Delay < 0 || cfg.Jitter < 0 || cfg.QueueBytes < 0 {
-		return nil, fmt.Errorf("netsim: link %s: negative delay, jitter or queue", name)
+		return cfg, fmt.Errorf("netsim: link %s: negative delay, jitter or queue", name)
 	}
 	if cfg.QueueBytes == 0 {
 		cfg.QueueBytes = DefaultQueue(cfg.Rate, cfg.Delay)
@@ -145,19 +157,22 @@ func NewLink(sim *Sim, name string, cfg LinkConfig, deliver func(*Packet)) (*Lin
 			cfg.QueueBytes = math.MaxInt
 		}
 	}
-	return &Link{Name: name, cfg: cfg, sim: sim, rng: sim.Rand("link/" + name), deliver: deliver, busyUntil: sim.Now()}, nil
+	return cfg, nil
 }
 
 // Config returns the link's configuration (with the default queue filled in).
 func (l *Link) Config() LinkConfig { return l.cfg }
 
 // SetConfig changes the link's rate, delay, loss, queue or jitter from now
-// on; packets already accepted keep their schedule.
-func (l *Link) SetConfig(cfg LinkConfig) {
-	if cfg.QueueBytes == 0 {
-		cfg.QueueBytes = DefaultQueue(cfg.Rate, cfg.Delay)
+// on; packets already accepted keep their schedule. It rejects what
+// NewLink rejects and then leaves the link unchanged.
+func (l *Link) SetConfig(cfg LinkConfig) error {
+	cfg, err := cfg.normalize(l.Name)
+	if err != nil {
+		return err
 	}
 	l.cfg = cfg
+	return nil
 }
 
 // AddTracer registers packet-level hooks.
