@@ -11,6 +11,8 @@ import (
 type Network struct {
 	sim     *Sim
 	links   map[[2]netip.Addr]*Link
+	order   []*Link
+	tracers []*Tracer
 	sockets map[netip.AddrPort]func(*Packet)
 	nextID  uint64
 	free    [][]byte
@@ -37,7 +39,22 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 		return nil, err
 	}
 	n.links[key] = l
+	n.order = append(n.order, l)
+	for _, t := range n.tracers {
+		l.AddTracer(t)
+	}
 	return l, nil
+}
+
+// Links returns the network's links in the order they were connected.
+func (n *Network) Links() []*Link { return n.order }
+
+// AddTracer registers packet-level hooks on every link, present and future.
+func (n *Network) AddTracer(t *Tracer) {
+	n.tracers = append(n.tracers, t)
+	for _, l := range n.order {
+		l.AddTracer(t)
+	}
 }
 
 // Bind delivers packets sent to addr to recv. recv may keep the packet's
