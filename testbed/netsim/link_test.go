@@ -17,8 +17,10 @@ func newTestLink(t *testing.T, sim *Sim, cfg LinkConfig) (*Link, *[]time.Time) {
 	return l, &arrivals
 }
 
+var pktSrc, pktDst = netip.MustParseAddrPort("10.0.0.1:1"), netip.MustParseAddrPort("10.0.0.2:2")
+
 func pkt(size int) *Packet {
-	return &Packet{Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:2"), Data: make([]byte, size)}
+	return &Packet{Src: pktSrc, Dst: pktDst, Data: make([]byte, size)}
 }
 
 // drain runs the simulation until no event is left, failing after limit
@@ -300,8 +302,9 @@ func TestBernoulliLossRate(t *testing.T) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			sim := New(seed)
 			l, arr := newTestLink(t, sim, LinkConfig{Loss: Bernoulli{P: p}})
+			pk := pkt(100) // the link neither changes nor keeps packets
 			for i := 0; i < n; i++ {
-				l.Send(pkt(100))
+				l.Send(pk)
 			}
 			drain(t, sim, n)
 			lost := int(l.DroppedLoss)
@@ -345,8 +348,9 @@ func TestGilbertElliottBursts(t *testing.T) {
 				Drop:    func(*Link, *Packet, DropReason) { lostSeq = append(lostSeq, true) },
 				Enqueue: func(*Link, *Packet, int) { lostSeq = append(lostSeq, false) },
 			})
+			pk := pkt(100)
 			for i := 0; i < n; i++ {
-				l.Send(pkt(100))
+				l.Send(pk)
 			}
 			if len(lostSeq) != n {
 				t.Fatalf("traced %d packets", len(lostSeq))

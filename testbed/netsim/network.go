@@ -15,7 +15,9 @@ type Network struct {
 	tracers []*Tracer
 	sockets map[netip.AddrPort]func(*Packet)
 	nextID  uint64
-	free    [][]byte
+	// free and freePkts recycle packet buffers and packets.
+	free     [][]byte
+	freePkts []*Packet
 	// Unroutable counts packets with no link or no socket.
 	Unroutable uint64
 }
@@ -80,17 +82,26 @@ func (n *Network) Buffer(size int) []byte {
 }
 
 // Send puts a datagram on the link from src to dst; data should come from
-// Buffer.
+// Buffer, and belongs to the network afterwards.
 func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
-	p := &Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
-	n.nextID++
 	l := n.links[[2]netip.Addr{src.Addr(), dst.Addr()}]
 	if l == nil {
 		n.Unroutable++
 		n.recycle(data)
 		return
 	}
-	l.Send(p)
+	var p *Packet
+	if k := len(n.freePkts); k > 0 {
+		p = n.freePkts[k-1]
+		n.freePkts = n.freePkts[:k-1]
+	} else {
+		p = new(Packet)
+	}
+	*p = Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
+	n.nextID++
+	if !l.Send(p) {
+		n.release(p)
+	}
 }
 
 func (n *Network) arrive(p *Packet) {
@@ -100,7 +111,16 @@ func (n *Network) arrive(p *Packet) {
 	} else {
 		recv(p)
 	}
+	n.release(p)
+}
+
+// release recycles a packet and its data.
+func (n *Network) release(p *Packet) {
 	n.recycle(p.Data)
+	*p = Packet{}
+	if len(n.freePkts) < 4096 {
+		n.freePkts = append(n.freePkts, p)
+	}
 }
 
 func (n *Network) recycle(b []byte) {

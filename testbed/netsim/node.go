@@ -30,6 +30,8 @@ type Conn struct {
 	timer   Timer
 	timerAt time.Time
 	kicked  bool
+	// kickFn and timerFn are the scheduled callbacks, made once.
+	kickFn, timerFn func()
 	// OnEvent, if set, receives the connection's events (handshake done,
 	// streams readable or writable, closed) on the virtual clock.
 	OnEvent func(core.Event)
@@ -80,6 +82,15 @@ func (nd *Node) Dial(cfg *core.Config, local, remote netip.AddrPort) (*Conn, err
 
 func (nd *Node) adopt(cc *core.Conn) *Conn {
 	c := &Conn{Conn: cc, node: nd}
+	c.kickFn = func() {
+		c.kicked = false
+		c.service()
+	}
+	c.timerFn = func() {
+		c.timerAt = time.Time{}
+		c.HandleTimeout(nd.net.sim.Now())
+		c.service()
+	}
 	nd.conns[cc] = c
 	return c
 }
@@ -117,10 +128,7 @@ func (c *Conn) Kick() {
 		return
 	}
 	c.kicked = true
-	c.node.net.sim.After(0, func() {
-		c.kicked = false
-		c.service()
-	})
+	c.node.net.sim.After(0, c.kickFn)
 }
 
 // service sends what the connection has to send, delivers its events and
@@ -160,11 +168,7 @@ func (c *Conn) service() {
 	if next.IsZero() {
 		return
 	}
-	c.timer = sim.At(next, func() {
-		c.timerAt = time.Time{}
-		c.HandleTimeout(sim.Now())
-		c.service()
-	})
+	c.timer = sim.At(next, c.timerFn)
 }
 
 // RandReader adapts a seeded math/rand source to io.Reader, so that
