@@ -48,6 +48,9 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 	return l, nil
 }
 
+// Link returns the link carrying packets from src to dst, or nil.
+func (n *Network) Link(src, dst netip.Addr) *Link { return n.links[[2]netip.Addr{src, dst}] }
+
 // Links returns the network's links in the order they were connected.
 func (n *Network) Links() []*Link { return n.order }
 
