@@ -41,8 +41,11 @@ type Conn struct {
 	streams    map[uint64]*Stream
 	acceptBidi []*Stream
 	acceptUni  []*Stream
-	acceptSig  chan struct{}
-	openSig    chan struct{}
+	// acceptSig[0] wakes AcceptStream, acceptSig[1] AcceptUniStream: one
+	// shared signal let a waiter of one kind swallow the wake-up of the
+	// other and strand its stream.
+	acceptSig [2]chan struct{}
+	openSig   chan struct{}
 
 	handshakeDone chan struct{}
 	closed        chan struct{}
@@ -61,7 +64,7 @@ func newDriverConn(c *core.Conn, socks ...*socket) *Conn {
 		inbox:         make(chan inDatagram, 1024),
 		wake:          make(chan struct{}, 1),
 		streams:       map[uint64]*Stream{},
-		acceptSig:     make(chan struct{}, 1),
+		acceptSig:     [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)},
 		openSig:       make(chan struct{}, 1),
 		handshakeDone: make(chan struct{}),
 		closed:        make(chan struct{}),
@@ -214,10 +217,11 @@ func (c *Conn) dispatchEvents() {
 				s := c.wrapStream(cs)
 				if cs.ID()&2 == 0 {
 					c.acceptBidi = append(c.acceptBidi, s)
+					signal(c.acceptSig[0])
 				} else {
 					c.acceptUni = append(c.acceptUni, s)
+					signal(c.acceptSig[1])
 				}
-				signal(c.acceptSig)
 			}
 		case core.EventStreamReadable:
 			if s := c.streams[e.StreamID]; s != nil {
@@ -354,23 +358,23 @@ func (c *Conn) AcceptUniStream(ctx context.Context) (*Stream, error) { return c.
 func (c *Conn) accept(ctx context.Context, bidi bool) (*Stream, error) {
 	for {
 		c.mu.Lock()
-		q := &c.acceptUni
+		q, sig := &c.acceptUni, c.acceptSig[1]
 		if bidi {
-			q = &c.acceptBidi
+			q, sig = &c.acceptBidi, c.acceptSig[0]
 		}
 		if len(*q) > 0 {
 			s := (*q)[0]
 			*q = (*q)[1:]
-			more := len(c.acceptBidi)+len(c.acceptUni) > 0
+			more := len(*q) > 0
 			c.mu.Unlock()
 			if more {
-				signal(c.acceptSig) // another waiter may want the other kind
+				signal(sig) // for another waiter of the same kind
 			}
 			return s, nil
 		}
 		c.mu.Unlock()
 		select {
-		case <-c.acceptSig:
+		case <-sig:
 		case <-c.closed:
 			return nil, c.closeErr
 		case <-ctx.Done():

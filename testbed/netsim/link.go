@@ -58,7 +58,9 @@ type LinkConfig struct {
 	// QueueBytes bounds the drop-tail queue (bytes waiting or in
 	// transmission); 0 means DefaultQueue.
 	QueueBytes int
-	// Loss is the random loss model (nil: none).
+	// Loss is the random loss model (nil: none). It decides when a packet
+	// is offered, before the queue, as netem does: a lost packet takes
+	// neither queue space nor transmission time.
 	Loss LossModel
 	// Jitter adds a uniform random delay in [0, Jitter) to each packet
 	// without reordering: a packet never overtakes an earlier one.
@@ -111,13 +113,15 @@ type Link struct {
 	cfg  LinkConfig
 	sim  *Sim
 	rng  *rand.Rand
-	// busyUntil is when the transmitter finishes the last accepted packet.
-	busyUntil time.Time
-	// inQueue lists (finish time, size) of accepted packets not yet fully
-	// transmitted, oldest first.
+	// busyUntil is when the transmitter finishes the last accepted packet,
+	// in nanoseconds since Epoch.
+	busyUntil int64
+	// inQueue[qhead:] lists (finish time, size) of accepted packets not yet
+	// fully transmitted, oldest first.
 	inQueue     []queued
+	qhead       int
 	queuedBytes int
-	lastArrival time.Time
+	lastArrival int64
 	deliver     func(*Packet)
 	tracers     []*Tracer
 
@@ -127,17 +131,27 @@ type Link struct {
 }
 
 type queued struct {
-	done time.Time
+	done int64
 	size int
 }
 
 // NewLink creates a link whose packets are handed to deliver on arrival.
 func NewLink(sim *Sim, name string, cfg LinkConfig, deliver func(*Packet)) (*Link, error) {
+	cfg, err := cfg.normalize(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Link{Name: name, cfg: cfg, sim: sim, rng: sim.Rand("link/" + name), deliver: deliver, busyUntil: sim.nowNs}, nil
+}
+
+// normalize checks a configuration and fills in the default queue: one
+// bandwidth-delay product, unbounded on a link of infinite rate.
+func (cfg LinkConfig) normalize(name string) (LinkConfig, error) {
 	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
-		return nil, fmt.Errorf("netsim: link %s: bad rate %v", name, cfg.Rate)
+		return cfg, fmt.Errorf("netsim: link %s: bad rate %v", name, cfg.Rate)
 	}
 	if cfg.Delay < 0 || cfg.Jitter < 0 || cfg.QueueBytes < 0 {
-		return nil, fmt.Errorf("netsim: link %s: negative delay, jitter or queue", name)
+		return cfg, fmt.Errorf("netsim: link %s: negative delay, jitter or queue", name)
 	}
 	if cfg.QueueBytes == 0 {
 		cfg.QueueBytes = DefaultQueue(cfg.Rate, cfg.Delay)
@@ -145,52 +159,66 @@ func NewLink(sim *Sim, name string, cfg LinkConfig, deliver func(*Packet)) (*Lin
 			cfg.QueueBytes = math.MaxInt
 		}
 	}
-	return &Link{Name: name, cfg: cfg, sim: sim, rng: sim.Rand("link/" + name), deliver: deliver, busyUntil: sim.Now()}, nil
+	return cfg, nil
 }
 
 // Config returns the link's configuration (with the default queue filled in).
 func (l *Link) Config() LinkConfig { return l.cfg }
 
 // SetConfig changes the link's rate, delay, loss, queue or jitter from now
-// on; packets already accepted keep their schedule.
-func (l *Link) SetConfig(cfg LinkConfig) {
-	if cfg.QueueBytes == 0 {
-		cfg.QueueBytes = DefaultQueue(cfg.Rate, cfg.Delay)
+// on; packets already accepted keep their schedule. It rejects what
+// NewLink rejects and then leaves the link unchanged.
+func (l *Link) SetConfig(cfg LinkConfig) error {
+	cfg, err := cfg.normalize(l.Name)
+	if err != nil {
+		return err
 	}
 	l.cfg = cfg
+	return nil
 }
 
-// AddTracer registers packet-level hooks.
+// AddTracer registers packet-level hooks. The hooks run on the event loop
+// and may keep the *Packet only until they return: the network recycles
+// packets and their data.
 func (l *Link) AddTracer(t *Tracer) { l.tracers = append(l.tracers, t) }
 
 // QueuedBytes is the number of bytes accepted and not yet transmitted.
 func (l *Link) QueuedBytes() int {
-	l.expire(l.sim.Now())
+	l.expire(l.sim.nowNs)
 	return l.queuedBytes
 }
 
-func (l *Link) expire(now time.Time) {
-	i := 0
-	for i < len(l.inQueue) && !l.inQueue[i].done.After(now) {
-		l.queuedBytes -= l.inQueue[i].size
+// expire forgets the packets whose transmission finished by now.
+func (l *Link) expire(now int64) {
+	q := l.inQueue
+	i := l.qhead
+	for i < len(q) && q[i].done <= now {
+		l.queuedBytes -= q[i].size
 		i++
 	}
-	if i > 0 {
-		l.inQueue = append(l.inQueue[:0], l.inQueue[i:]...)
+	switch {
+	case i == len(q):
+		l.inQueue, l.qhead = q[:0], 0
+	case i > 1024 && i > len(q)/2:
+		l.inQueue, l.qhead = q[:copy(q, q[i:])], 0
+	default:
+		l.qhead = i
 	}
 }
 
-// txTime is the serialization delay of size bytes.
-func (l *Link) txTime(size int) time.Duration {
+// txTime is the serialization delay of size bytes in nanoseconds, rounded
+// to the nearest.
+func (l *Link) txTime(size int) int64 {
 	if l.cfg.Rate == 0 {
 		return 0
 	}
-	return time.Duration(math.Round(float64(size) * 8 / l.cfg.Rate * 1e9))
+	return int64(math.Round(float64(size) * 8 / l.cfg.Rate * 1e9))
 }
 
-// Send offers a packet to the link at the current virtual time.
-func (l *Link) Send(p *Packet) {
-	now := l.sim.Now()
+// Send offers a packet to the link at the current virtual time. It reports
+// whether the link accepted it; a dropped packet is the caller's again.
+func (l *Link) Send(p *Packet) bool {
+	now := l.sim.nowNs
 	l.Sent++
 	size := len(p.Data)
 	if l.cfg.Loss != nil && l.cfg.Loss.Lose(l.rng) {
@@ -200,7 +228,7 @@ func (l *Link) Send(p *Packet) {
 				t.Drop(l, p, DropLoss)
 			}
 		}
-		return
+		return false
 	}
 	l.expire(now)
 	if l.queuedBytes+size > l.cfg.QueueBytes {
@@ -210,13 +238,9 @@ func (l *Link) Send(p *Packet) {
 				t.Drop(l, p, DropQueue)
 			}
 		}
-		return
+		return false
 	}
-	start := l.busyUntil
-	if start.Before(now) {
-		start = now
-	}
-	done := start.Add(l.txTime(size))
+	done := max(l.busyUntil, now) + l.txTime(size)
 	l.busyUntil = done
 	l.inQueue = append(l.inQueue, queued{done, size})
 	l.queuedBytes += size
@@ -225,22 +249,24 @@ func (l *Link) Send(p *Packet) {
 			t.Enqueue(l, p, l.queuedBytes)
 		}
 	}
-	arrive := done.Add(l.cfg.Delay)
+	arrive := done + int64(l.cfg.Delay)
 	if l.cfg.Jitter > 0 {
-		arrive = arrive.Add(time.Duration(l.rng.Int64N(int64(l.cfg.Jitter))))
+		arrive += l.rng.Int64N(int64(l.cfg.Jitter))
 	}
-	if arrive.Before(l.lastArrival) {
-		arrive = l.lastArrival // jitter never reorders
-	}
+	arrive = max(arrive, l.lastArrival) // jitter never reorders
 	l.lastArrival = arrive
-	l.sim.At(arrive, func() {
-		l.Delivered++
-		l.BytesDelivered += uint64(size)
-		for _, t := range l.tracers {
-			if t.Deliver != nil {
-				t.Deliver(l, p)
-			}
+	l.sim.deliverAt(arrive, l, p)
+	return true
+}
+
+// arrive hands a packet to the far end of the link.
+func (l *Link) arrive(p *Packet) {
+	l.Delivered++
+	l.BytesDelivered += uint64(len(p.Data))
+	for _, t := range l.tracers {
+		if t.Deliver != nil {
+			t.Deliver(l, p)
 		}
-		l.deliver(p)
-	})
+	}
+	l.deliver(p)
 }

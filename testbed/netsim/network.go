@@ -11,9 +11,13 @@ import (
 type Network struct {
 	sim     *Sim
 	links   map[[2]netip.Addr]*Link
+	order   []*Link
+	tracers []*Tracer
 	sockets map[netip.AddrPort]func(*Packet)
 	nextID  uint64
-	free    [][]byte
+	// free and freePkts recycle packet buffers and packets.
+	free     [][]byte
+	freePkts []*Packet
 	// Unroutable counts packets with no link or no socket.
 	Unroutable uint64
 }
@@ -37,7 +41,25 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 		return nil, err
 	}
 	n.links[key] = l
+	n.order = append(n.order, l)
+	for _, t := range n.tracers {
+		l.AddTracer(t)
+	}
 	return l, nil
+}
+
+// Link returns the link carrying packets from src to dst, or nil.
+func (n *Network) Link(src, dst netip.Addr) *Link { return n.links[[2]netip.Addr{src, dst}] }
+
+// Links returns the network's links in the order they were connected.
+func (n *Network) Links() []*Link { return n.order }
+
+// AddTracer registers packet-level hooks on every link, present and future.
+func (n *Network) AddTracer(t *Tracer) {
+	n.tracers = append(n.tracers, t)
+	for _, l := range n.order {
+		l.AddTracer(t)
+	}
 }
 
 // Bind delivers packets sent to addr to recv. recv may keep the packet's
@@ -63,17 +85,26 @@ func (n *Network) Buffer(size int) []byte {
 }
 
 // Send puts a datagram on the link from src to dst; data should come from
-// Buffer.
+// Buffer, and belongs to the network afterwards.
 func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
-	p := &Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
-	n.nextID++
 	l := n.links[[2]netip.Addr{src.Addr(), dst.Addr()}]
 	if l == nil {
 		n.Unroutable++
 		n.recycle(data)
 		return
 	}
-	l.Send(p)
+	var p *Packet
+	if k := len(n.freePkts); k > 0 {
+		p = n.freePkts[k-1]
+		n.freePkts = n.freePkts[:k-1]
+	} else {
+		p = new(Packet)
+	}
+	*p = Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
+	n.nextID++
+	if !l.Send(p) {
+		n.release(p)
+	}
 }
 
 func (n *Network) arrive(p *Packet) {
@@ -83,7 +114,16 @@ func (n *Network) arrive(p *Packet) {
 	} else {
 		recv(p)
 	}
+	n.release(p)
+}
+
+// release recycles a packet and its data.
+func (n *Network) release(p *Packet) {
 	n.recycle(p.Data)
+	*p = Packet{}
+	if len(n.freePkts) < 4096 {
+		n.freePkts = append(n.freePkts, p)
+	}
 }
 
 func (n *Network) recycle(b []byte) {

@@ -2,6 +2,7 @@ package netsim
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -19,6 +20,7 @@ type Node struct {
 	conns  map[*core.Conn]*Conn
 	buf    []byte
 	accept func(*Conn)
+	dials  int
 }
 
 // Conn is a connection driven by a Node.
@@ -28,14 +30,28 @@ type Conn struct {
 	timer   Timer
 	timerAt time.Time
 	kicked  bool
+	// kickFn and timerFn are the scheduled callbacks, made once.
+	kickFn, timerFn func()
 	// OnEvent, if set, receives the connection's events (handshake done,
 	// streams readable or writable, closed) on the virtual clock.
 	OnEvent func(core.Event)
 }
 
 // NewNode creates a host bound to addrs. With server set it accepts
-// connections and hands each to accept once created.
+// connections and hands each to accept once created, before the
+// connection processes its first datagram (so that accept can install
+// OnEvent).
+//
+// The node ties the connections' randomness and time to the simulation
+// (see SimConfig): server is used as SimConfig(sim, "server/"+addrs[0])
+// returns it.
 func NewNode(n *Network, addrs []netip.AddrPort, server *core.Config, accept func(*Conn)) (*Node, error) {
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("netsim: node without addresses")
+	}
+	if server != nil {
+		server = SimConfig(n.sim, server, "server/"+addrs[0].String())
+	}
 	ep, err := core.NewEndpoint(core.EndpointConfig{Server: server, Rand: RandReader{n.sim.Rand("endpoint/" + addrs[0].String())}})
 	if err != nil {
 		return nil, err
@@ -49,8 +65,12 @@ func NewNode(n *Network, addrs []netip.AddrPort, server *core.Config, accept fun
 	return nd, nil
 }
 
-// Dial starts a client connection from local to remote.
+// Dial starts a client connection from local to remote. cfg is used as
+// SimConfig returns it, so that the connection's randomness derives from
+// the seed and TLS reads the virtual clock.
 func (nd *Node) Dial(cfg *core.Config, local, remote netip.AddrPort) (*Conn, error) {
+	nd.dials++
+	cfg = SimConfig(nd.net.sim, cfg, fmt.Sprintf("client/%v/%d", local, nd.dials))
 	cc, err := nd.ep.Dial(cfg, local, remote, "", nd.net.sim.Now())
 	if err != nil {
 		return nil, err
@@ -62,6 +82,15 @@ func (nd *Node) Dial(cfg *core.Config, local, remote netip.AddrPort) (*Conn, err
 
 func (nd *Node) adopt(cc *core.Conn) *Conn {
 	c := &Conn{Conn: cc, node: nd}
+	c.kickFn = func() {
+		c.kicked = false
+		c.service()
+	}
+	c.timerFn = func() {
+		c.timerAt = time.Time{}
+		c.HandleTimeout(nd.net.sim.Now())
+		c.service()
+	}
 	nd.conns[cc] = c
 	return c
 }
@@ -99,10 +128,7 @@ func (c *Conn) Kick() {
 		return
 	}
 	c.kicked = true
-	c.node.net.sim.After(0, func() {
-		c.kicked = false
-		c.service()
-	})
+	c.node.net.sim.After(0, c.kickFn)
 }
 
 // service sends what the connection has to send, delivers its events and
@@ -142,11 +168,7 @@ func (c *Conn) service() {
 	if next.IsZero() {
 		return
 	}
-	c.timer = sim.At(next, func() {
-		c.timerAt = time.Time{}
-		c.HandleTimeout(sim.Now())
-		c.service()
-	})
+	c.timer = sim.At(next, c.timerFn)
 }
 
 // RandReader adapts a seeded math/rand source to io.Reader, so that
@@ -167,4 +189,37 @@ func (r RandReader) Read(b []byte) (int, error) {
 		copy(b, t[:])
 	}
 	return n, nil
+}
+
+// SimConfig returns a copy of cfg whose unset sources of randomness and
+// time belong to the simulation: Rand (connection IDs, tokens, path
+// challenges) and TLS.Rand (client and server randoms, the ML-KEM seed of
+// the client's key share, session ticket keys) derive from the seed and
+// name, and TLS.Time is the virtual clock, so that certificate validity and
+// session tickets are judged in virtual time and no wall clock is read.
+// Certificates must therefore be valid at Epoch (see TLSConfigs).
+//
+// Since Go 1.26 crypto/tls ignores TLS.Rand for X25519 keys, ML-KEM
+// encapsulation and ECDSA signatures, which always use crypto/rand; tests
+// that want byte-identical packets call testing/cryptotest.SetGlobalRandom.
+// Without it the contents differ between runs, but not their sizes nor
+// anything the simulation does with them.
+func SimConfig(sim *Sim, cfg *core.Config, name string) *core.Config {
+	if cfg == nil {
+		return nil
+	}
+	n := *cfg
+	if n.Rand == nil {
+		n.Rand = RandReader{sim.Rand("conn/" + name)}
+	}
+	if n.TLS != nil && (n.TLS.Rand == nil || n.TLS.Time == nil) {
+		n.TLS = n.TLS.Clone()
+		if n.TLS.Rand == nil {
+			n.TLS.Rand = RandReader{sim.Rand("tls/" + name)}
+		}
+		if n.TLS.Time == nil {
+			n.TLS.Time = sim.Now
+		}
+	}
+	return &n
 }

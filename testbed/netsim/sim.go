@@ -6,7 +6,6 @@
 package netsim
 
 import (
-	"container/heap"
 	"hash/fnv"
 	"math/rand/v2"
 	"time"
@@ -18,7 +17,9 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // Sim is the event loop and the virtual clock.
 type Sim struct {
 	now    time.Time
-	events eventHeap
+	nowNs  int64 // now, in nanoseconds since Epoch
+	events []*event
+	free   []*event
 	seq    uint64
 	seed   uint64
 	// Processed counts the events run so far.
@@ -34,7 +35,7 @@ func New(seed uint64) *Sim {
 func (s *Sim) Now() time.Time { return s.now }
 
 // Elapsed is the virtual time since Epoch.
-func (s *Sim) Elapsed() time.Duration { return s.now.Sub(Epoch) }
+func (s *Sim) Elapsed() time.Duration { return time.Duration(s.nowNs) }
 
 // Seed is the seed of the simulation.
 func (s *Sim) Seed() uint64 { return s.seed }
@@ -49,27 +50,58 @@ func (s *Sim) Rand(name string) *rand.Rand {
 }
 
 // Timer is a scheduled event that can be cancelled.
-type Timer struct{ ev *event }
+type Timer struct {
+	ev  *event
+	seq uint64
+	sim *Sim
+}
 
 // Stop cancels the event; it reports whether the event had not run yet.
 func (t Timer) Stop() bool {
-	if t.ev == nil || t.ev.done {
-		return false
+	if t.ev == nil || t.ev.seq != t.seq || t.ev.idx < 0 {
+		return false // never scheduled, already run or stopped
 	}
-	t.ev.done = true
+	t.sim.remove(t.ev)
+	t.ev.f = nil
+	t.sim.free = append(t.sim.free, t.ev)
 	return true
 }
 
 // At schedules f at virtual time t (now if t is in the past). Events at the
 // same time run in the order they were scheduled.
 func (s *Sim) At(t time.Time, f func()) Timer {
-	if t.Before(s.now) {
-		t = s.now
+	ev := s.schedule(s.ns(t))
+	ev.f = f
+	return Timer{ev, ev.seq, s}
+}
+
+// ns converts a virtual time to nanoseconds since Epoch, not before now.
+func (s *Sim) ns(t time.Time) int64 {
+	d := int64(t.Sub(Epoch))
+	return max(d, s.nowNs)
+}
+
+// deliverAt schedules the arrival of p at the end of l at ns since Epoch;
+// unlike At it allocates nothing.
+func (s *Sim) deliverAt(ns int64, l *Link, p *Packet) {
+	ev := s.schedule(max(ns, s.nowNs))
+	ev.link, ev.pkt = l, p
+}
+
+func (s *Sim) schedule(at int64) *event {
+	var ev *event
+	if n := len(s.free); n > 0 {
+		ev = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		ev = new(event)
 	}
-	ev := &event{at: t, seq: s.seq, f: f}
+	ev.at, ev.seq = at, s.seq
 	s.seq++
-	heap.Push(&s.events, ev)
-	return Timer{ev}
+	ev.idx = len(s.events)
+	s.events = append(s.events, ev)
+	s.up(ev.idx)
+	return ev
 }
 
 // After schedules f after d.
@@ -84,35 +116,36 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) func() bool {
 
 // Step runs the next event; it reports false when none is left.
 func (s *Sim) Step() bool {
-	for s.events.Len() > 0 {
-		ev := heap.Pop(&s.events).(*event)
-		if ev.done {
-			continue
-		}
-		ev.done = true
-		s.now = ev.at
-		s.Processed++
-		ev.f()
-		return true
+	if len(s.events) == 0 {
+		return false
 	}
-	return false
+	ev := s.events[0]
+	s.remove(ev)
+	if ev.at != s.nowNs {
+		s.nowNs = ev.at
+		s.now = Epoch.Add(time.Duration(ev.at))
+	}
+	s.Processed++
+	f, l, p := ev.f, ev.link, ev.pkt
+	ev.f, ev.link, ev.pkt = nil, nil, nil
+	s.free = append(s.free, ev)
+	if l != nil {
+		l.arrive(p)
+	} else {
+		f()
+	}
+	return true
 }
 
 // RunUntil runs events up to and including virtual time t, then sets the
 // clock to t.
 func (s *Sim) RunUntil(t time.Time) {
-	for s.events.Len() > 0 {
-		ev := s.events[0]
-		if ev.done {
-			heap.Pop(&s.events)
-			continue
-		}
-		if ev.at.After(t) {
-			break
-		}
+	end := int64(t.Sub(Epoch))
+	for len(s.events) > 0 && s.events[0].at <= end {
 		s.Step()
 	}
-	if t.After(s.now) {
+	if end > s.nowNs {
+		s.nowNs = end
 		s.now = t
 	}
 }
@@ -124,11 +157,12 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now.Add(d)) }
 // virtual deadline; it reports whether cond became false. It is the bounded
 // drive loop of tests: a livelock ends at the deadline instead of hanging.
 func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
+	end := int64(deadline.Sub(Epoch))
 	for cond() {
-		if s.events.Len() == 0 {
+		if len(s.events) == 0 {
 			return false
 		}
-		if s.events[0].at.After(deadline) {
+		if s.events[0].at > end {
 			s.RunUntil(deadline)
 			return !cond()
 		}
@@ -137,33 +171,80 @@ func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 	return true
 }
 
-// Pending is the number of scheduled events (cancelled ones included until
-// they reach the front).
-func (s *Sim) Pending() int { return s.events.Len() }
+// Pending is the number of scheduled events.
+func (s *Sim) Pending() int { return len(s.events) }
 
+// event is a scheduled function call or packet arrival. Events are
+// recycled; a Timer recognises its own by seq.
 type event struct {
-	at   time.Time
+	at   int64 // nanoseconds since Epoch
 	seq  uint64
+	idx  int // position in the heap, -1 when not scheduled
 	f    func()
-	done bool
+	link *Link
+	pkt  *Packet
 }
 
-type eventHeap []*event
+func (a *event) before(b *event) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+// The events form a binary min-heap ordered by (at, seq).
+
+func (s *Sim) up(i int) {
+	h := s.events
+	ev := h[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !ev.before(h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		h[i].idx = i
+		i = parent
 	}
-	return h[i].seq < h[j].seq
+	h[i] = ev
+	ev.idx = i
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*h = old[:n-1]
-	return x
+
+func (s *Sim) down(i int) {
+	h := s.events
+	n := len(h)
+	ev := h[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].before(h[c]) {
+			c = r
+		}
+		if !h[c].before(ev) {
+			break
+		}
+		h[i] = h[c]
+		h[i].idx = i
+		i = c
+	}
+	h[i] = ev
+	ev.idx = i
+}
+
+// remove takes ev out of the heap.
+func (s *Sim) remove(ev *event) {
+	i := ev.idx
+	last := len(s.events) - 1
+	moved := s.events[last]
+	s.events[last] = nil
+	s.events = s.events[:last]
+	ev.idx = -1
+	if i == last {
+		return
+	}
+	s.events[i] = moved
+	moved.idx = i
+	s.down(i)
+	if moved.idx == i {
+		s.up(i)
+	}
 }

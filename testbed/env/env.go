@@ -1,0 +1,116 @@
+// Package env is the environment applications of the testbed (the traffic
+// generator, test applications) program against: time, timers, and QUIC
+// connections and streams with notifications. The same application code
+// runs in the simulator (package testbed/env/simenv, on the virtual clock
+// of testbed/netsim) and over real UDP sockets (package
+// testbed/env/udpenv, on package mpquic).
+//
+// # One event loop
+//
+// Every callback of an environment (timers, Dial completions, accepted
+// connections and streams, readable and writable notifications, closes)
+// runs on the environment's single event loop, one at a time: the
+// simulator's loop in the simulation, one goroutine in the real-socket
+// implementation. Applications therefore need no locks, and must call the
+// methods of an environment and of its connections and streams only from
+// that loop. Nothing blocks: Read and Write take or give what they can now
+// and the notifications say when to try again.
+//
+// This package holds only the interfaces and has no dependencies, so that
+// application code does not pull in a simulator or sockets.
+package env
+
+import (
+	"errors"
+	"time"
+)
+
+// Env is an application's view of time, scheduling and the network.
+type Env interface {
+	// Now is the current time: virtual in the simulator, the wall clock
+	// over sockets. Measure durations as differences of Now.
+	Now() time.Time
+	// AfterFunc runs f on the event loop after d. The returned function
+	// cancels it and reports whether it did (false: f already ran or was
+	// cancelled before).
+	AfterFunc(d time.Duration, f func()) (cancel func() bool)
+	// Dial connects to the server at addr ("host:port") and calls done on
+	// the loop with the connection once its handshake completed, or with
+	// the error that ended the attempt.
+	Dial(addr string, done func(Conn, error))
+	// Listen accepts connections on addr ("host:port"; port 0 picks one
+	// where the environment allows it) and calls accept on the loop with
+	// each connection whose handshake completed.
+	Listen(addr string, accept func(Conn)) (Listener, error)
+}
+
+// Listener is a listening address.
+type Listener interface {
+	// Addr is the address the listener accepts on ("host:port").
+	Addr() string
+	// Close stops accepting and closes the connections accepted through
+	// the listener.
+	Close() error
+}
+
+// Conn is an established QUIC connection.
+type Conn interface {
+	// OpenStream opens a bidirectional stream; it fails with an error
+	// wrapping ErrStreamLimit while the peer's limit is reached.
+	OpenStream() (Stream, error)
+	// OpenUniStream opens a unidirectional (send-only) stream.
+	OpenUniStream() (Stream, error)
+	// OnStream sets the callback that receives the streams the peer opens;
+	// streams that arrived before it was set are handed over on the loop
+	// right after.
+	OnStream(f func(Stream))
+	// OnClosed sets the callback run once when the connection ends, with
+	// the reason (nil is never passed: a local close reports its
+	// application error). Streams fail from then on.
+	OnClosed(f func(err error))
+	// Close closes the connection with an application error code and
+	// reason.
+	Close(code uint64, reason string)
+	// LocalAddr and RemoteAddr are the addresses of the connection's first
+	// path ("host:port").
+	LocalAddr() string
+	RemoteAddr() string
+}
+
+// Stream is one QUIC stream. A stream the peer opened unidirectionally
+// cannot be written, one we opened so cannot be read.
+type Stream interface {
+	// ID is the QUIC stream ID (RFC 9000 Section 2.1).
+	ID() uint64
+	// Read copies received data into p. It returns (0, nil) when nothing
+	// is there yet, io.EOF once the peer's data ended, and another error
+	// when the peer reset the stream or the connection ended.
+	Read(p []byte) (int, error)
+	// OnReadable sets the callback run on the loop when Read has something
+	// new to return (data, the end or an error) after it returned (0,
+	// nil), or, right after OnReadable, if it has something already. It
+	// may run when Read still returns (0, nil); read until then.
+	OnReadable(f func())
+	// Write buffers (copies) as much of p as the stream admits now and
+	// returns how much; after a short write the OnWritable callback says
+	// when to write the rest. It fails once the peer stopped the stream or
+	// the connection ended.
+	Write(p []byte) (int, error)
+	// OnWritable sets the callback run on the loop when a Write that took
+	// less than offered can take more (or would fail). It may run
+	// spuriously.
+	OnWritable(f func())
+	// Close ends the sending direction: a FIN follows the written data.
+	Close() error
+	// CancelWrite abandons sending with RESET_STREAM and an application
+	// error code; CancelRead asks the peer to stop with STOP_SENDING.
+	CancelWrite(code uint64)
+	CancelRead(code uint64)
+	// SetPriority sets the stream's priority flag, which priority stream
+	// schedulers read.
+	SetPriority(priority bool)
+}
+
+// ErrStreamLimit is wrapped by OpenStream and OpenUniStream errors while
+// the peer's stream limit is reached.
+var ErrStreamLimit = errors.New("env: peer's stream limit reached")

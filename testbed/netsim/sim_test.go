@@ -1,0 +1,76 @@
+package netsim
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Events run in time order, ties in scheduling order, and cancelled ones
+// never run.
+func TestSimOrder(t *testing.T) {
+	sim := New(1)
+	var got []string
+	rec := func(s string) func() { return func() { got = append(got, s) } }
+	sim.After(2*time.Millisecond, rec("c"))
+	sim.After(time.Millisecond, rec("a"))
+	sim.After(time.Millisecond, rec("b"))
+	stop := sim.AfterFunc(time.Millisecond, rec("cancelled"))
+	sim.At(Epoch.Add(-time.Hour), rec("past")) // runs now
+	tm := sim.After(3*time.Millisecond, rec("stopped"))
+	if !stop() || stop() {
+		t.Error("cancel reported wrongly")
+	}
+	if !tm.Stop() {
+		t.Error("Stop of a pending timer reported false")
+	}
+	drain(t, sim, 10)
+	want := "[past a b c]"
+	if g := fmt.Sprint(got); g != want {
+		t.Errorf("ran %s, want %s", g, want)
+	}
+	if sim.Elapsed() != 2*time.Millisecond || sim.Processed != 4 {
+		t.Errorf("elapsed %v processed %d", sim.Elapsed(), sim.Processed)
+	}
+}
+
+// RunUntil stops at its time; RunWhile stops when the condition fails or
+// at the deadline, so a livelock cannot hang a test.
+func TestSimRunBounds(t *testing.T) {
+	sim := New(1)
+	n := 0
+	var tick func()
+	tick = func() { n++; sim.After(time.Millisecond, tick) } // forever
+	sim.After(0, tick)
+	sim.RunUntil(Epoch.Add(10 * time.Millisecond))
+	if n != 11 || sim.Elapsed() != 10*time.Millisecond {
+		t.Errorf("RunUntil: %d ticks at %v", n, sim.Elapsed())
+	}
+	if sim.RunWhile(func() bool { return true }, Epoch.Add(time.Second)) {
+		t.Error("RunWhile reported success at the deadline")
+	}
+	if sim.Elapsed() != time.Second {
+		t.Errorf("RunWhile stopped at %v", sim.Elapsed())
+	}
+	if !sim.RunWhile(func() bool { return n < 1500 }, Epoch.Add(time.Hour)) || n != 1500 {
+		t.Errorf("RunWhile: %d ticks", n)
+	}
+	sim.RunFor(time.Second)
+	if sim.Elapsed() != 2*time.Second+499*time.Millisecond {
+		t.Errorf("RunFor ended at %v", sim.Elapsed())
+	}
+}
+
+// Components draw from independent streams derived from the seed and
+// their name.
+func TestSimRand(t *testing.T) {
+	a, b := New(1), New(1)
+	x := a.Rand("x").Uint64()
+	b.Rand("y").Uint64() // another component does not shift x
+	if b.Rand("x").Uint64() != x {
+		t.Error("same seed and name, different stream")
+	}
+	if a.Rand("y").Uint64() == x || New(2).Rand("x").Uint64() == x {
+		t.Error("streams collide")
+	}
+}
