@@ -151,6 +151,8 @@ type sendBatch struct {
 	to   []netip.AddrPort
 	from []netip.AddrPort
 	n    int
+	// gsoBuf and oob are scratch space of GSO writes.
+	gsoBuf, oob []byte
 }
 
 const batchSize = 32
@@ -180,20 +182,40 @@ func (c *Conn) flush(b *sendBatch) {
 		}
 		c.dispatchEvents()
 		c.mu.Unlock()
-		for i := 0; i < b.n; i++ {
-			if s := c.sockets[b.from[i]]; s != nil {
-				_ = s.write(b.bufs[i], b.to[i])
-			} else {
-				for _, s := range c.sockets {
-					_ = s.write(b.bufs[i], b.to[i])
-					break
-				}
-			}
-			b.bufs[i] = b.bufs[i][:0]
-		}
+		c.send(b)
 		if b.n < batchSize {
 			return
 		}
+	}
+}
+
+// send writes the datagrams of the batch. Consecutive datagrams from one
+// socket to one destination form runs for GSO: each datagram of a run but
+// the last has the size of the first.
+func (c *Conn) send(b *sendBatch) {
+	for i := 0; i < b.n; {
+		s := c.sockets[b.from[i]]
+		if s == nil {
+			for _, s = range c.sockets {
+				break
+			}
+		}
+		j, size, total := i+1, len(b.bufs[i]), len(b.bufs[i])
+		for j < b.n && j-i < gsoMaxSegments && b.from[j] == b.from[i] && b.to[j] == b.to[i] &&
+			len(b.bufs[j]) <= size && total+len(b.bufs[j]) <= gsoMaxBytes {
+			total += len(b.bufs[j])
+			j++
+			if len(b.bufs[j-1]) < size {
+				break // a shorter datagram ends the run
+			}
+		}
+		if s != nil {
+			b.gsoBuf, b.oob = s.writeRun(b.bufs[i:j], b.to[i], b.gsoBuf, b.oob)
+		}
+		for k := i; k < j; k++ {
+			b.bufs[k] = b.bufs[k][:0]
+		}
+		i = j
 	}
 }
 

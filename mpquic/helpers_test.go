@@ -126,9 +126,17 @@ func newRelay(t *testing.T, server netip.AddrPort, drop, reorder float64, seed u
 	go r.loop()
 	t.Cleanup(func() {
 		uc.Close()
-		t.Logf("relay: %d datagrams passed, %d dropped", r.passed, r.dropped)
+		passed, dropped := r.counts()
+		t.Logf("relay: %d datagrams passed, %d dropped", passed, dropped)
 	})
 	return r
+}
+
+// counts returns how many datagrams the relay passed and dropped so far.
+func (r *relay) counts() (passed, dropped int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.passed, r.dropped
 }
 
 func (r *relay) addr() string { return r.conn.LocalAddr().String() }

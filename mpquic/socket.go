@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -29,7 +31,18 @@ type socket struct {
 	// users counts the connections that depend on the socket when it is
 	// owned by dialled connections; the socket closes with the last one.
 	users int
+	// gso is set while runs of datagrams may be sent in one write with
+	// UDP generic segmentation offload (Linux); it is cleared for good
+	// when the kernel refuses such a write.
+	gso atomic.Bool
 }
+
+// gsoMaxSegments and gsoMaxBytes bound one GSO write: the segment limit of
+// the first kernels with GSO, and an IPv4 UDP payload with room to spare.
+const (
+	gsoMaxSegments = 64
+	gsoMaxBytes    = 65000
+)
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, recvBufSize); return &b }}
 
@@ -39,6 +52,9 @@ func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	s := &socket{conn: conn, local: ap, ep: ep, owners: map[*core.Conn]*Conn{}, done: make(chan struct{})}
 	_ = conn.SetReadBuffer(4 << 20)
 	_ = conn.SetWriteBuffer(4 << 20)
+	// MPQUIC_DISABLE_GSO=1 turns segmentation offload off, for devices
+	// or tunnels that mishandle it.
+	s.gso.Store(os.Getenv("MPQUIC_DISABLE_GSO") != "1" && gsoSupported(conn))
 	return s
 }
 
@@ -94,6 +110,30 @@ func (s *socket) readLoop() {
 func (s *socket) write(b []byte, to netip.AddrPort) error {
 	_, err := s.conn.WriteToUDPAddrPort(b, to)
 	return err
+}
+
+// writeRun sends a run of datagrams to one destination: dgrams[0] is the
+// largest, and every datagram but the last has its size. With GSO the run
+// is copied into buf and goes in one write; otherwise, or if the kernel
+// refuses segmentation, one write per datagram. buf and oob are the
+// caller's scratch space, returned for reuse.
+func (s *socket) writeRun(dgrams [][]byte, to netip.AddrPort, buf, oob []byte) ([]byte, []byte) {
+	if len(dgrams) > 1 && s.gso.Load() {
+		buf = buf[:0]
+		for _, d := range dgrams {
+			buf = append(buf, d...)
+		}
+		oob = gsoControl(oob, len(dgrams[0]))
+		_, _, err := s.conn.WriteMsgUDPAddrPort(buf, oob, to)
+		if err == nil || !isGSOError(err) {
+			return buf, oob
+		}
+		s.gso.Store(false)
+	}
+	for _, d := range dgrams {
+		_ = s.write(d, to)
+	}
+	return buf, oob
 }
 
 func (s *socket) close() error {

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -54,7 +55,9 @@ func (l *localAddrs) Set(v string) error {
 	return nil
 }
 
-func runGet(args []string, stdout, stderr io.Writer) int {
+// runGet downloads one file and prints its JSON summary; cancelling ctx
+// aborts the download.
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:4433", "server `HOST:PORT`")
 	p := fs.String("path", "", "file to fetch, e.g. /index.html (required)")
@@ -73,6 +76,20 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mpq get: --path is required")
 		return exitUsage
 	}
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "mpq get: --timeout %v must be positive\n", *timeout)
+		return exitUsage
+	}
+	var dst *outFile
+	if *out != "" {
+		// Fail before connecting when the output cannot be written.
+		var err error
+		if dst, err = createOut(*out); err != nil {
+			fmt.Fprintf(stderr, "mpq get: --out: %v\n", err)
+			return exitUsage
+		}
+		defer dst.abort()
+	}
 	tc := &tls.Config{InsecureSkipVerify: true}
 	if *ca != "" {
 		pem, err := os.ReadFile(*ca)
@@ -87,7 +104,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		}
 		tc = &tls.Config{RootCAs: pool}
 	}
-	cfg, cleanup, err := tf.config(tc)
+	cfg, cleanup, err := tf.config(tc, stderr)
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
@@ -98,7 +115,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 			locals[i] = net.JoinHostPort(l, "0")
 		}
 	}
-	res, err := get(*addr, *p, *out, *sni, *timeout, cfg, locals)
+	res, err := get(ctx, *addr, *p, dst, *sni, *timeout, cfg, locals)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
 		return 1
@@ -108,8 +125,11 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string) (*getResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// get downloads p from the server at addr into dst, if not nil, which it
+// commits once the whole body arrived. With several local addresses it
+// opens one path from each.
+func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string) (*getResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	opts := mpquic.DialOptions{ServerName: sni}
@@ -118,6 +138,9 @@ func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config, lo
 	}
 	c, err := mpquic.DialWithOptions(ctx, addr, cfg, opts)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: no QUIC handshake within %v (is a server running there?)", addr, timeout)
+		}
 		return nil, err
 	}
 	defer c.Close()
@@ -133,36 +156,26 @@ func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config, lo
 	}
 	h := sha256.New()
 	var w io.Writer = h
-	var f *os.File
-	var tmp string
-	if out != "" {
-		// Write under a temporary name and rename once complete.
-		f, err = os.CreateTemp(filepath.Dir(out), ".mpq-get-*")
-		if err != nil {
-			return nil, err
-		}
-		tmp = f.Name()
-		defer os.Remove(tmp)
-		w = io.MultiWriter(h, f)
+	if dst != nil {
+		w = io.MultiWriter(h, dst.f)
 	}
-	go func() {
-		<-ctx.Done()
-		s.SetReadDeadline(time.Now())
-	}()
+	stop := context.AfterFunc(ctx, func() { s.SetReadDeadline(time.Now()) })
+	defer stop()
 	n, err := hq.Get(ctx, s, p, w)
 	if err != nil {
-		var ae *qerr.ApplicationError
-		if errors.As(err, &ae) && ae.Code == hq.ErrorNotFound {
+		// hq-interop servers reset the stream of a missing file.
+		var se *qerr.StreamError
+		if errors.As(err, &se) && se.Remote && se.Code == hq.ErrorNotFound {
 			return nil, fmt.Errorf("%s: not found on the server", p)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w after %d bytes", p, context.Cause(ctx), n)
 		}
 		return nil, err
 	}
 	total := time.Since(start)
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(tmp, out); err != nil {
+	if dst != nil {
+		if err := dst.commit(); err != nil {
 			return nil, err
 		}
 	}
@@ -176,6 +189,72 @@ func get(addr, p, out, sni string, timeout time.Duration, cfg *mpquic.Config, lo
 		}
 	}
 	return res, nil
+}
+
+// outFile writes a download atomically: to a temporary file in the
+// destination's directory, renamed to the destination once complete, so
+// that the destination never holds a partial body.
+type outFile struct {
+	f    *os.File
+	name string
+	done bool
+}
+
+func createOut(name string) (*outFile, error) {
+	dir := filepath.Dir(name)
+	if st, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("directory %s does not exist", dir)
+		}
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", name)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".mpq-get-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	// CreateTemp makes the file private; a download is an ordinary file.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &outFile{f: f, name: name}, nil
+}
+
+// commit flushes the file to disk and renames it to its destination.
+func (o *outFile) commit() error {
+	err := o.f.Sync()
+	if cerr := o.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(o.f.Name(), o.name)
+	}
+	if err != nil {
+		os.Remove(o.f.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	o.done = true
+	return nil
+}
+
+// abort removes the temporary file unless the download was committed.
+func (o *outFile) abort() {
+	if o.done {
+		return
+	}
+	o.f.Close()
+	os.Remove(o.f.Name())
+	o.done = true
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

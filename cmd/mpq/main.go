@@ -11,12 +11,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
+	"syscall"
 )
 
 // exitUsage is the exit status for bad command lines and bad input files.
@@ -24,7 +27,8 @@ const exitUsage = 2
 
 type command struct {
 	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
+	// run runs the command until it is done or ctx is cancelled.
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 var commands = map[string]command{
@@ -33,10 +37,22 @@ var commands = map[string]command{
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// The first SIGINT or SIGTERM cancels the command, which then stops
+	// cleanly; a second one kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run runs the command line args (without the program name) and returns
+// the exit status. Cancelling ctx stops a running command: mpq serve
+// returns 0, a download in progress fails.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -50,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	return cmd.run(args[1:], stdout, stderr)
+	return cmd.run(ctx, args[1:], stdout, stderr)
 }
 
 func usage(w io.Writer) {

@@ -9,15 +9,16 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
+	"sync"
 
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/mpquic"
 )
 
-func runServe(args []string, stdout, stderr io.Writer) int {
+// runServe serves files until ctx is cancelled, then closes every
+// connection, waits for the request handlers and returns 0.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:4433", "UDP `HOST:PORT` to listen on")
 	root := fs.String("root", "", "serve files from `DIR` (required)")
@@ -42,7 +43,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
 		return exitUsage
 	}
-	cfg, cleanup, err := tf.config(&tls.Config{Certificates: []tls.Certificate{cert}})
+	cfg, cleanup, err := tf.config(&tls.Config{Certificates: []tls.Certificate{cert}}, stderr)
 	defer cleanup()
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
@@ -54,32 +55,52 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "mpq serve: serving %s on %s (hq-interop)\n", *root, l.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopped := make(chan struct{})
 	go func() {
 		<-ctx.Done()
 		l.Close()
+		close(stopped)
 	}()
+	var wg sync.WaitGroup
+	code := 0
 	for {
 		c, err := l.Accept(ctx)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
-				return 0
+			if !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+				fmt.Fprintf(stderr, "mpq serve: %v\n", err)
+				code = 1
 			}
-			fmt.Fprintf(stderr, "mpq serve: %v\n", err)
-			return 1
+			break
 		}
-		go serveConn(ctx, c, *root, stderr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			serveConn(ctx, c, *root, stderr)
+		}()
 	}
+	// Closing the listener closes every connection, which ends the
+	// handlers' stream operations.
+	cancel()
+	<-stopped
+	wg.Wait()
+	return code
 }
 
+// serveConn answers the requests of one connection until it ends or ctx is
+// cancelled; it returns when its request handlers have returned.
 func serveConn(ctx context.Context, c *mpquic.Conn, root string, stderr io.Writer) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
 		s, err := c.AcceptStream(ctx)
 		if err != nil {
 			return
 		}
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			if err := hq.Serve(s, root); err != nil {
 				fmt.Fprintf(stderr, "mpq serve: %s: %v\n", c.RemoteAddr(), err)
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mpq/mpq/internal/hq"
@@ -37,9 +38,29 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&t.idle, "idle-timeout", 30*time.Second, "idle timeout")
 }
 
-// config builds the connection configuration.
-func (t *transportFlags) config(tc *tls.Config) (*mpquic.Config, func(), error) {
-	cleanup := func() {}
+// traceFlushWait bounds how long the cleanup of config waits for qlog
+// traces to be written: a connection closes its trace at the end of its
+// closing period (three PTOs), after the command is otherwise done.
+const traceFlushWait = 5 * time.Second
+
+// config builds the connection configuration. The returned cleanup waits
+// (boundedly) for the qlog traces of closed connections to be written and
+// closes the key log; call it after closing the connections.
+func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Config, func(), error) {
+	var keylog *os.File
+	var traces sync.WaitGroup
+	cleanup := func() {
+		done := make(chan struct{})
+		go func() { traces.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(traceFlushWait):
+			fmt.Fprintln(stderr, "mpq: qlog: gave up waiting for traces to be written")
+		}
+		if keylog != nil {
+			keylog.Close()
+		}
+	}
 	tc.NextProtos = []string{hq.ALPN}
 	if t.keylog != "" {
 		f, err := os.OpenFile(t.keylog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -47,7 +68,7 @@ func (t *transportFlags) config(tc *tls.Config) (*mpquic.Config, func(), error) 
 			return nil, cleanup, fmt.Errorf("key log: %w", err)
 		}
 		tc.KeyLogWriter = f
-		cleanup = func() { f.Close() }
+		keylog = f
 	}
 	cfg := &mpquic.Config{
 		TLS:             tc,
@@ -67,14 +88,28 @@ func (t *transportFlags) config(tc *tls.Config) (*mpquic.Config, func(), error) 
 			name := filepath.Join(dir, fmt.Sprintf("%x_%s.sqlog", odcid, vantage))
 			f, err := os.Create(name)
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "mpq: qlog: %v\n", err)
+				fmt.Fprintf(stderr, "mpq: qlog: %v\n", err)
 				return nil
 			}
-			return f
+			traces.Add(1)
+			return &traceFile{File: f, done: traces.Done}
 		}
 	}
 	if _, err := cfg.Validate(); err != nil {
 		return nil, cleanup, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "mpquic: "))
 	}
 	return cfg, cleanup, nil
+}
+
+// traceFile is a qlog trace file that reports when it is closed.
+type traceFile struct {
+	*os.File
+	once sync.Once
+	done func()
+}
+
+func (f *traceFile) Close() error {
+	err := f.File.Close()
+	f.once.Do(f.done)
+	return err
 }

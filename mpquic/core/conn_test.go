@@ -201,17 +201,31 @@ func TestVersionNegotiation(t *testing.T) {
 // sealFrames builds a 1-RTT packet from the client with raw frame bytes.
 func sealFrames(t *testing.T, c *Conn, frames []byte) []byte {
 	t.Helper()
+	out, err := sealPayload(c, frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sealPayload protects payload as the next 1-RTT packet of c. The packet is
+// recorded as sent (neither ack-eliciting nor in flight), so that c accepts
+// the peer's acknowledgement of it.
+func sealPayload(c *Conn, payload []byte) ([]byte, error) {
 	sp := &c.paths[0].app
 	pn := sp.nextPN
 	sp.nextPN++
 	b, pnOff := wire.AppendShortHeader(nil, c.ids.dcid(), pn, 4, c.app.keyPhase())
 	hdrLen := len(b)
-	b = append(b, frames...)
+	b = append(b, payload...)
 	out, err := protection.SealPacket(c.app.write, c.app.sealHP, b, hdrLen, pnOff, 4, 0, pn)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return out
+	rec := sp.sent.Prepare(pn)
+	rec.TimeSent, rec.Size = c.now, len(out)
+	sp.sent.OnSent(rec)
+	return out, nil
 }
 
 func TestBadFramesCloseWithTheRightCode(t *testing.T) {
