@@ -352,3 +352,10 @@ func (r *reserver) settle(now time.Time, paths []PathInfo) {
 		}
 	}
 }
+
+var (
+	_ SourceAware = (*CWR)(nil)
+	_ Counters    = (*CWR)(nil)
+	_ SourceAware = (*CWRRed)(nil)
+	_ Counters    = (*CWRRed)(nil)
+)

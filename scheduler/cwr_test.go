@@ -256,7 +256,7 @@ func TestCWRReservationsMissed(t *testing.T) {
 					t.Fatalf("%d background packets before the message, want 7 (3 reserved)", got)
 				}
 				if tc.lost > 0 {
-					c.lose(10*ms, 0, tc.lost, uint64(tc.cwndAfter*simMPS))
+					c.lose(10*ms, 0, 1, tc.lost, uint64(tc.cwndAfter*simMPS))
 				}
 				for m := range tc.messages {
 					gen := 50*ms + time.Duration(m)*200*ms
@@ -286,7 +286,7 @@ func TestCWRRedMissedPerPath(t *testing.T) {
 	if want := "[0s s1 [0] 0s s1 [0] 0s s1 [1] 0s s1 [1]]"; logString(c.log) != want {
 		t.Fatalf("before the message: %s, want %s", logString(c.log), want)
 	}
-	c.lose(10*ms, 1, 1, 2*simMPS)
+	c.lose(10*ms, 1, 1, 1, 2*simMPS)
 	c.write(2, 2, true)
 	c.poll(30 * ms)
 	if m0, m1 := c.missed(0), c.missed(1); m0 != 0 || m1 != 1 {

@@ -184,13 +184,13 @@ func (c *simConn) ackUntil(d time.Duration) {
 	}
 }
 
-// lose declares the n oldest packets in flight on path lost at offset d
-// (their data waits for retransmission) and sets the path's window to cwnd,
-// as a congestion controller reacting to the loss would.
-func (c *simConn) lose(d time.Duration, path uint64, n int, cwnd uint64) {
+// lose declares the n oldest packets of stream in flight on path lost at
+// offset d (their data waits for retransmission) and sets the path's window
+// to cwnd, as a congestion controller reacting to the loss would.
+func (c *simConn) lose(d time.Duration, path, stream uint64, n int, cwnd uint64) {
 	now := c.at(d)
 	c.inflight = slices.DeleteFunc(c.inflight, func(pk simPacket) bool {
-		if pk.path != path || n == 0 {
+		if pk.path != path || pk.stream != stream || n == 0 {
 			return false
 		}
 		n--
