@@ -68,10 +68,17 @@ const maxPending = 1024
 // than the message's wire bytes plus those of the messages settled before
 // it at the same decision on the same path (ordered by generation time,
 // then source ID). Each message is settled, counted or not, at that one
-// decision; a message whose path has disappeared from the connection is
-// dropped uncounted. The schedulers cannot tell which stream carries which
+// decision. Dropped uncounted are: a message whose path has disappeared
+// from the connection, and a message still unsettled when a later message
+// of its source is settled (it was never written: a write causes a send
+// decision). The schedulers cannot tell which stream carries which
 // source's messages, so any priority data waiting at or after the
 // generation time stands for the message.
+//
+// A message is reserved until its generation time (the window (now, now +
+// srtt] excludes now): data written later than announced compete with
+// background data for the room, and so do background retransmissions,
+// which priority-fifo serves before priority data.
 type CWR struct {
 	res  reserver
 	cand []int
@@ -335,11 +342,25 @@ func (r *reserver) settle(now time.Time, paths []PathInfo) {
 	slices.SortFunc(r.settling, func(a, b reservation) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.source, b.source), cmp.Compare(a.path, b.path))
 	})
+	// Only the latest generated message of a source stands for the
+	// priority data waiting now. An earlier one still unsettled was not
+	// written (had it been, the decision its write caused would have
+	// settled it): drop it uncounted.
+	latest := func(x *reservation) bool {
+		for j := range r.settling {
+			y := &r.settling[j]
+			if y.source == x.source && y.at.After(x.at) {
+				return false
+			}
+		}
+		return true
+	}
 	for i := range paths {
 		p := &paths[i]
 		var need uint64
-		for _, x := range r.settling {
-			if x.path != p.ID {
+		for k := range r.settling {
+			x := &r.settling[k]
+			if x.path != p.ID || !latest(x) {
 				continue
 			}
 			need += x.bytes

@@ -230,16 +230,20 @@ func TestCWRReservationsMissed(t *testing.T) {
 		lost, cwndAfter int
 		messages        int // 3-packet messages at 50 ms, 250 ms, ...
 		want            uint64
+		skipFirst       bool // the application does not write the first message
 	}{
-		{"no loss", 0, 10, 1, 0},
-		{"window shrank below bytes in flight", 1, 5, 1, 1},
+		{"no loss", 0, 10, 1, 0, false},
+		{"window shrank below bytes in flight", 1, 5, 1, 1, false},
 		// Not counted: the window held the message when it was
 		// generated. (The three lost packets, which priority-fifo
 		// serves first, then take that room and delay the message;
 		// the reservation of a message ends at its generation time.)
-		{"window shrank but still holds the message", 3, 7, 1, 0},
-		{"window shrank by one packet too many", 3, 6, 1, 1},
-		{"each message counts once; the next one finds its room", 1, 5, 2, 1},
+		{"window shrank but still holds the message", 3, 7, 1, 0, false},
+		{"window shrank by one packet too many", 3, 6, 1, 1, false},
+		{"each message counts once; the next one finds its room", 1, 5, 2, 1, false},
+		// The first message's reservation failed too, but it was
+		// never written: it must not eat the second one's room.
+		{"a message not written is not counted", 1, 5, 2, 0, true},
 	}
 	for _, tc := range tests {
 		for _, ps := range []PathScheduler{NewCWR(), NewCWRRed()} {
@@ -261,7 +265,9 @@ func TestCWRReservationsMissed(t *testing.T) {
 				for m := range tc.messages {
 					gen := 50*ms + time.Duration(m)*200*ms
 					c.ackUntil(gen)
-					c.write(2, 3, true)
+					if m > 0 || !tc.skipFirst {
+						c.write(2, 3, true)
+					}
 					c.poll(gen)
 					// More decisions on the same message do not
 					// count again.
