@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"maps"
 	"net/netip"
 	"slices"
 	"testing"
@@ -96,7 +97,9 @@ func runE2E(t *testing.T, sched string, loss float64) e2eResult {
 		for s := client.AcceptStream(); s != nil; s = client.AcceptStream() {
 			readers[s.ID()] = s
 		}
-		for id, s := range readers {
+		// In stream order: the run stays deterministic.
+		for _, id := range slices.Sorted(maps.Keys(readers)) {
+			s := readers[id]
 			for {
 				n, err := s.Read(buf)
 				if _, ok := generated[id]; !ok {
