@@ -1,0 +1,382 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+func init() {
+	RegisterPath("cwr", func() PathScheduler { return NewCWR() })
+	RegisterPath("cwr-red", func() PathScheduler { return NewCWRRed() })
+}
+
+// CounterReservationsMissed is the name of the per-path counter of the CWR
+// schedulers (see Counters): how many reserved priority messages did not
+// find their reservation when they were generated.
+const CounterReservationsMissed = "reservations_missed"
+
+// maxPending bounds the reservations a CWR scheduler remembers for the
+// reservations_missed count (a source whose messages are never written
+// would otherwise grow the list forever). When full, the oldest is dropped
+// uncounted.
+const maxPending = 1024
+
+// CWR is the Congestion Window Reservation path scheduler of Noroozi et
+// al., "Performance Evaluation of a New Scheduling Model Using Congestion
+// Window Reservation", Section III-D1. The application announces its
+// periodic priority sources (SourceAware); the scheduler keeps room in the
+// congestion window of one path free for the messages they will generate
+// within the next round trip, so that a message leaves as soon as it is
+// written.
+//
+// At a send decision at time now, among the candidate paths (as for
+// lowrtt: usable available paths, else usable backup paths, else every
+// validated path):
+//
+//   - Reservations: every message of every announced source is reserved
+//     on the candidate path with the lowest smoothed RTT. If several
+//     candidates share that RTT, the k-th message of source S (k counted
+//     from the Next the source was announced with, 0 for a single message)
+//     goes to the ((S + k) mod n)-th of those n paths in order of path ID,
+//     so that reservations alternate between equal paths as in the
+//     paper's Section IV-B. The reserved bytes of path p are the WireBytes
+//     of the messages reserved on p that are due in (now, now + srtt_p].
+//   - Priority data (ClassPriority, or ClassRetransmission of a priority
+//     stream) goes on the lowest-RTT path whose window and pacer let the
+//     packet out (PathInfo.CanSend), without looking at reservations.
+//   - Control-only packets (ClassControl) go like priority data: they are
+//     never held back by reservations.
+//   - Other data (ClassBackground, and retransmissions of other streams)
+//     goes on the lowest-RTT path p with bytes_in_flight_p + packet +
+//     reserved_p <= cwnd_p (and room in its pacer). If no path qualifies,
+//     nothing is sent now, even if some window has room.
+//
+// Equal RTTs when choosing the path of a packet go to the lower index in
+// paths, as in lowrtt. Without announced sources CWR therefore decides
+// exactly as lowrtt.
+//
+// The reservation assumes that the window stays constant; a loss that
+// shrinks it before a message is generated can make the reservation fail.
+// CWR counts these per path as "reservations_missed" (see Counters): a
+// message counts once it was reserved (it was due within srtt of its path
+// at some send decision) and, at the first send decision at or after its
+// generation time at which priority data wait (Work.Class is
+// ClassPriority or Work.Waiting.PriorityBytes > 0; the latter catches a
+// decision on a retransmission that priority-fifo serves first), its path
+// is no longer usable or its free window (CWND - BytesInFlight) is smaller
+// than the message's wire bytes plus those of the messages settled before
+// it at the same decision on the same path (ordered by generation time,
+// then source ID). Each message is settled, counted or not, at that one
+// decision. Dropped uncounted are: a message whose path has disappeared
+// from the connection, and a message still unsettled when a later message
+// of its source is settled (it was never written: a write causes a send
+// decision). The schedulers cannot tell which stream carries which
+// source's messages, so any priority data waiting at or after the
+// generation time stands for the message.
+//
+// A message is reserved until its generation time (the window (now, now +
+// srtt] excludes now): data written later than announced compete with
+// background data for the room, and so do background retransmissions,
+// which priority-fifo serves before priority data.
+type CWR struct {
+	res  reserver
+	cand []int
+}
+
+// NewCWR returns a CWR scheduler without sources.
+func NewCWR() *CWR { return &CWR{} }
+
+// Name implements PathScheduler.
+func (*CWR) Name() string { return "cwr" }
+
+// Announce implements SourceAware.
+func (s *CWR) Announce(src Source) { s.res.announce(src) }
+
+// Withdraw implements SourceAware.
+func (s *CWR) Withdraw(id uint64) { s.res.withdraw(id) }
+
+// PathCounters implements Counters: "reservations_missed".
+func (s *CWR) PathCounters(pathID uint64) map[string]uint64 { return s.res.counters(pathID) }
+
+// Select implements PathScheduler.
+func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
+	s.cand = candidates(paths, s.cand)
+	reserved := s.res.reserve(now, paths, s.cand)
+	if priorityWaits(w) {
+		s.res.settle(now, paths)
+	}
+	if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
+		dst = append(dst, paths[i].ID)
+	}
+	return dst
+}
+
+// pickBackgroundOrNot is the path choice of CWR (and CWR+RED's single
+// path): the lowest-RTT candidate that can take the packet, reservations
+// counting against background data only.
+func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64) int {
+	bg := w.Class != ClassControl && !isPriority(w)
+	best := -1
+	for _, i := range cand {
+		p := &paths[i]
+		if bg && !fitsWith(p, w.Size, reserved[i]) || !bg && !p.CanSend(w.Size) {
+			continue
+		}
+		if best < 0 || p.SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	return best
+}
+
+// CWRRed is the CWR + Redundancy path scheduler of Noroozi et al., Section
+// III-D2: CWR with reservations on every path and priority packets
+// duplicated on every path.
+//
+// At a send decision, among the candidate paths (as for CWR):
+//
+//   - Reservations: every message of every announced source is reserved
+//     on every candidate path; the reserved bytes of path p are the
+//     WireBytes of the messages due in (now, now + srtt_p].
+//   - A priority packet (as for CWR) is sent at once on every candidate
+//     path if every candidate's window and pacer let it out: Select
+//     returns all of them, lowest RTT first (the core builds the packet on
+//     the first and sends copies on the others). If not every candidate
+//     can take it, it goes once on the lowest-RTT candidate that can; the
+//     copy is never made later (the decision is per packet; CWRRed keeps no
+//     record of packets that went once). With three or more candidates
+//     this is all or one, never a subset, following the paper ("sent on
+//     all paths"; otherwise "refrain from redundant sending").
+//   - Control-only and background packets as in CWR (a single path; the
+//     reservations of every path count against background data).
+//
+// reservations_missed is counted as in CWR, per path and message: with
+// reservations on every path a message can miss on one path and not on
+// another.
+type CWRRed struct {
+	res   reserver
+	cand  []int
+	order []int
+}
+
+// NewCWRRed returns a CWR+RED scheduler without sources.
+func NewCWRRed() *CWRRed { return &CWRRed{res: reserver{everyPath: true}} }
+
+// Name implements PathScheduler.
+func (*CWRRed) Name() string { return "cwr-red" }
+
+// Announce implements SourceAware.
+func (s *CWRRed) Announce(src Source) { s.res.announce(src) }
+
+// Withdraw implements SourceAware.
+func (s *CWRRed) Withdraw(id uint64) { s.res.withdraw(id) }
+
+// PathCounters implements Counters: "reservations_missed".
+func (s *CWRRed) PathCounters(pathID uint64) map[string]uint64 { return s.res.counters(pathID) }
+
+// Select implements PathScheduler.
+func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
+	s.cand = candidates(paths, s.cand)
+	reserved := s.res.reserve(now, paths, s.cand)
+	if priorityWaits(w) {
+		s.res.settle(now, paths)
+	}
+	if isPriority(w) && len(s.cand) > 1 {
+		s.order = byRTT(paths, s.cand, s.order)
+		all := true
+		for _, i := range s.order {
+			all = all && paths[i].CanSend(w.Size)
+		}
+		if all {
+			for _, i := range s.order {
+				dst = append(dst, paths[i].ID)
+			}
+			return dst
+		}
+	}
+	if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
+		dst = append(dst, paths[i].ID)
+	}
+	return dst
+}
+
+// priorityWaits reports whether priority data wait at a send decision: the
+// moment the reservations of generated messages are settled.
+func priorityWaits(w Work) bool {
+	return w.Class == ClassPriority || w.Waiting.PriorityBytes > 0
+}
+
+// reservation is one message reserved on one path, remembered until the
+// first send decision at or after its generation at which priority data
+// wait.
+type reservation struct {
+	source uint64
+	at     time.Time
+	path   uint64
+	bytes  uint64
+}
+
+// reserver keeps the announced sources and computes the reservations of
+// CWR (on the lowest-RTT path) or CWR+RED (everyPath).
+type reserver struct {
+	everyPath bool
+	sources   []Source // sorted by ID
+	// pending are the reservations made and not settled yet.
+	pending  []reservation
+	settling []reservation
+	missed   map[uint64]uint64
+	reserved []uint64 // per index in paths
+	tied     []int
+}
+
+func (r *reserver) announce(s Source) {
+	i, found := slices.BinarySearchFunc(r.sources, s.ID, func(x Source, id uint64) int { return cmp.Compare(x.ID, id) })
+	if !found {
+		r.sources = slices.Insert(r.sources, i, s)
+		return
+	}
+	r.sources[i] = s
+	// Forget what was reserved for the old schedule from the new Next on
+	// (it is reserved again if the new schedule still has it); messages
+	// before the new Next are taken as generated and still get settled.
+	r.pending = slices.DeleteFunc(r.pending, func(x reservation) bool {
+		return x.source == s.ID && !x.at.Before(s.Next)
+	})
+}
+
+func (r *reserver) withdraw(id uint64) {
+	r.sources = slices.DeleteFunc(r.sources, func(x Source) bool { return x.ID == id })
+	r.pending = slices.DeleteFunc(r.pending, func(x reservation) bool { return x.source == id })
+}
+
+func (r *reserver) counters(pathID uint64) map[string]uint64 {
+	return map[string]uint64{CounterReservationsMissed: r.missed[pathID]}
+}
+
+// messageIndex numbers the messages of s from its announced Next on.
+func messageIndex(s *Source, at time.Time) uint64 {
+	if s.Interval <= 0 || at.Before(s.Next) {
+		return 0
+	}
+	return uint64(at.Sub(s.Next) / s.Interval)
+}
+
+// reserve returns the bytes reserved on each path (by index in paths) at
+// now, and remembers the reservations for settle.
+func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64 {
+	r.reserved = slices.Grow(r.reserved[:0], len(paths))[:len(paths)]
+	clear(r.reserved)
+	if len(r.sources) == 0 || len(cand) == 0 {
+		return r.reserved
+	}
+	if r.everyPath {
+		for _, i := range cand {
+			p := &paths[i]
+			for k := range r.sources {
+				src := &r.sources[k]
+				src.Due(now, now.Add(p.SRTT), func(at time.Time) { r.add(paths, i, src, at) })
+			}
+		}
+		return r.reserved
+	}
+	// The lowest-RTT candidates, by path ID.
+	r.tied = r.tied[:0]
+	for _, i := range cand {
+		switch {
+		case len(r.tied) == 0 || paths[i].SRTT == paths[r.tied[0]].SRTT:
+			r.tied = append(r.tied, i)
+		case paths[i].SRTT < paths[r.tied[0]].SRTT:
+			r.tied = append(r.tied[:0], i)
+		}
+	}
+	slices.SortFunc(r.tied, func(a, b int) int { return cmp.Compare(paths[a].ID, paths[b].ID) })
+	srtt := paths[r.tied[0]].SRTT
+	for k := range r.sources {
+		src := &r.sources[k]
+		src.Due(now, now.Add(srtt), func(at time.Time) {
+			n := uint64(len(r.tied))
+			i := r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+			r.add(paths, i, src, at)
+		})
+	}
+	return r.reserved
+}
+
+// add reserves the message of src generated at at on paths[i].
+func (r *reserver) add(paths []PathInfo, i int, src *Source, at time.Time) {
+	b := uint64(WireBytes(src.Size, &paths[i]))
+	r.reserved[i] += b
+	res := reservation{source: src.ID, at: at, path: paths[i].ID, bytes: b}
+	for j := range r.pending {
+		x := &r.pending[j]
+		if x.source == res.source && x.at.Equal(res.at) && (!r.everyPath || x.path == res.path) {
+			// CWR: the message may have moved to another path
+			// since the last decision.
+			*x = res
+			return
+		}
+	}
+	if len(r.pending) >= maxPending {
+		r.pending = slices.Delete(r.pending, 0, 1)
+	}
+	r.pending = append(r.pending, res)
+}
+
+// settle runs at a priority send decision: every reserved message
+// generated by now is checked against its path once and forgotten.
+func (r *reserver) settle(now time.Time, paths []PathInfo) {
+	r.settling = r.settling[:0]
+	keep := r.pending[:0]
+	for _, x := range r.pending {
+		if x.at.After(now) {
+			keep = append(keep, x)
+		} else {
+			r.settling = append(r.settling, x)
+		}
+	}
+	r.pending = keep
+	if len(r.settling) == 0 {
+		return
+	}
+	slices.SortFunc(r.settling, func(a, b reservation) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.source, b.source), cmp.Compare(a.path, b.path))
+	})
+	// Only the latest generated message of a source stands for the
+	// priority data waiting now. An earlier one still unsettled was not
+	// written (had it been, the decision its write caused would have
+	// settled it): drop it uncounted.
+	latest := func(x *reservation) bool {
+		for j := range r.settling {
+			y := &r.settling[j]
+			if y.source == x.source && y.at.After(x.at) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range paths {
+		p := &paths[i]
+		var need uint64
+		for k := range r.settling {
+			x := &r.settling[k]
+			if x.path != p.ID || !latest(x) {
+				continue
+			}
+			need += x.bytes
+			if !usable(p) || p.CwndRoom() < need {
+				if r.missed == nil {
+					r.missed = map[uint64]uint64{}
+				}
+				r.missed[p.ID]++
+			}
+		}
+	}
+}
+
+var (
+	_ SourceAware = (*CWR)(nil)
+	_ Counters    = (*CWR)(nil)
+	_ SourceAware = (*CWRRed)(nil)
+	_ Counters    = (*CWRRed)(nil)
+)
