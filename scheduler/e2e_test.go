@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"crypto/tls"
 	"errors"
 	"io"
 	"maps"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
 	"github.com/mpq/mpq/testbed/netsim"
@@ -37,7 +35,8 @@ func runE2E(t *testing.T, sched string, loss float64) e2eResult {
 		messages = 15
 		bulk     = 12 << 20
 	)
-	cert, err := certs.SelfSigned(certs.Options{Ed25519: true})
+	// Certificates valid at the simulation's virtual start date.
+	ctls, stls, err := netsim.TLSConfigs(7, "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +51,12 @@ func runE2E(t *testing.T, sched string, loss float64) e2eResult {
 	}
 	addr := func(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a, port) }
 	scfg := &core.Config{
-		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"e2e"}},
+		TLS:             stls,
 		PathScheduler:   sched,
 		StreamScheduler: "priority-fifo",
 	}
 	ccfg := &core.Config{
-		TLS: &tls.Config{RootCAs: certs.Pool(cert), ServerName: "localhost", NextProtos: []string{"e2e"}},
+		TLS: ctls,
 	}
 	var server *netsim.Conn
 	_, err = netsim.NewNode(topo.Net, []netip.AddrPort{addr(topo.Server[0], 4433), addr(topo.Server[1], 4433)}, scfg,

@@ -136,22 +136,31 @@ func (c *Conn) Kick() {
 func (c *Conn) service() {
 	sim := c.node.net.sim
 	now := sim.Now()
+	// Event handlers may write, open paths or close: poll again after
+	// them until neither datagrams nor events remain.
 	for {
-		d, ok := c.PollDatagram(now, c.node.buf[:0])
-		if !ok {
-			break
+		for {
+			d, ok := c.PollDatagram(now, c.node.buf[:0])
+			if !ok {
+				break
+			}
+			b := c.node.net.Buffer(len(d.Data))
+			copy(b, d.Data)
+			c.node.net.Send(d.Local, d.Remote, b)
 		}
-		b := c.node.net.Buffer(len(d.Data))
-		copy(b, d.Data)
-		c.node.net.Send(d.Local, d.Remote, b)
-	}
-	for {
-		e, ok := c.PollEvent()
-		if !ok {
-			break
+		events := 0
+		for {
+			e, ok := c.PollEvent()
+			if !ok {
+				break
+			}
+			events++
+			if c.OnEvent != nil {
+				c.OnEvent(e)
+			}
 		}
-		if c.OnEvent != nil {
-			c.OnEvent(e)
+		if events == 0 {
+			break
 		}
 	}
 	if done, _ := c.Closed(); done {

@@ -1,0 +1,274 @@
+package trafficgen
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/mpq/mpq/testbed/env"
+)
+
+// zeros is the filler of message bodies and replies.
+var zeros = make([]byte, 64<<10)
+
+// Peer runs the generator at one end of a connection: it sends the
+// messages of the sources it owns, each on a free stream of its own, and
+// answers the messages the other end sends. All its methods run on the
+// environment's event loop.
+type Peer struct {
+	env  env.Env
+	conn env.Conn
+	rec  *Recorder
+	side string
+	// free lists our streams whose last message was answered, oldest
+	// first; waiting lists messages that found no stream (the peer's
+	// stream limit) in generation order.
+	free    []*outStream
+	waiting []*outMessage
+	stopped bool
+	buf     []byte
+	// onIdle runs when a sent message was answered (stop-and-wait goes
+	// on from there).
+	closers []func()
+}
+
+// NewPeer starts the generator's receiving side on conn and returns the
+// peer, ready for sources to send from it. side is "server" or "client".
+func NewPeer(e env.Env, conn env.Conn, rec *Recorder, side string) *Peer {
+	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
+	conn.OnStream(p.accept)
+	return p
+}
+
+// Stop ends the peer's sources: nothing new is generated or written.
+// Messages under way are left alone.
+func (p *Peer) Stop() {
+	p.stopped = true
+	for _, f := range p.closers {
+		f()
+	}
+	p.closers = nil
+}
+
+// outMessage is a message this peer sends.
+type outMessage struct {
+	hdr      Header
+	priority bool
+	rec      *MessageRecord
+	// done runs when the reply is complete.
+	done func(*MessageRecord)
+}
+
+// outStream is a stream this peer opened for its messages.
+type outStream struct {
+	p       *Peer
+	s       env.Stream
+	msg     *outMessage
+	hdr     []byte // encoded header of msg
+	written uint64 // bytes of msg written
+	replied uint64 // reply bytes read
+}
+
+// send writes a message on a free stream, opening one if none is free; if
+// the peer's stream limit prevents that, the message waits for a stream.
+func (p *Peer) send(m *outMessage) {
+	if p.stopped {
+		return
+	}
+	var os *outStream
+	if len(p.free) > 0 {
+		os = p.free[0]
+		p.free = p.free[1:]
+	} else {
+		s, err := p.conn.OpenStream()
+		if err != nil {
+			if errors.Is(err, env.ErrStreamLimit) {
+				p.waiting = append(p.waiting, m)
+				m.rec.Queued = true
+				return
+			}
+			p.rec.fail(m.rec, err)
+			return
+		}
+		os = &outStream{p: p, s: s}
+		s.OnReadable(os.readReply)
+		s.OnWritable(os.write)
+	}
+	os.start(m)
+}
+
+func (os *outStream) start(m *outMessage) {
+	os.msg, os.written, os.replied = m, 0, 0
+	os.hdr = m.hdr.Append(os.hdr[:0])
+	os.s.SetPriority(m.priority)
+	m.rec.StreamID = os.s.ID()
+	m.rec.Started = os.p.env.Now()
+	os.write()
+}
+
+// write writes as much of the current message as the stream takes.
+func (os *outStream) write() {
+	m := os.msg
+	if m == nil {
+		return
+	}
+	for os.written < m.hdr.Length {
+		var chunk []byte
+		if os.written < HeaderLen {
+			chunk = os.hdr[os.written:]
+		} else {
+			chunk = zeros[:min(uint64(len(zeros)), m.hdr.Length-os.written)]
+		}
+		n, err := os.s.Write(chunk)
+		os.written += uint64(n)
+		if err != nil {
+			os.p.rec.fail(m.rec, err)
+			os.msg = nil
+			return
+		}
+		if n < len(chunk) {
+			return // OnWritable resumes
+		}
+	}
+	if m.rec.Written.IsZero() {
+		m.rec.Written = os.p.env.Now()
+	}
+}
+
+// readReply consumes the reply; a complete reply frees the stream.
+func (os *outStream) readReply() {
+	for {
+		n, err := os.s.Read(os.p.buf)
+		if m := os.msg; m != nil && n > 0 {
+			os.replied += uint64(n)
+			if os.replied >= uint64(m.hdr.Reply) {
+				os.msg = nil
+				m.rec.Replied = os.p.env.Now()
+				os.p.released(os)
+				if m.done != nil {
+					m.done(m.rec)
+				}
+			}
+		}
+		if err != nil || n == 0 {
+			if err != nil && os.msg != nil {
+				os.p.rec.fail(os.msg.rec, err)
+				os.msg = nil
+			}
+			return
+		}
+	}
+}
+
+// released returns a stream to the pool or gives it to a waiting message.
+func (p *Peer) released(os *outStream) {
+	if len(p.waiting) > 0 && !p.stopped {
+		m := p.waiting[0]
+		p.waiting = p.waiting[1:]
+		os.start(m)
+		return
+	}
+	p.free = append(p.free, os)
+}
+
+// inStream reads the messages the other end sends on one stream.
+type inStream struct {
+	p      *Peer
+	s      env.Stream
+	hdrBuf []byte
+	hdr    Header
+	inHdr  bool   // a header was parsed and its body is being read
+	read   uint64 // bytes of the current message read
+	bulk   bool
+	class  int
+	// reply still to write
+	replyLeft uint64
+}
+
+func (p *Peer) accept(s env.Stream) {
+	is := &inStream{p: p, s: s}
+	s.OnReadable(is.readable)
+	s.OnWritable(is.writeReply)
+}
+
+func (is *inStream) readable() {
+	for {
+		n, err := is.s.Read(is.p.buf)
+		if n > 0 {
+			is.consume(is.p.buf[:n])
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && is.inHdr && !is.bulk {
+				is.p.rec.receiveFailed(is.hdr, err)
+			}
+			return
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// consume parses received bytes into messages.
+func (is *inStream) consume(b []byte) {
+	now := is.p.env.Now()
+	for len(b) > 0 {
+		if is.bulk {
+			is.p.rec.received(now, is.class, len(b))
+			return
+		}
+		if !is.inHdr {
+			need := HeaderLen - len(is.hdrBuf)
+			take := min(need, len(b))
+			is.hdrBuf = append(is.hdrBuf, b[:take]...)
+			b = b[take:]
+			if len(is.hdrBuf) < HeaderLen {
+				return
+			}
+			h, err := ParseHeader(is.hdrBuf)
+			is.hdrBuf = is.hdrBuf[:0]
+			if err != nil {
+				is.s.CancelRead(1)
+				is.p.rec.protocolError(err)
+				return
+			}
+			is.hdr, is.inHdr, is.read = h, true, HeaderLen
+			is.class = is.p.rec.classOf(h.Source)
+			is.p.rec.received(now, is.class, HeaderLen)
+			if h.Flags&FlagBulk != 0 {
+				is.bulk = true
+				continue
+			}
+			if is.read == h.Length {
+				is.complete(now)
+			}
+			continue
+		}
+		take := min(uint64(len(b)), is.hdr.Length-is.read)
+		is.read += take
+		b = b[take:]
+		is.p.rec.received(now, is.class, int(take))
+		if is.read == is.hdr.Length {
+			is.complete(now)
+		}
+	}
+}
+
+// complete records a whole message and answers it.
+func (is *inStream) complete(now time.Time) {
+	is.inHdr = false
+	is.p.rec.delivered(is.hdr, now)
+	is.replyLeft += uint64(is.hdr.Reply)
+	is.writeReply()
+}
+
+func (is *inStream) writeReply() {
+	for is.replyLeft > 0 {
+		chunk := zeros[:min(uint64(len(zeros)), is.replyLeft)]
+		n, err := is.s.Write(chunk)
+		is.replyLeft -= uint64(n)
+		if err != nil || n < len(chunk) {
+			return
+		}
+	}
+}

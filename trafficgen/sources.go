@@ -1,0 +1,232 @@
+package trafficgen
+
+import (
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// Announcer is implemented by connections that pass announcements of
+// periodic priority sources to their path scheduler (package scheduler's
+// Source): the reservations of the CWR schedulers.
+type Announcer interface {
+	AnnounceSource(s scheduler.Source)
+	WithdrawSource(id uint64)
+}
+
+// SenderSide says which end of the connection sends a kind's messages:
+// the server sends periodic messages and bulk data (as in the paper),
+// the client requests, frames and publishes.
+func SenderSide(kind string) string {
+	switch kind {
+	case experiment.KindPeriodic, experiment.KindBulk:
+		return "server"
+	}
+	return "client"
+}
+
+// Start starts the sources of the experiment that this peer sends, with
+// their start times relative to t0. The sources' indexes in srcs identify
+// them in message headers.
+func (p *Peer) Start(srcs []experiment.Source, t0 time.Time) {
+	for i, s := range srcs {
+		if SenderSide(s.Kind) != p.side {
+			continue
+		}
+		switch s.Kind {
+		case experiment.KindPeriodic:
+			p.periodic(i, s, t0, 1)
+		case experiment.KindRequestResponse, experiment.KindFrames:
+			p.periodic(i, s, t0, uint32(s.ReplySize))
+		case experiment.KindBulk:
+			p.after(t0.Add(s.Start), func() { p.bulk(i, s, t0) })
+		case experiment.KindFile:
+			p.after(t0.Add(s.Start), func() { p.sequential(i, s, t0, 0) })
+		case experiment.KindStopAndWait:
+			p.after(t0.Add(s.Start), func() { p.sequential(i, s, t0, 0) })
+		}
+	}
+}
+
+// after runs f at time at (now if past), cancelled by Stop.
+func (p *Peer) after(at time.Time, f func()) {
+	cancel := p.env.AfterFunc(max(0, at.Sub(p.env.Now())), func() {
+		if !p.stopped {
+			f()
+		}
+	})
+	p.closers = append(p.closers, func() { cancel() })
+}
+
+// stopAt is when source s ends (zero: when the peer stops).
+func stopAt(s experiment.Source, t0 time.Time) time.Time {
+	if s.Stop > 0 {
+		return t0.Add(s.Stop)
+	}
+	return time.Time{}
+}
+
+// periodic generates a message of s.Size bytes every s.Interval from
+// t0+s.Start, each answered with reply bytes. Generation times follow the
+// schedule exactly (no drift): message k is created at start+k*interval.
+// A periodic priority source announces each next message to the path
+// scheduler.
+func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32) {
+	first := t0.Add(s.Start)
+	end := stopAt(s, t0)
+	ann, _ := p.conn.(Announcer)
+	if !s.Announce {
+		ann = nil
+	}
+	var k uint32
+	var cancel func() bool
+	var fire func()
+	schedule := func() {
+		at := first.Add(time.Duration(k) * s.Interval)
+		if !end.IsZero() && !at.Before(end) || s.Count > 0 && int(k) >= s.Count {
+			if ann != nil {
+				ann.WithdrawSource(uint64(idx))
+			}
+			return
+		}
+		if ann != nil {
+			ann.AnnounceSource(scheduler.Source{ID: uint64(idx), Size: int(s.Size), Interval: s.Interval, Next: at})
+		}
+		cancel = p.env.AfterFunc(max(0, at.Sub(p.env.Now())), fire)
+	}
+	fire = func() {
+		if p.stopped {
+			return
+		}
+		p.generate(idx, s, k, uint64(s.Size), reply, nil)
+		k++
+		schedule()
+	}
+	p.closers = append(p.closers, func() {
+		if cancel != nil {
+			cancel()
+		}
+		if ann != nil {
+			ann.WithdrawSource(uint64(idx))
+		}
+	})
+	schedule()
+}
+
+// generate creates message seq of source idx and sends it.
+func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64, reply uint32, done func(*MessageRecord)) *MessageRecord {
+	now := p.env.Now()
+	rec := p.rec.generated(idx, seq, now, length, reply, s.Priority)
+	p.send(&outMessage{
+		hdr:      Header{Source: uint16(idx), Seq: seq, Length: length, Reply: reply, Created: now},
+		priority: s.Priority,
+		rec:      rec,
+		done:     done,
+	})
+	return rec
+}
+
+// sequential runs the file and stop-and-wait sources: one exchange at a
+// time, the next after the previous one's reply (after s.Interval for
+// files), up to s.Count. A file transfer is a request that is answered
+// with the file; a stop-and-wait publish a message answered with one
+// byte, given up after s.Timeout.
+func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32) {
+	end := stopAt(s, t0)
+	if s.Count > 0 && int(seq) >= s.Count || !end.IsZero() && !p.env.Now().Before(end) {
+		return
+	}
+	var next func(*MessageRecord)
+	length, reply := uint64(s.Size), uint32(1)
+	if s.Kind == experiment.KindFile {
+		length, reply = HeaderLen, uint32(s.Size)
+	}
+	advanced := false
+	advance := func() {
+		if advanced {
+			return
+		}
+		advanced = true
+		if s.Kind == experiment.KindFile && s.Interval > 0 {
+			p.after(p.env.Now().Add(s.Interval), func() { p.sequential(idx, s, t0, seq+1) })
+			return
+		}
+		p.sequential(idx, s, t0, seq+1)
+	}
+	next = func(*MessageRecord) { advance() }
+	rec := p.generate(idx, s, seq, length, reply, next)
+	if s.Kind == experiment.KindStopAndWait && s.Timeout > 0 {
+		p.after(p.env.Now().Add(s.Timeout), func() {
+			if rec.Replied.IsZero() && rec.Failed == "" {
+				rec.Failed = "timeout"
+				advance()
+			}
+		})
+	}
+}
+
+// bulk keeps a stream of background data backlogged: it writes whenever
+// the stream takes more, until the source stops (or s.Size bytes, if set,
+// after which the stream ends).
+func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
+	st, err := p.conn.OpenStream()
+	if err != nil {
+		p.rec.protocolError(err)
+		return
+	}
+	st.SetPriority(s.Priority)
+	h := Header{Source: uint16(idx), Flags: FlagBulk, Length: uint64(s.Size), Created: p.env.Now()}
+	hdr := h.Append(nil)
+	var written uint64
+	limit := uint64(s.Size)
+	if limit > 0 {
+		limit += HeaderLen
+	}
+	done := false
+	write := func() {
+		for !done && !p.stopped {
+			var chunk []byte
+			switch {
+			case written < HeaderLen:
+				chunk = hdr[written:]
+			case limit > 0:
+				chunk = zeros[:min(uint64(len(zeros)), limit-written)]
+			default:
+				chunk = zeros
+			}
+			n, err := st.Write(chunk)
+			written += uint64(n)
+			if err != nil {
+				done = true
+				return
+			}
+			if limit > 0 && written >= limit {
+				done = true
+				st.Close()
+				return
+			}
+			if n < len(chunk) {
+				return
+			}
+		}
+	}
+	st.OnWritable(write)
+	st.OnReadable(func() {
+		for {
+			n, err := st.Read(p.buf)
+			if err != nil || n == 0 {
+				return
+			}
+		}
+	})
+	if end := stopAt(s, t0); !end.IsZero() {
+		p.after(end, func() {
+			if !done {
+				done = true
+				st.CancelWrite(0)
+			}
+		})
+	}
+	write()
+}
