@@ -13,6 +13,8 @@ import (
 // It returns the bytes the client read.
 func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 	sim := New(seed)
+	// About 30,000 events per virtual second at 100 Mbit/s.
+	sim.StepLimit = uint64(d.Seconds()*100_000*float64(len(paths))) + 100_000
 	topo, err := NewTopology(sim, paths)
 	if err != nil {
 		tb.Fatal(err)
@@ -74,6 +76,9 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 		c.Kick()
 	}
 	sim.RunUntil(Epoch.Add(d))
+	if sim.Exhausted() {
+		tb.Fatalf("step limit reached at %v", sim.Elapsed())
+	}
 	return received
 }
 

@@ -42,7 +42,8 @@ func payloadFor(size int) []byte {
 }
 
 // runTransfer runs a download of len(payload) bytes over one path with the
-// given spec, bounded by deadline in virtual time and by maxSteps events.
+// given spec, bounded by deadline in virtual time and by maxSteps events
+// (StepLimit).
 // With contents set, the simulation's crypto randomness is fixed too, so
 // that packet bytes are reproducible (see SimConfig).
 func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, contents bool, deadline time.Duration, maxSteps uint64) *transfer {
@@ -51,6 +52,7 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 		cryptotest.SetGlobalRandom(t, seed)
 	}
 	sim := New(seed)
+	sim.StepLimit = maxSteps
 	topo, err := NewTopology(sim, []PathSpec{spec})
 	if err != nil {
 		t.Fatal(err)
@@ -81,15 +83,14 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 	}
 	finished := false
 	tr.client(sim, cc, func() { finished = true })
-	end := Epoch.Add(deadline)
-	steps := sim.Processed
-	ok := sim.RunWhile(func() bool { return !finished && sim.Processed-steps < maxSteps }, end)
-	if !ok || !finished {
+	if !sim.RunWhile(func() bool { return !finished }, Epoch.Add(deadline)) {
 		t.Fatalf("transfer unfinished at %v after %d events: %d of %d bytes (err %v)",
-			sim.Elapsed(), sim.Processed-steps, tr.received, tr.size, tr.err)
+			sim.Elapsed(), sim.Processed, tr.received, tr.size, tr.err)
 	}
-	// Let the close reach the server; no event may remain for long.
-	sim.RunWhile(func() bool { return sim.Pending() > 0 }, sim.Now().Add(10*time.Second))
+	// Let the close reach the server: then no event remains.
+	if !sim.RunWhile(func() bool { return sim.Pending() > 0 }, sim.Now().Add(10*time.Second)) {
+		t.Fatalf("%d events left at %v", sim.Pending(), sim.Elapsed())
+	}
 	return tr
 }
 

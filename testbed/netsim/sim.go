@@ -24,6 +24,10 @@ type Sim struct {
 	seed   uint64
 	// Processed counts the events run so far.
 	Processed uint64
+	// StepLimit, if not zero, bounds Processed: once it is reached, Step
+	// runs nothing and reports false, and the Run methods return. Tests
+	// set it so that a livelock at one virtual instant cannot hang them.
+	StepLimit uint64
 }
 
 // New returns a simulation at Epoch whose randomness derives from seed.
@@ -114,9 +118,10 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) func() bool {
 	return t.Stop
 }
 
-// Step runs the next event; it reports false when none is left.
+// Step runs the next event; it reports false when none is left or the
+// StepLimit is reached.
 func (s *Sim) Step() bool {
-	if len(s.events) == 0 {
+	if len(s.events) == 0 || s.StepLimit != 0 && s.Processed >= s.StepLimit {
 		return false
 	}
 	ev := s.events[0]
@@ -138,11 +143,13 @@ func (s *Sim) Step() bool {
 }
 
 // RunUntil runs events up to and including virtual time t, then sets the
-// clock to t.
+// clock to t (unless the StepLimit stopped it).
 func (s *Sim) RunUntil(t time.Time) {
 	end := int64(t.Sub(Epoch))
 	for len(s.events) > 0 && s.events[0].at <= end {
-		s.Step()
+		if !s.Step() {
+			return
+		}
 	}
 	if end > s.nowNs {
 		s.nowNs = end
@@ -166,10 +173,15 @@ func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 			s.RunUntil(deadline)
 			return !cond()
 		}
-		s.Step()
+		if !s.Step() {
+			return !cond()
+		}
 	}
 	return true
 }
+
+// Exhausted reports whether the StepLimit was reached.
+func (s *Sim) Exhausted() bool { return s.StepLimit != 0 && s.Processed >= s.StepLimit }
 
 // Pending is the number of scheduled events.
 func (s *Sim) Pending() int { return len(s.events) }

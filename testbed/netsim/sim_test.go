@@ -74,3 +74,24 @@ func TestSimRand(t *testing.T) {
 		t.Error("streams collide")
 	}
 }
+
+// The StepLimit stops every way of running the loop.
+func TestSimStepLimit(t *testing.T) {
+	sim := New(1)
+	sim.StepLimit = 100
+	var loop func()
+	loop = func() { sim.After(0, loop) } // a livelock at one instant
+	sim.After(time.Millisecond, loop)
+	sim.RunUntil(Epoch.Add(time.Second))
+	if sim.Processed != 100 || !sim.Exhausted() || sim.Elapsed() != time.Millisecond {
+		t.Errorf("RunUntil: %d steps at %v", sim.Processed, sim.Elapsed())
+	}
+	if sim.RunWhile(func() bool { return true }, Epoch.Add(time.Hour)) || sim.Step() {
+		t.Error("ran past the limit")
+	}
+	sim.StepLimit = 150
+	sim.RunFor(time.Second)
+	if sim.Processed != 150 {
+		t.Errorf("raised limit: %d steps", sim.Processed)
+	}
+}

@@ -15,6 +15,7 @@ import (
 // directions, so that long runs with many streams do not accumulate them.
 func TestStreamsForgotten(t *testing.T) {
 	sim := netsim.New(1)
+	sim.StepLimit = 1_000_000
 	topo, err := netsim.NewTopology(sim, []netsim.PathSpec{netsim.Symmetric(netsim.LinkConfig{Rate: 10e6, Delay: time.Millisecond})})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,9 @@ func TestStreamsForgotten(t *testing.T) {
 		sim.RunFor(5 * time.Millisecond)
 	}
 	sim.RunFor(time.Second)
+	if sim.Exhausted() {
+		t.Fatal("step limit reached")
+	}
 	if len(cconn.streams) != 0 || len(sconn.streams) != 0 {
 		t.Errorf("%d client and %d server streams remembered", len(cconn.streams), len(sconn.streams))
 	}

@@ -25,6 +25,7 @@ type world struct {
 func newWorld(t *testing.T, seed uint64, spec netsim.PathSpec) *world {
 	t.Helper()
 	sim := netsim.New(seed)
+	sim.StepLimit = 5_000_000
 	topo, err := netsim.NewTopology(sim, []netsim.PathSpec{spec})
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +195,9 @@ func TestHostBasics(t *testing.T) {
 	}
 	cc.Close(7, "bye")
 	w.sim.RunFor(100 * time.Millisecond)
+	if w.sim.Exhausted() {
+		t.Fatal("step limit reached")
+	}
 	if closedErr == nil {
 		t.Fatal("server saw no close")
 	}
