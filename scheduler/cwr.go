@@ -380,3 +380,29 @@ var (
 	_ SourceAware = (*CWRRed)(nil)
 	_ Counters    = (*CWRRed)(nil)
 )
+
+// nextWakeup is the earliest time after now at which an announced message
+// is generated: its reservation ends then, and the data it held back may
+// go (implements Waker for cwr and cwr-red). A message entering the
+// reservation window only holds data back more, which needs no wake-up.
+func (r *reserver) nextWakeup(now time.Time) time.Time {
+	var t time.Time
+	for k := range r.sources {
+		src := &r.sources[k]
+		at := src.Next
+		if src.Interval > 0 && !at.After(now) {
+			n := now.Sub(at)/src.Interval + 1
+			at = at.Add(n * src.Interval)
+		}
+		if at.After(now) && (t.IsZero() || at.Before(t)) {
+			t = at
+		}
+	}
+	return t
+}
+
+// NextWakeup implements Waker.
+func (s *CWR) NextWakeup(now time.Time) time.Time { return s.res.nextWakeup(now) }
+
+// NextWakeup implements Waker.
+func (s *CWRRed) NextWakeup(now time.Time) time.Time { return s.res.nextWakeup(now) }

@@ -219,6 +219,15 @@ type PacketObserver interface {
 	OnPacketLost(now time.Time, pathID, pn uint64)
 }
 
+// Waker is implemented by path schedulers that hold data back until a
+// time (for example until a reserved message is due): the connection
+// asks them again at NextWakeup even if nothing else happens.
+type Waker interface {
+	// NextWakeup returns when Select may decide differently; zero for
+	// never.
+	NextWakeup(now time.Time) time.Time
+}
+
 // Counters is implemented by schedulers that count events per path (for
 // example "reservations_missed"); connections expose them with the path
 // statistics.

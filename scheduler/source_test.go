@@ -44,3 +44,26 @@ func TestWireBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestCWRNextWakeup(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := time.Millisecond
+	for _, s := range []interface {
+		Waker
+		SourceAware
+	}{NewCWR(), NewCWRRed()} {
+		if w := s.NextWakeup(t0); !w.IsZero() {
+			t.Fatalf("wake-up %v without sources", w)
+		}
+		s.Announce(Source{ID: 1, Size: 1000, Interval: 50 * ms, Next: t0.Add(20 * ms)})
+		s.Announce(Source{ID: 2, Size: 1000, Interval: 30 * ms, Next: t0.Add(40 * ms)})
+		tests := []struct{ now, want time.Duration }{
+			{0, 20 * ms}, {20 * ms, 40 * ms}, {40 * ms, 70 * ms}, {71 * ms, 100 * ms},
+		}
+		for _, tc := range tests {
+			if got := s.NextWakeup(t0.Add(tc.now)); !got.Equal(t0.Add(tc.want)) {
+				t.Errorf("NextWakeup(%v) = %v, want %v", tc.now, got.Sub(t0), tc.want)
+			}
+		}
+	}
+}

@@ -140,6 +140,10 @@ type Conn struct {
 	// the packet being built.
 	pktObs   scheduler.PacketObserver
 	curClass scheduler.Class
+	// waker is pathSch when it asks to be polled at a time; noStreams
+	// keeps stream data out of the packet being built.
+	waker     scheduler.Waker
+	noStreams bool
 
 	streams streamMap
 	strSch  scheduler.StreamScheduler

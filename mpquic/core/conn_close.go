@@ -165,6 +165,11 @@ func (c *Conn) NextTimeout() time.Time {
 	for _, p := range c.closing {
 		earliest(p.app.recv.AckDeadline())
 	}
+	if c.waker != nil && c.hasNewData() {
+		if w := c.waker.NextWakeup(now); w.After(now) {
+			earliest(w)
+		}
+	}
 	earliest(c.nextPathTimer())
 	if c.app.prevRead != nil {
 		earliest(c.app.prevReadUntil)

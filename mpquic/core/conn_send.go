@@ -232,6 +232,15 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		c.pathBuf = append(c.pathBuf, c.info(p, now))
 	}
 	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	if len(c.pathSel) == 0 && first >= 0 && (w.Waiting.Control || c.crypto[levelApp].send.HasPendingData()) {
+		// The stream data is held back; control frames are not: ask
+		// for a path for them alone.
+		first = -1
+		w = scheduler.Work{Class: scheduler.ClassControl, Size: c.cfg.MaxPacketSize, Waiting: w.Waiting}
+		c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+		c.noStreams = true
+		defer func() { c.noStreams = false }()
+	}
 	if len(c.pathSel) == 0 {
 		return Datagram{}, false
 	}
@@ -496,7 +505,9 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, first
 	if full {
 		room = c.appendControl(d, pk, room)
 		room = c.appendCrypto(d, pk, levelApp, room)
-		room = c.appendStreams(now, d, pk, room, firstStream)
+		if !c.noStreams {
+			room = c.appendStreams(now, d, pk, room, firstStream)
+		}
 	}
 	if probe && !pk.ackEliciting && room > 0 {
 		d.b = append(d.b, 0x01)

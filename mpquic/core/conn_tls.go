@@ -46,6 +46,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	}
 	c.pathSch, c.strSch = ps.path, ps.stream
 	c.pktObs, _ = ps.path.(scheduler.PacketObserver)
+	c.waker, _ = ps.path.(scheduler.Waker)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
