@@ -79,10 +79,10 @@ type Recorder struct {
 	msgs     [][]*MessageRecord
 	// sent[vantage][path][class] are bins of stream bytes sent;
 	// delivered[class] bins of bytes the receiving applications read.
-	sent      map[string]map[uint64]*[2][]uint64
-	got [2][]uint64
-	samples   []PathSample
-	problems  []string
+	sent     map[string]map[uint64]*[2][]uint64
+	got      [2][]uint64
+	samples  []PathSample
+	problems []string
 	// ConnectStart is when the client started connecting, for the
 	// connect-to-first-message time of stop-and-wait sources.
 	ConnectStart time.Time

@@ -34,6 +34,7 @@ type command struct {
 var commands = map[string]command{
 	"serve": {"serve files over hq-interop until interrupted", runServe},
 	"get":   {"download one file over hq-interop and print a JSON summary", runGet},
+	"run":   {"run an experiment file (or its sweep) and write the results", runRun},
 }
 
 func main() {

@@ -161,6 +161,7 @@ type conn struct {
 	established func()          // handshake completed
 	failed      func(err error) // ended before the handshake completed
 	up          bool
+	adds        []*pathAdd
 }
 
 func newConn(h *Host, nc *netsim.Conn) *conn {
@@ -194,9 +195,14 @@ func (c *conn) event(e core.Event) {
 		if s := c.streams[e.StreamID]; s != nil && s.onWritable != nil {
 			s.onWritable()
 		}
+	case core.EventPathsAvailable, core.EventPathValidated, core.EventPathFailed, core.EventPathClosed:
+		c.pathEvent(e)
 	case core.EventClosed:
 		if c.closed {
 			return
+		}
+		for len(c.adds) > 0 {
+			c.finishAdd(c.adds[0], 0, fmt.Errorf("simenv: connection closed: %w", e.Err))
 		}
 		c.closed, c.closeErr = true, e.Err
 		if !c.up {

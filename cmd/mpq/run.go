@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// setFlags is the repeatable --set flag.
+type setFlags []experiment.Override
+
+func (s *setFlags) String() string { return "" }
+func (s *setFlags) Set(v string) error {
+	o, err := experiment.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, o)
+	return nil
+}
+
+// runRun runs an experiment file: one run, or a sweep.
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	out := fs.String("out", "results", "write results under `DIR`/<name>/<run>")
+	backend := fs.String("backend", "", "run on `BACKEND` (sim, loopback), overriding the file")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "simulated runs at once (loopback runs one at a time)")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mpq run FILE [flags]\n\nRuns the experiment (or the sweep) in FILE and writes each run's results\n(config.resolved.toml, summary.json, messages.csv, paths.csv,\nthroughput.csv) into its own directory.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	// The file may come before or after the flags.
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if file == "" && fs.NArg() > 0 {
+		file = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mpq run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if file == "" {
+		fs.Usage()
+		return exitUsage
+	}
+	if *backend != "" {
+		sets = append(sets, experiment.Override{Key: "backend", Value: *backend, Origin: "--backend"})
+	}
+	runs, err := experiment.Load(file, sets)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	if *parallel < 1 {
+		*parallel = 1
+	}
+	workers := *parallel
+	for _, r := range runs {
+		if r.Backend != experiment.BackendSim {
+			workers = 1 // real time: runs must not disturb each other
+		}
+	}
+	base := filepath.Join(*out, sanitize(runs[0].Name))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		fmt.Fprintf(stderr, "mpq run: %v\n", err)
+		return 1
+	}
+	type job struct {
+		i   int
+		run *experiment.Experiment
+	}
+	jobs := make(chan job)
+	var mu sync.Mutex
+	done, failed := 0, 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				dir := filepath.Join(base, runName(j.run, j.i, len(runs)))
+				res, err := runOne(ctx, j.run, dir)
+				mu.Lock()
+				done++
+				if err != nil {
+					failed++
+					if ctx.Err() == nil {
+						fmt.Fprintf(stderr, "[%d/%d] %s: failed: %v\n", done, len(runs), dir, err)
+					}
+				} else {
+					fmt.Fprintf(stderr, "[%d/%d] %s (%.1fs)\n", done, len(runs), dir, res.Wall.Seconds())
+					fmt.Fprintln(stdout, oneLine(dir, res.Summary))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range runs {
+		select {
+		case jobs <- job{i, &runs[i]}:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", done-failed, len(runs))
+		return 130
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// runOne runs an experiment into a temporary directory and renames it to
+// dir once complete, so that dir never holds a partial run.
+func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.Result, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	res, err := runner.Run(ctx, e, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	// A previous run of the same name is replaced.
+	if err := os.RemoveAll(dir); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return res, nil
+}
+
+// runName names a run's directory after the values it varies, or "run".
+func runName(e *experiment.Experiment, i, n int) string {
+	if len(e.Vary) == 0 {
+		if n == 1 {
+			return "run"
+		}
+		return fmt.Sprintf("run%03d", i)
+	}
+	return sanitize(strings.Join(e.Vary, ","))
+}
+
+// sanitize keeps a name usable as a directory name.
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_.=,+%", r):
+			b.WriteRune(r)
+		default:
+			b.WriteRune('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "experiment"
+	}
+	return b.String()
+}
+
+// oneLine is the line printed per finished run: the priority sources'
+// median and 99th percentile completion times and the throughput.
+func oneLine(dir string, s *trafficgen.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
+	for _, src := range s.Sources {
+		if src.MCTMS == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s mct p50 %.1fms p99 %.1fms (%d/%d)", src.Name, src.MCTMS.P50, src.MCTMS.P99, src.MessagesCompleted, src.MessagesSent)
+	}
+	fmt.Fprintf(&b, "  throughput %.1f Mbit/s", s.ThroughputMbps.Total)
+	return b.String()
+}

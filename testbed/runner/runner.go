@@ -1,0 +1,128 @@
+// Package runner runs experiments (package experiment) on a backend: the
+// deterministic simulator by default, or real UDP sockets on loopback.
+// Either way the same traffic generator (package trafficgen) drives a
+// real mpquic client and server, and the run's results are written into a
+// directory: config.resolved.toml, summary.json, messages.csv, paths.csv,
+// throughput.csv and, on request, qlog traces.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// Result is a finished run.
+type Result struct {
+	Summary *trafficgen.Summary
+	// Wall is how long the run took on the wall clock.
+	Wall time.Duration
+}
+
+// Run runs one experiment and writes its results into dir, which must
+// exist. Cancelling ctx aborts the run with ctx's error.
+func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+	start := time.Now()
+	var res *Result
+	var err error
+	switch e.Backend {
+	case experiment.BackendSim:
+		res, err = runSim(ctx, e, dir)
+	default:
+		return nil, fmt.Errorf("backend %q is not available yet: use \"sim\"", e.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// coreConfig is the transport configuration of an experiment, without TLS.
+func coreConfig(e *experiment.Experiment) core.Config {
+	t := e.Transport
+	return core.Config{
+		MaxPacketSize:    t.MaxPacketSize,
+		Congestion:       t.Congestion,
+		Pacing:           t.Pacing,
+		PathScheduler:    t.PathScheduler,
+		StreamScheduler:  t.StreamScheduler,
+		DisableMultipath: !t.Multipath,
+		InitialRTT:       t.InitialRTT,
+		MaxPathID:        uint64(max(3, len(e.Paths))),
+		// Experiments run for minutes with sources that pause.
+		MaxIdleTimeout: max(30*time.Second, e.Duration),
+		// Every message has a stream of its own until it is answered.
+		MaxIncomingStreams: 1000,
+	}
+}
+
+// qlogFactory writes one trace per connection end into dir/qlog.
+func qlogFactory(dir string) func(string, []byte) io.WriteCloser {
+	return func(vantage string, odcid []byte) io.WriteCloser {
+		qd := filepath.Join(dir, "qlog")
+		if err := os.MkdirAll(qd, 0o755); err != nil {
+			return nil
+		}
+		f, err := os.Create(filepath.Join(qd, fmt.Sprintf("%s_%x.sqlog", vantage, odcid)))
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+}
+
+// baseRTTs lists the paths' round-trip propagation delays.
+func baseRTTs(e *experiment.Experiment) []time.Duration {
+	out := make([]time.Duration, len(e.Paths))
+	for i, p := range e.Paths {
+		out[i] = p.RTT()
+	}
+	return out
+}
+
+// writeResults writes the files of a finished run.
+func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary) error {
+	write := func(name string, f func(io.Writer) error) error {
+		fh, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := f(fh); err != nil {
+			fh.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return fh.Close()
+	}
+	js, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	return errors.Join(
+		write("config.resolved.toml", func(w io.Writer) error { _, err := w.Write(e.ResolvedTOML()); return err }),
+		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
+		write("messages.csv", rec.WriteMessagesCSV),
+		write("paths.csv", rec.WritePathsCSV),
+		write("throughput.csv", rec.WriteThroughputCSV),
+	)
+}
+
+// statser is what connections offer for the summary.
+type statser interface {
+	PathStats() []core.PathStats
+	MultipathEnabled() bool
+}
+
+// pathAdder opens paths on client connections.
+type pathAdder interface {
+	AddPath(local, remote string, done func(id uint64, err error))
+}

@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/testbed/env"
+	"github.com/mpq/mpq/testbed/env/simenv"
+	"github.com/mpq/mpq/testbed/netsim"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// Ports of the experiment's endpoints in the simulated network.
+const (
+	serverPort = 443
+	clientPort = 4000
+)
+
+// linkConfig turns an experiment link into a simulator link on a path of
+// round-trip propagation delay rtt.
+func linkConfig(l experiment.Link, rtt time.Duration) netsim.LinkConfig {
+	cfg := netsim.LinkConfig{Rate: l.Rate, Delay: l.Delay, Jitter: l.Jitter, QueueBytes: int(l.QueueLimit(rtt))}
+	switch {
+	case l.Loss == 0:
+	case l.LossModel == "gilbert":
+		// Gilbert model: a Bad state that loses everything, mean burst
+		// length 1/R, mean loss rate P/(P+R).
+		r := 1 / max(l.BurstLength, 1)
+		cfg.Loss = &netsim.GilbertElliott{P: l.Loss * r / (1 - l.Loss), R: r, LossBad: 1}
+	default:
+		cfg.Loss = netsim.Bernoulli{P: l.Loss}
+	}
+	if l.Rate == 0 {
+		cfg.QueueBytes = 0
+	}
+	return cfg
+}
+
+// runSim runs an experiment in the simulator: path i joins client address
+// 10.i.0.1 and server address 10.i.0.2; the client connects over path 0
+// and opens the other paths from its other addresses.
+func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+	sim := netsim.New(e.Seed)
+	specs := make([]netsim.PathSpec, len(e.Paths))
+	for i, p := range e.Paths {
+		specs[i] = netsim.PathSpec{Up: linkConfig(p.Up, p.RTT()), Down: linkConfig(p.Down, p.RTT())}
+	}
+	topo, err := netsim.NewTopology(sim, specs)
+	if err != nil {
+		return nil, err
+	}
+	ctls, stls, err := netsim.TLSConfigs(e.Seed, "mpq-experiment")
+	if err != nil {
+		return nil, err
+	}
+	t0 := sim.Now()
+	rec := trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
+	rec.ConnectStart = t0
+	scfg, ccfg := coreConfig(e), coreConfig(e)
+	scfg.TLS, ccfg.TLS = stls, ctls
+	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
+	ccfg.Observer = scfg.Observer
+	if e.Output.Qlog {
+		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+	}
+	var saddrs, caddrs []netip.AddrPort
+	for i := range e.Paths {
+		saddrs = append(saddrs, netip.AddrPortFrom(topo.Server[i], serverPort))
+		caddrs = append(caddrs, netip.AddrPortFrom(topo.Client[i], clientPort))
+	}
+	shost, err := simenv.New(topo.Net, simenv.Config{Addrs: saddrs, Server: netsim.SimConfig(sim, &scfg, "server")})
+	if err != nil {
+		return nil, err
+	}
+	chost, err := simenv.New(topo.Net, simenv.Config{Addrs: caddrs, Client: netsim.SimConfig(sim, &ccfg, "client")})
+	if err != nil {
+		return nil, err
+	}
+	var sconn env.Conn
+	var peers []*trafficgen.Peer
+	var setupErr error
+	if _, err := shost.Listen(saddrs[0].String(), func(c env.Conn) {
+		if sconn != nil {
+			c.Close(0x101, "one connection per experiment")
+			return
+		}
+		sconn = c
+		p := trafficgen.NewPeer(shost, c, rec, "server")
+		p.Start(e.Sources, t0)
+		peers = append(peers, p)
+	}); err != nil {
+		return nil, err
+	}
+	chost.Dial(saddrs[0].String(), func(c env.Conn, err error) {
+		if err != nil {
+			setupErr = fmt.Errorf("connecting: %w", err)
+			return
+		}
+		p := trafficgen.NewPeer(chost, c, rec, "client")
+		p.Start(e.Sources, t0)
+		peers = append(peers, p)
+		if !e.Transport.Multipath {
+			return
+		}
+		pa, ok := c.(pathAdder)
+		if !ok {
+			return
+		}
+		for i := 1; i < len(e.Paths); i++ {
+			pa.AddPath(caddrs[i].String(), saddrs[i].String(), func(id uint64, err error) {
+				if err != nil {
+					setupErr = fmt.Errorf("opening path %d: %w", i, err)
+				}
+			})
+		}
+	})
+	end := t0.Add(e.Duration)
+	for sim.Now().Before(end) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		next := sim.Now().Add(time.Second)
+		if next.After(end) {
+			next = end
+		}
+		sim.RunUntil(next)
+		if setupErr != nil {
+			return nil, setupErr
+		}
+	}
+	if sconn == nil {
+		return nil, fmt.Errorf("no connection within %v", e.Duration)
+	}
+	for _, p := range peers {
+		p.Stop()
+	}
+	st, ok := sconn.(statser)
+	if !ok {
+		return nil, fmt.Errorf("simulated connection without statistics")
+	}
+	sum := rec.Summarise(e, end, st.PathStats(), st.MultipathEnabled(), baseRTTs(e))
+	if err := writeResults(dir, e, rec, sum); err != nil {
+		return nil, err
+	}
+	if e.Output.Qlog {
+		// Close the connection so that the traces are complete.
+		sconn.Close(0, "experiment over")
+		sim.RunUntil(sim.Now().Add(5 * time.Second))
+	}
+	return &Result{Summary: sum}, nil
+}
