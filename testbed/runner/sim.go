@@ -118,14 +118,16 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 			})
 		}
 	})
+	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
-	for sim.Now().Before(end) {
+	last := end.Add(-time.Nanosecond)
+	for sim.Now().Before(last) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		next := sim.Now().Add(time.Second)
-		if next.After(end) {
-			next = end
+		if next.After(last) {
+			next = last
 		}
 		sim.RunUntil(next)
 		if setupErr != nil {

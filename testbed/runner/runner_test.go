@@ -1,0 +1,255 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+func load(t *testing.T, doc string) *experiment.Experiment {
+	t.Helper()
+	runs, err := experiment.Parse("test.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runs[0]
+}
+
+func run(t *testing.T, doc string) (*Result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	res, err := Run(context.Background(), load(t, doc), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Summary.Problems {
+		t.Errorf("problem: %s", p)
+	}
+	return res, dir
+}
+
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, k := range rows[0] {
+			m[k] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return v
+}
+
+// TestMCTOnIdlePath: with nothing else on a lossless path, a message's
+// completion time is the one-way delay plus the serialization of its
+// packets (10 kB in 8 packets of at most 1350 bytes at 100 Mbit/s: about
+// 0.9 ms).
+func TestMCTOnIdlePath(t *testing.T) {
+	res, _ := run(t, `name = "idle"
+duration = "3s"
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+[transport]
+multipath = false
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "100ms"
+size = "10kB"
+start = "500ms"
+`)
+	s := res.Summary.Sources[0]
+	if s.MessagesSent != 25 || s.MessagesCompleted != 25 {
+		t.Fatalf("%d messages sent, %d completed", s.MessagesSent, s.MessagesCompleted)
+	}
+	if s.MCTMS.Min < 25.8 || s.MCTMS.Max > 26.2 {
+		t.Fatalf("MCT %+v, want 25 ms plus about 0.9 ms", *s.MCTMS)
+	}
+}
+
+// TestStreamReuse: messages outlast the interval, so several streams are
+// in use; a stream carries its next message only after the reply to the
+// previous one arrived.
+func TestStreamReuse(t *testing.T) {
+	_, dir := run(t, `name = "reuse"
+duration = "4s"
+[[path]]
+rate = "10Mbit"
+rtt = "40ms"
+[transport]
+multipath = false
+[[source]]
+name = "big"
+kind = "periodic"
+interval = "20ms"
+size = "20kB"
+`)
+	rows := readCSV(t, filepath.Join(dir, "messages.csv"))
+	byStream := map[string][]map[string]string{}
+	for _, r := range rows {
+		if r["started_ms"] != "" {
+			byStream[r["stream_id"]] = append(byStream[r["stream_id"]], r)
+		}
+	}
+	if len(byStream) < 3 {
+		t.Fatalf("%d streams used; messages should overlap", len(byStream))
+	}
+	reused := 0
+	for id, ms := range byStream {
+		sort.Slice(ms, func(i, j int) bool { return num(t, ms[i]["started_ms"]) < num(t, ms[j]["started_ms"]) })
+		for i := 1; i < len(ms); i++ {
+			prev := ms[i-1]["replied_ms"]
+			if prev == "" || num(t, ms[i]["started_ms"]) < num(t, prev) {
+				t.Fatalf("stream %s: message %s started at %s before the reply to %s (%s)", id, ms[i]["seq"], ms[i]["started_ms"], ms[i-1]["seq"], prev)
+			}
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no stream was reused")
+	}
+}
+
+// TestWorkloads runs every kind of source and checks its metrics.
+func TestWorkloads(t *testing.T) {
+	res, _ := run(t, `name = "workloads"
+duration = "5s"
+[[path]]
+rate = "50Mbit"
+rtt = "40ms"
+[[path]]
+rate = "50Mbit"
+rtt = "40ms"
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "100ms"
+size = 200
+reply_size = "2kB"
+[[source]]
+name = "file"
+kind = "file"
+size = "1MB"
+count = 3
+interval = "200ms"
+[[source]]
+name = "frames"
+kind = "frames"
+size = "20kB"
+[[source]]
+name = "saw"
+kind = "stop-and-wait"
+size = 100
+count = 20
+[[source]]
+name = "bg"
+kind = "bulk"
+`)
+	by := map[string]trafficgen.SourceSummary{}
+	for _, s := range res.Summary.Sources {
+		by[s.Name] = s
+	}
+	if s := by["rr"]; s.MessagesCompleted < 45 || s.ResponseMS == nil || s.ResponseMS.P50 < 40 || s.Jitter == nil {
+		t.Fatalf("request-response %+v", s)
+	}
+	if s := by["file"]; s.MessagesCompleted != 3 || s.ResponseMS == nil || s.ResponseMS.Min < 40 {
+		t.Fatalf("file %+v", s)
+	}
+	if s := by["frames"]; s.MessagesCompleted < 140 || s.ThroughputMbps == nil || *s.ThroughputMbps < 4 {
+		t.Fatalf("frames %+v (30 Hz of 20 kB is 4.8 Mbit/s)", s)
+	}
+	if s := by["saw"]; s.CompletionRatio == nil || *s.CompletionRatio != 1 || s.ConnectToFirstMS == nil || *s.ConnectToFirstMS < 80 {
+		t.Fatalf("stop-and-wait %+v", s)
+	}
+	if res.Summary.GoodputMbps.Background < 10 {
+		t.Fatalf("bulk goodput %v", res.Summary.GoodputMbps)
+	}
+}
+
+// TestDeterministic: the same file and seed give byte-identical results.
+func TestDeterministic(t *testing.T) {
+	doc := `name = "det"
+duration = "3s"
+seed = 5
+[[path]]
+rate = "20Mbit"
+rtt = "30ms"
+loss = "0.5%"
+[[path]]
+rate = "20Mbit"
+rtt = "60ms"
+loss = "0.5%"
+[transport]
+path_scheduler = "cwr"
+stream_scheduler = "priority-fifo"
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+[[source]]
+name = "bg"
+kind = "bulk"
+`
+	_, d1 := run(t, doc)
+	_, d2 := run(t, doc)
+	for _, f := range []string{"messages.csv", "paths.csv", "throughput.csv", "summary.json"} {
+		a, _ := os.ReadFile(filepath.Join(d1, f))
+		b, _ := os.ReadFile(filepath.Join(d2, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("%s differs between two runs with the same seed (%d and %d bytes)", f, len(a), len(b))
+		}
+	}
+	other := bytes.Replace([]byte(doc), []byte("seed = 5"), []byte("seed = 6"), 1)
+	_, d3 := run(t, string(other))
+	a, _ := os.ReadFile(filepath.Join(d1, "messages.csv"))
+	c, _ := os.ReadFile(filepath.Join(d3, "messages.csv"))
+	if bytes.Equal(a, c) {
+		t.Fatal("another seed gave the same messages.csv")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, load(t, `name = "c"
+duration = "60s"
+[[path]]
+[[source]]
+kind = "bulk"
+`), t.TempDir())
+	if err == nil {
+		t.Fatal("cancelled run succeeded")
+	}
+}
+
+var _ = time.Second
