@@ -302,6 +302,41 @@ func TestServeToQuicgoClient(t *testing.T) {
 	}
 }
 
+// TestServeStopsDuringTransfer cancels mpq serve while a client is in the
+// middle of a download that it does not read: serve must still close the
+// connection, wait for its handler and exit 0.
+func TestServeStopsDuringTransfer(t *testing.T) {
+	root, _ := testRoot(t)
+	addr, stderr, stop := startServe(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}
+	c, err := quicgo.DialAddr(ctx, addr, tc, &quicgo.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(s, "GET /data\r\n")
+	s.Close()
+	if _, err := io.ReadFull(s, make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	// The server is now blocked on flow control with most of the file
+	// unsent.
+	if code := stop(); code != 0 {
+		t.Fatalf("mpq serve exited with %d; stderr:\n%s", code, stderr)
+	}
+	select {
+	case <-c.Context().Done():
+	case <-ctx.Done():
+		t.Fatal("the client's connection outlived the server")
+	}
+}
+
 // getResultFields are the keys of mpq get's JSON line, exactly.
 var getResultFields = []string{"bytes", "handshake_ms", "ok", "sha256", "total_ms"}
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/congestion"
@@ -32,6 +33,17 @@ func (c *Conn) levelOfSpace(p *path, sp *pnSpace) level {
 		}
 	}
 	return levelApp
+}
+
+// ackDelayDuration decodes the ACK Delay field of an ACK frame, raw times
+// 2^exp microseconds (RFC 9000 Section 19.3), saturating at the largest
+// Duration: the field reaches 2^62-1, whose product overflows.
+func ackDelayDuration(raw, exp uint64) time.Duration {
+	const maxMicros = uint64(math.MaxInt64 / int64(time.Microsecond))
+	if exp > 63 || raw > maxMicros>>exp {
+		return math.MaxInt64
+	}
+	return time.Duration(raw<<exp) * time.Microsecond
 }
 
 // maxAckDelayFor is the max_ack_delay that applies to a space's PTO: the
@@ -85,7 +97,7 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 			if c.havePeerTP {
 				exp = c.peerParams.AckDelayExponent
 			}
-			ackDelay = time.Duration(rawDelay<<exp) * time.Microsecond
+			ackDelay = ackDelayDuration(rawDelay, exp)
 		}
 		maxDelay := time.Duration(-1)
 		if c.confirmed {

@@ -2,6 +2,8 @@ package core
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -282,4 +284,50 @@ func TestGarbageDoesNotHurt(t *testing.T) {
 		t.Fatalf("garbage closed the connection: %v / %v", p.server.Err(), p.client.Err())
 	}
 	p.transfer(p.client, p.server, randomBytes(50000, 7), 10*time.Second)
+}
+
+func TestAckDelayDuration(t *testing.T) {
+	const maxMicros = uint64(math.MaxInt64 / int64(time.Microsecond))
+	tests := []struct {
+		raw, exp uint64
+		want     time.Duration
+	}{
+		{0, 3, 0},
+		{1, 3, 8 * time.Microsecond},
+		{1000, 0, time.Millisecond},
+		{maxMicros >> 3, 3, time.Duration(maxMicros>>3<<3) * time.Microsecond},
+		{maxMicros>>3 + 1, 3, math.MaxInt64},
+		{1<<62 - 1, 3, math.MaxInt64},
+		{1<<62 - 1, 20, math.MaxInt64},
+		{1, 64, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		if got := ackDelayDuration(tt.raw, tt.exp); got != tt.want {
+			t.Errorf("ackDelayDuration(%d, %d) = %v, want %v", tt.raw, tt.exp, got, tt.want)
+		}
+	}
+}
+
+// TestHugeAckDelay sends ACKs whose ACK Delay field overflows a Duration
+// once multiplied out. Some used to wrap into a negative delay that
+// inflated the smoothed RTT to decades, and with it the PTO, the idle
+// timeout and the closing period (found by FuzzServerDatagram).
+func TestHugeAckDelay(t *testing.T) {
+	for _, raw := range []uint64{1<<62 - 1, 0x2632303030303030, 1 << 60, 1<<61 + 12345} {
+		t.Run(fmt.Sprintf("%#x", raw), func(t *testing.T) {
+			p := fuzzPair(t)
+			ack := &wire.AckFrame{Ranges: []wire.AckRange{{Smallest: 0, Largest: 0}}, AckDelay: raw}
+			p.routeRaw(sealFrames(t, p.client, ack.Append(nil)))
+			if err := p.server.Err(); err != nil {
+				t.Fatalf("server closed: %v", err)
+			}
+			if srtt := p.server.paths[0].rtt.Smoothed(); srtt <= 0 || srtt > time.Second {
+				t.Fatalf("smoothed RTT %v after the ACK", srtt)
+			}
+			if next := p.server.NextTimeout(); next.Sub(p.now) > 5*time.Second {
+				t.Fatalf("next timeout in %v", next.Sub(p.now))
+			}
+			p.runDown()
+		})
+	}
 }

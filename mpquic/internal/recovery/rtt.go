@@ -64,8 +64,9 @@ func (r *RTT) Update(now time.Time, latest, ackDelay, maxAckDelay time.Duration)
 	if maxAckDelay >= 0 {
 		ackDelay = min(ackDelay, maxAckDelay)
 	}
+	// latest >= min_rtt + ack_delay, without overflow for huge delays.
 	adjusted := latest
-	if latest >= r.min+ackDelay {
+	if ackDelay > 0 && latest-r.min >= ackDelay {
 		adjusted = latest - ackDelay
 	}
 	diff := r.smoothed - adjusted

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -228,6 +229,37 @@ func TestRTTUpdate(t *testing.T) {
 	d := max(r.Smoothed(), r.Latest())
 	if got := r.LossDelay(); got != d+d/8 {
 		t.Fatalf("loss delay %v", got)
+	}
+}
+
+// TestRTTExtremeAckDelay checks that ack delays at the edges of the
+// Duration range (a peer's ACK Delay field reaches 2^62-1 units) neither
+// overflow nor inflate the estimate: they are capped or not subtracted.
+func TestRTTExtremeAckDelay(t *testing.T) {
+	tests := []struct {
+		name        string
+		ackDelay    time.Duration
+		maxAckDelay time.Duration
+		wantAdj     time.Duration // the adjusted sample of latest 30ms
+	}{
+		{"largest delay, not capped", math.MaxInt64, -1, ms(30)},
+		{"largest delay, capped", math.MaxInt64, ms(25), ms(30)}, // 30-25 < min 20
+		{"large delay, capped to 5ms", math.MaxInt64, ms(5), ms(25)},
+		{"negative delay", math.MinInt64, -1, ms(30)},
+		{"negative delay, capped", -ms(5), ms(25), ms(30)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRTT(0)
+			r.Update(t0, ms(20), 0, -1)
+			r.Update(t0, ms(30), tt.ackDelay, tt.maxAckDelay)
+			if want := (7*ms(20) + tt.wantAdj) / 8; r.Smoothed() != want {
+				t.Fatalf("smoothed %v, want %v", r.Smoothed(), want)
+			}
+			if r.Var() <= 0 || r.PTO(ms(25)) <= 0 {
+				t.Fatalf("rttvar %v, PTO %v", r.Var(), r.PTO(ms(25)))
+			}
+		})
 	}
 }
 
