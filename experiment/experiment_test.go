@@ -111,6 +111,27 @@ func TestSweepAndOverrides(t *testing.T) {
 	}
 }
 
+func TestOverrideFixesSweptKey(t *testing.T) {
+	doc := paperFile + `
+[sweep]
+"transport.path_scheduler" = ["lowrtt", "cwr", "cwr-red"]
+"source.s1.size" = ["10kB", "25kB"]
+`
+	set, _ := ParseOverride("transport.path_scheduler=cwr")
+	runs, err := Parse("s.toml", []byte(doc), []Override{set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
+	}
+	for _, r := range runs {
+		if r.Transport.PathScheduler != "cwr" {
+			t.Fatalf("scheduler %s", r.Transport.PathScheduler)
+		}
+	}
+}
+
 func TestResolvedRoundTrip(t *testing.T) {
 	doc := paperFile + `
 [[source]]

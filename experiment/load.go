@@ -72,6 +72,18 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 	var errs Errors
 	sweep, serr := doc.takeSweep()
 	errs = append(errs, serr...)
+	// An override of a swept key fixes it: that key no longer varies.
+	kept := sweep[:0]
+	for _, k := range sweep {
+		overridden := false
+		for _, o := range overrides {
+			overridden = overridden || o.Key == k.key
+		}
+		if !overridden {
+			kept = append(kept, k)
+		}
+	}
+	sweep = kept
 	for _, o := range overrides {
 		if err := doc.apply(o); err != nil {
 			errs = append(errs, err)
