@@ -409,6 +409,7 @@ func (c *Conn) accept(ctx context.Context, bidi bool) (*Stream, error) {
 // (RFC 9000 Section 10.2) and waits briefly for the CONNECTION_CLOSE to go.
 func (c *Conn) CloseWithError(code uint64, reason string) error {
 	c.mu.Lock()
+	c.c.Advance(time.Now())
 	c.c.Close(code, reason)
 	c.mu.Unlock()
 	c.kick()

@@ -36,6 +36,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 	for {
 		s.conn.mu.Lock()
+		s.s.Advance(time.Now())
 		n, err := s.s.Read(p)
 		s.conn.mu.Unlock()
 		if n > 0 {
@@ -55,6 +56,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 	total := 0
 	for len(p) > 0 {
 		s.conn.mu.Lock()
+		s.s.Advance(time.Now())
 		n, err := s.s.Write(p)
 		s.conn.mu.Unlock()
 		if n > 0 {
@@ -114,6 +116,7 @@ func (s *Stream) wait(sig chan struct{}, read bool) error {
 // Close ends the sending direction: a FIN follows the buffered data.
 func (s *Stream) Close() error {
 	s.conn.mu.Lock()
+	s.s.Advance(time.Now())
 	err := s.s.Close()
 	s.conn.mu.Unlock()
 	s.conn.kick()
@@ -123,6 +126,7 @@ func (s *Stream) Close() error {
 // CancelWrite aborts sending with RESET_STREAM and an application error code.
 func (s *Stream) CancelWrite(code uint64) {
 	s.conn.mu.Lock()
+	s.s.Advance(time.Now())
 	s.s.CancelWrite(code)
 	s.conn.mu.Unlock()
 	s.conn.kick()
@@ -131,6 +135,7 @@ func (s *Stream) CancelWrite(code uint64) {
 // CancelRead asks the peer to stop sending with STOP_SENDING.
 func (s *Stream) CancelRead(code uint64) {
 	s.conn.mu.Lock()
+	s.s.Advance(time.Now())
 	s.s.CancelRead(code)
 	s.conn.mu.Unlock()
 	s.conn.kick()

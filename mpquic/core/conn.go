@@ -195,6 +195,16 @@ type bufferedPacket struct {
 	dgSize        int
 }
 
+// Advance tells the connection the current time before an application call
+// (Close, stream reads and writes) made between driver calls, so that what
+// the call does (a closing period, a flow control window update, qlog
+// times) is computed at the right time. Time never moves backwards.
+func (c *Conn) Advance(now time.Time) {
+	if now.After(c.now) {
+		c.now = now
+	}
+}
+
 // IsClient reports whether this is the client end.
 func (c *Conn) IsClient() bool { return c.isClient }
 

@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // Stream is the application's handle on one stream of a Conn. Its methods
 // never block: Read returns (0, nil) when no data is available yet and Write
 // accepts only what fits the send buffer; the driver turns that into
@@ -118,3 +120,7 @@ func (s *Stream) WaitingWrite() { s.s.wantWrite = true }
 // SendDone reports whether everything written, and the FIN or reset, was
 // acknowledged by the peer.
 func (s *Stream) SendDone() bool { return s.s.send == nil || s.s.send.Done() }
+
+// Advance tells the stream's connection the current time before an
+// application call (see Conn.Advance).
+func (s *Stream) Advance(now time.Time) { s.c.Advance(now) }

@@ -267,6 +267,7 @@ func (c *conn) OnStream(f func(env.Stream)) {
 func (c *conn) OnClosed(f func(error)) { c.onClosed = f }
 
 func (c *conn) Close(code uint64, reason string) {
+	c.nc.Advance(c.h.sim.Now())
 	c.nc.Close(code, reason)
 	c.nc.Kick()
 }
@@ -296,6 +297,7 @@ func (s *stream) forget() {
 func (s *stream) ID() uint64 { return s.s.ID() }
 
 func (s *stream) Read(p []byte) (int, error) {
+	s.c.nc.Advance(s.c.h.sim.Now())
 	n, err := s.s.Read(p)
 	if n > 0 {
 		s.c.nc.Kick() // flow-control credit may be due
@@ -323,6 +325,7 @@ func (s *stream) OnReadable(f func()) {
 }
 
 func (s *stream) Write(p []byte) (int, error) {
+	s.c.nc.Advance(s.c.h.sim.Now())
 	n, err := s.s.Write(p)
 	if n > 0 {
 		s.c.nc.Kick()
@@ -337,6 +340,7 @@ func (s *stream) Write(p []byte) (int, error) {
 func (s *stream) OnWritable(f func()) { s.onWritable = f }
 
 func (s *stream) Close() error {
+	s.c.nc.Advance(s.c.h.sim.Now())
 	err := s.s.Close()
 	s.c.nc.Kick()
 	s.writeEnded = true
@@ -345,6 +349,7 @@ func (s *stream) Close() error {
 }
 
 func (s *stream) CancelWrite(code uint64) {
+	s.c.nc.Advance(s.c.h.sim.Now())
 	s.s.CancelWrite(code)
 	s.c.nc.Kick()
 	s.writeEnded = true
@@ -352,6 +357,7 @@ func (s *stream) CancelWrite(code uint64) {
 }
 
 func (s *stream) CancelRead(code uint64) {
+	s.c.nc.Advance(s.c.h.sim.Now())
 	s.s.CancelRead(code)
 	s.c.nc.Kick()
 	s.readEnded = true
