@@ -144,6 +144,9 @@ type Conn struct {
 	// keeps stream data out of the packet being built.
 	waker     scheduler.Waker
 	noStreams bool
+	// sizeCap bounds the packet being built to the size the path
+	// scheduler approved (0: no bound).
+	sizeCap int
 
 	streams streamMap
 	strSch  scheduler.StreamScheduler

@@ -216,6 +216,20 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		first = c.strSch.Next(now, infos)
 		st := infos[first]
 		w.StreamID, w.Priority = st.ID, st.Priority
+		// The packet's expected size: the stream data it will carry
+		// (one stream's, or all waiting, as the stream scheduler
+		// allows) with the packet's overhead and room for an ACK or a
+		// few control frames. The packet built never exceeds it, so
+		// that a scheduler's room check (e.g. a reservation sized for a
+		// message's real bytes) holds for a message's last, short
+		// packet too.
+		pending := st.Pending
+		if c.strSch.MaxStreamFrames() != 1 {
+			pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
+		}
+		if !st.HasRetransmission {
+			w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+sizeSlack))
+		}
 		switch {
 		case st.HasRetransmission:
 			w.Class = scheduler.ClassRetransmission
@@ -254,10 +268,16 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		firstID = &id
 	}
 	c.curClass = w.Class
+	c.sizeCap = w.Size
 	d, ok := c.buildOn(now, p, buf, modeNormal, firstID, c.pathSel[1:])
 	c.curClass = scheduler.ClassControl
+	c.sizeCap = 0
 	return d, ok
 }
+
+// sizeSlack is the room a scheduled packet keeps beyond its stream data
+// and overhead, for ACK and control frames.
+const sizeSlack = 64
 
 // cwndAllows reports whether path p may send a full-size packet now.
 func (c *Conn) cwndAllows(now time.Time, p *path) bool {
@@ -305,6 +325,9 @@ func (c *Conn) ackDue(now time.Time, p *path) bool {
 // the 1-RTT packet (a scheduler's redundancy decision).
 func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstStream *uint64, dups []uint64) (Datagram, bool) {
 	limit := min(c.maxPacketSize(p), c.amplificationRoom(p))
+	if c.sizeCap > 0 {
+		limit = min(limit, c.sizeCap)
+	}
 	if limit < 64 {
 		return Datagram{}, false
 	}
