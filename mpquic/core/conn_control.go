@@ -42,19 +42,23 @@ func (c *Conn) appendPathResponses(d *dgram, pk *pktBuild, p *path, room int) in
 	return room
 }
 
+// putControl writes a retransmittable control frame with its record if it
+// fits in *room, which it reduces.
+func (c *Conn) putControl(d *dgram, pk *pktBuild, f wire.Frame, ref recovery.FrameRef, room *int) bool {
+	left := c.appendFrame(d, pk, f, *room)
+	if left < 0 {
+		return false
+	}
+	*room = left
+	pk.refs = append(pk.refs, ref)
+	return true
+}
+
 // appendPathControl writes the pending multipath control frames; ok is
 // false when the packet is full.
 func (c *Conn) appendPathControl(d *dgram, pk *pktBuild, room int) (int, bool) {
 	q := &c.ctrl
-	put := func(f wire.Frame, ref recovery.FrameRef) bool {
-		left := c.appendFrame(d, pk, f, room)
-		if left < 0 {
-			return false
-		}
-		room = left
-		pk.refs = append(pk.refs, ref)
-		return true
-	}
+	put := func(f wire.Frame, ref recovery.FrameRef) bool { return c.putControl(d, pk, f, ref, &room) }
 	for len(q.pathAbandon.list) > 0 {
 		id := q.pathAbandon.list[0]
 		code := uint64(0)
@@ -115,15 +119,7 @@ func (c *Conn) appendControl(d *dgram, pk *pktBuild, room int) int {
 	if !q.pending() {
 		return room
 	}
-	put := func(f wire.Frame, ref recovery.FrameRef) bool {
-		left := c.appendFrame(d, pk, f, room)
-		if left < 0 {
-			return false
-		}
-		room = left
-		pk.refs = append(pk.refs, ref)
-		return true
-	}
+	put := func(f wire.Frame, ref recovery.FrameRef) bool { return c.putControl(d, pk, f, ref, &room) }
 	if q.handshakeDone && put(&wire.HandshakeDoneFrame{}, recovery.FrameRef{Kind: refHandshakeDone}) {
 		q.handshakeDone = false
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"crypto/tls"
 	"math/rand/v2"
 	"net/netip"
@@ -238,48 +237,10 @@ func events(c *Conn) []Event {
 }
 
 // transfer sends data on a new stream from one end to the other and checks
-// it arrives intact; it returns the receiving stream.
+// it arrives intact.
 func (p *pair) transfer(from, to *Conn, data []byte, max time.Duration) {
 	p.t.Helper()
-	s, err := from.OpenStream(true)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	written := 0
-	var got bytes.Buffer
-	var rs *Stream
-	buf := make([]byte, 64<<10)
-	finished := false
-	p.runUntil(func() bool {
-		if written < len(data) {
-			n, err := s.Write(data[written:])
-			if err != nil {
-				p.t.Fatalf("write: %v", err)
-			}
-			written += n
-			if written == len(data) {
-				s.Close()
-			}
-		}
-		if rs == nil {
-			rs = to.AcceptStream()
-		}
-		for rs != nil && !finished {
-			n, err := rs.Read(buf)
-			got.Write(buf[:n])
-			if err != nil {
-				finished = true
-				break
-			}
-			if n == 0 {
-				break
-			}
-		}
-		return finished
-	}, max)
-	if !bytes.Equal(got.Bytes(), data) {
-		p.t.Fatalf("received %d bytes, want %d (content equal: %v)", got.Len(), len(data), bytes.Equal(got.Bytes(), data))
-	}
+	p.transferHook(from, to, data, max, func(int) {})
 }
 
 func randomBytes(n int, seed uint64) []byte {

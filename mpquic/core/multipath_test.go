@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"net/netip"
 	"testing"
@@ -239,8 +240,8 @@ func (p *pair) transferHook(from, to *Conn, data []byte, max time.Duration, hook
 		}
 		return finished
 	}, max)
-	if string(recv) != string(data) {
-		p.t.Fatalf("received %d bytes, want %d", len(recv), len(data))
+	if !bytes.Equal(recv, data) {
+		p.t.Fatalf("received %d bytes, want %d (content equal: %v)", len(recv), len(data), bytes.Equal(recv, data))
 	}
 }
 
