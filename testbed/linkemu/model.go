@@ -13,6 +13,21 @@
 // real-time driver around it: reader goroutines offer what the sockets
 // receive, delivery goroutines hold each datagram until its arrival time
 // and send it on.
+//
+// # Limits
+//
+// The driver never sends a datagram before the model's arrival time, but
+// it sends it late by the precision of the Go runtime's timers and the
+// scheduling of its goroutines: on Linux an idle runtime sleeps in whole
+// milliseconds, so datagrams leave about 0.5 to 1 ms late on average
+// (BenchmarkForward reports the mean and the maximum; so do the
+// emulator's LinkStats), and a link's datagrams leave in bursts of up to
+// a millisecond, although its rate holds on average. A loaded machine adds
+// stalls of tens of milliseconds. Arrival times are taken when a reader
+// goroutine returns from the socket, not from the kernel. One goroutine
+// forwards each direction of each path with one system call per
+// datagram, which bounds the rate a link sustains (several hundred Mbit/s
+// of full-size datagrams on a 2-core machine, see BenchmarkForward).
 package linkemu
 
 import (
