@@ -17,7 +17,10 @@ type Config struct {
 	// Paths are the experiment's paths: Up carries the client's datagrams
 	// to the server, Down the server's to the client.
 	Paths []experiment.Path
-	// Server is the server's address, where the back sockets forward.
+	// Server is the server's address, where the back sockets forward;
+	// they ignore datagrams from any other address (LinkStats.Foreign).
+	// The client's address on a path is learnt from the datagrams it
+	// sends to the path's front socket.
 	Server netip.AddrPort
 	// Seed derives every link's random source (see LinkRand; links are
 	// named "path<i>/up" and "path<i>/down" as in the simulator).
