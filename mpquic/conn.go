@@ -194,12 +194,16 @@ func (c *Conn) flush(b *sendBatch) {
 // the last has the size of the first.
 func (c *Conn) send(b *sendBatch) {
 	for i := 0; i < b.n; {
+		// AddPathTo adds sockets while batches are sent: look up under
+		// the lock.
+		c.mu.Lock()
 		s := c.sockets[b.from[i]]
 		if s == nil {
 			for _, s = range c.sockets {
 				break
 			}
 		}
+		c.mu.Unlock()
 		j, size, total := i+1, len(b.bufs[i]), len(b.bufs[i])
 		for j < b.n && j-i < gsoMaxSegments && b.from[j] == b.from[i] && b.to[j] == b.to[i] &&
 			len(b.bufs[j]) <= size && total+len(b.bufs[j]) <= gsoMaxBytes {

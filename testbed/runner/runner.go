@@ -3,7 +3,8 @@
 // Either way the same traffic generator (package trafficgen) drives a
 // real mpquic client and server, and the run's results are written into a
 // directory: config.resolved.toml, summary.json, messages.csv, paths.csv,
-// throughput.csv and, on request, qlog traces.
+// throughput.csv, on request qlog traces, and for loopback runs
+// emulator.json.
 package runner
 
 import (
@@ -37,8 +38,10 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 	switch e.Backend {
 	case experiment.BackendSim:
 		res, err = runSim(ctx, e, dir)
+	case experiment.BackendLoopback:
+		res, err = runLoopback(ctx, e, dir)
 	default:
-		return nil, fmt.Errorf("backend %q is not available yet: use \"sim\"", e.Backend)
+		return nil, fmt.Errorf("backend %q is not available yet: use \"sim\" or \"loopback\"", e.Backend)
 	}
 	if err != nil {
 		return nil, err

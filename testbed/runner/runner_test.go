@@ -253,3 +253,89 @@ kind = "bulk"
 }
 
 var _ = time.Second
+
+// TestLoopback runs a short experiment over real UDP sockets through the
+// link emulator: a periodic priority source beside bulk data on two
+// paths. It checks what real time cannot shift: the messages complete,
+// both paths carry data, and the result files are written.
+func TestLoopback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time run")
+	}
+	res, dir := run(t, `name = "loopback"
+duration = "3s"
+backend = "loopback"
+[[path]]
+rate = "20Mbit"
+rtt = "30ms"
+[[path]]
+rate = "20Mbit"
+rtt = "40ms"
+[transport]
+path_scheduler = "lowrtt"
+stream_scheduler = "priority-fifo"
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+priority = true
+[[source]]
+name = "bg"
+kind = "bulk"
+`)
+	s := res.Summary
+	if s.Backend != "loopback" || !s.Multipath {
+		t.Errorf("backend %q, multipath %v", s.Backend, s.Multipath)
+	}
+	src := s.Sources[0]
+	// 60 messages are due in 3 s; the handshake delays the first ones,
+	// and the last ones may still be under way at the end.
+	if src.MessagesSent < 50 || src.MessagesCompleted < src.MessagesSent-3 || src.MessagesFailed != 0 {
+		t.Errorf("%d messages sent, %d completed, %d failed", src.MessagesSent, src.MessagesCompleted, src.MessagesFailed)
+	}
+	if src.MCTMS == nil || src.MCTMS.Min < 15 {
+		t.Errorf("MCT %+v: below the one-way delay", src.MCTMS)
+	}
+	if len(s.Paths) != 2 {
+		t.Fatalf("%d paths", len(s.Paths))
+	}
+	for _, p := range s.Paths {
+		if p.StreamBytesSent < 100_000 || p.MinRTTMS < 30 {
+			t.Errorf("path %d: %d stream bytes, min RTT %v ms", p.ID, p.StreamBytesSent, p.MinRTTMS)
+		}
+	}
+	if s.GoodputMbps.Background < 5 {
+		t.Errorf("bulk goodput %v", s.GoodputMbps)
+	}
+	for _, f := range []string{"config.resolved.toml", "summary.json", "messages.csv", "paths.csv", "throughput.csv", "emulator.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	t.Logf("MCT %+v, goodput %+v, wall %v", *src.MCTMS, s.GoodputMbps, res.Wall)
+}
+
+// A loopback run stops promptly when its context is cancelled.
+func TestLoopbackCancel(t *testing.T) {
+	e := load(t, `name = "c"
+duration = "60s"
+backend = "loopback"
+[[path]]
+rate = "10Mbit"
+rtt = "20ms"
+[[source]]
+kind = "bulk"
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, e, t.TempDir())
+	if err == nil {
+		t.Fatal("cancelled run succeeded")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v to stop", took)
+	}
+	t.Logf("stopped after %v: %v", time.Since(start), err)
+}

@@ -24,6 +24,9 @@ type Config struct {
 	Client *mpquic.Config
 	// Server configures the connections Listen accepts (nil: Listen fails).
 	Server *mpquic.Config
+	// LocalAddr is the local UDP address Dial binds ("host:port", port 0
+	// for any); default any address of the server's family.
+	LocalAddr string
 	// WriteBuffer bounds the bytes a stream's Write buffers ahead of
 	// mpquic; default 256 KiB. ReadAhead bounds the bytes read from mpquic
 	// ahead of the application's Read, in buffers of 16 KiB allocated as
@@ -177,7 +180,7 @@ func (e *Env) Dial(addr string, done func(env.Conn, error)) {
 		return
 	}
 	go func() {
-		mc, err := mpquic.Dial(e.ctx, addr, e.cfg.Client)
+		mc, err := mpquic.DialWithOptions(e.ctx, addr, e.cfg.Client, mpquic.DialOptions{LocalAddr: e.cfg.LocalAddr})
 		e.Post(func() {
 			if err != nil {
 				done(nil, err)

@@ -1,0 +1,391 @@
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/testbed/env"
+	"github.com/mpq/mpq/testbed/env/udpenv"
+	"github.com/mpq/mpq/testbed/linkemu"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// Addresses of a loopback run: the server listens on loopbackServer; path
+// i runs from the client's 127.0.<i+1>.1 to the emulator's front socket
+// 127.0.<i+1>.2, and from the emulator's back socket 127.0.<i+1>.3 to the
+// server (linkemu's defaults), so that the server sees each path as a
+// 4-tuple of its own.
+const loopbackServer = "127.0.0.1:0"
+
+func loopbackClient(i int) string { return fmt.Sprintf("127.0.%d.1:0", i+1) }
+
+// runLoopback runs an experiment in real time over UDP sockets on
+// loopback: a server and a client of package mpquic (in one udpenv
+// environment, whose event loop runs the traffic generator of both ends)
+// talk through a userspace link emulator (package linkemu) that gives each
+// path the experiment's rate, delay, queue, loss and jitter. It needs no
+// privileges. Besides the files of every run it writes emulator.json, the
+// emulator's counters per path and direction, with how late it forwarded
+// datagrams compared with its model.
+func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+	const alpn = "mpq-experiment"
+	cert, err := certs.SelfSigned(certs.Options{Ed25519: true, Names: []string{"localhost"}})
+	if err != nil {
+		return nil, err
+	}
+	scfg, ccfg := coreConfig(e), coreConfig(e)
+	scfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{alpn}}
+	ccfg.TLS = &tls.Config{RootCAs: certs.Pool(cert), ServerName: "localhost", NextProtos: []string{alpn}}
+	obs := &observerQueue{}
+	scfg.Observer = obs.observer
+	ccfg.Observer = obs.observer
+	traces := &traceSet{}
+	if e.Output.Qlog {
+		scfg.Qlog = traces.wrap(qlogFactory(dir))
+		ccfg.Qlog = scfg.Qlog
+	}
+	ev := udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: loopbackClient(0)})
+	var emu *linkemu.Emulator
+	closeAll := func() {
+		ev.Close()
+		if emu != nil {
+			emu.Close()
+		}
+	}
+
+	// Owned by the loop.
+	var sconn env.Conn
+	var peers []*trafficgen.Peer
+	var rec *trafficgen.Recorder
+	var t0 time.Time
+	failed := make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	}
+
+	var l env.Listener
+	ev.Exec(func() {
+		l, err = ev.Listen(loopbackServer, func(c env.Conn) {
+			if sconn != nil {
+				c.Close(0x101, "one connection per experiment")
+				return
+			}
+			sconn = c
+			p := trafficgen.NewPeer(ev, c, rec, "server")
+			p.Start(e.Sources, t0)
+			peers = append(peers, p)
+		})
+	})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	server, err := netip.ParseAddrPort(l.Addr())
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Server: server, Seed: e.Seed})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+
+	ev.Exec(func() {
+		t0 = time.Now()
+		rec = trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
+		rec.ConnectStart = t0
+		obs.start(ev.Post, rec, t0.Add(e.Duration))
+		ev.Dial(emu.Front(0).String(), func(c env.Conn, err error) {
+			if err != nil {
+				fail(fmt.Errorf("connecting: %w", err))
+				return
+			}
+			p := trafficgen.NewPeer(ev, c, rec, "client")
+			p.Start(e.Sources, t0)
+			peers = append(peers, p)
+			if !e.Transport.Multipath {
+				return
+			}
+			pa, ok := c.(pathAdder)
+			if !ok {
+				return
+			}
+			for i := 1; i < len(e.Paths); i++ {
+				pa.AddPath(loopbackClient(i), emu.Front(i).String(), func(id uint64, err error) {
+					if err != nil {
+						fail(fmt.Errorf("opening path %d: %w", i, err))
+					}
+				})
+			}
+		})
+	})
+	// The experiment is [t0, end) of real time.
+	end := t0.Add(e.Duration)
+	timer := time.NewTimer(time.Until(end))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		closeAll()
+		return nil, ctx.Err()
+	case err := <-failed:
+		closeAll()
+		return nil, err
+	}
+
+	var res *Result
+	ev.Exec(func() {
+		for _, p := range peers {
+			p.Stop()
+		}
+		obs.stop()
+		if sconn == nil {
+			err = fmt.Errorf("no connection within %v", e.Duration)
+			return
+		}
+		st, ok := sconn.(statser)
+		if !ok {
+			err = fmt.Errorf("connection without statistics")
+			return
+		}
+		paths := st.PathStats()
+		sum := rec.Summarise(e, end, paths, st.MultipathEnabled(), loopbackRTTs(e, emu, paths))
+		if err = writeResults(dir, e, rec, sum); err != nil {
+			return
+		}
+		res = &Result{Summary: sum}
+		// Close the connection so that the qlog traces end.
+		sconn.Close(0, "experiment over")
+	})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	if e.Output.Qlog {
+		traces.wait(ctx, 5*time.Second)
+	}
+	closeAll()
+	if err := writeEmulatorStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// loopbackRTTs lists by path ID the round-trip propagation delay of the
+// experiment path each of the server's paths runs over, told by the
+// emulator's back socket it comes from: paths opened at once may get
+// their IDs in any order.
+func loopbackRTTs(e *experiment.Experiment, emu *linkemu.Emulator, paths []core.PathStats) []time.Duration {
+	byBack := map[netip.AddrPort]time.Duration{}
+	for i, p := range e.Paths {
+		byBack[emu.Back(i)] = p.RTT()
+	}
+	var out []time.Duration
+	for _, ps := range paths {
+		if ps.ID > 1<<16 {
+			continue
+		}
+		for uint64(len(out)) <= ps.ID {
+			out = append(out, 0)
+		}
+		out[ps.ID] = byBack[ps.Remote]
+	}
+	return out
+}
+
+// observerQueue serialises the observer calls of both connection ends,
+// which run on the connections' goroutines, onto the environment's loop,
+// where the recorder lives: calls are queued under a lock and replayed in
+// batches by one posted function. Calls at or after the end of the
+// experiment, or after stop, are dropped, as the simulator's run ends at
+// its end.
+type observerQueue struct {
+	mu      sync.Mutex
+	pending []observed
+	posted  bool
+	stopped bool
+	post    func(func())
+	rec     *trafficgen.Recorder
+	end     time.Time
+	// Owned by the loop: the recorder's observers by vantage.
+	targets map[string]core.Observer
+}
+
+// observed is one queued observer call.
+type observed struct {
+	vantage string
+	now     time.Time
+	metrics bool // PathMetricsUpdated, else StreamDataSent
+	m       core.PathMetrics
+	pathID  uint64
+	prio    bool
+	n       int
+}
+
+// observer is the core.Config.Observer of both ends.
+func (q *observerQueue) observer(vantage string) core.Observer {
+	return &queuedObserver{q: q, vantage: vantage}
+}
+
+// start begins delivering to rec on the loop that post posts to.
+func (q *observerQueue) start(post func(func()), rec *trafficgen.Recorder, end time.Time) {
+	q.mu.Lock()
+	q.post, q.rec, q.end = post, rec, end
+	q.targets = map[string]core.Observer{}
+	q.mu.Unlock()
+}
+
+func (q *observerQueue) add(o observed) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped || q.post == nil || !o.now.Before(q.end) {
+		return
+	}
+	q.pending = append(q.pending, o)
+	if !q.posted {
+		q.posted = true
+		q.post(q.flush)
+	}
+}
+
+// flush replays the queued calls; it runs on the loop.
+func (q *observerQueue) flush() {
+	q.mu.Lock()
+	batch := q.pending
+	q.pending = nil
+	q.posted = false
+	rec := q.rec
+	q.mu.Unlock()
+	for _, o := range batch {
+		t := q.targets[o.vantage]
+		if t == nil {
+			t = rec.Observer(o.vantage)
+			q.targets[o.vantage] = t
+		}
+		if o.metrics {
+			t.PathMetricsUpdated(o.now, o.m)
+		} else {
+			t.StreamDataSent(o.now, o.pathID, 0, o.prio, o.n)
+		}
+	}
+}
+
+// stop replays what is queued and drops later calls; it runs on the loop.
+func (q *observerQueue) stop() {
+	q.flush()
+	q.mu.Lock()
+	q.stopped = true
+	q.mu.Unlock()
+}
+
+type queuedObserver struct {
+	q       *observerQueue
+	vantage string
+}
+
+func (o *queuedObserver) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
+	o.q.add(observed{vantage: o.vantage, now: now, metrics: true, m: m})
+}
+
+func (o *queuedObserver) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
+	o.q.add(observed{vantage: o.vantage, now: now, pathID: pathID, prio: priority, n: n})
+}
+
+// traceSet tells when every qlog trace it handed out was closed: the
+// connections close them when they end, on their own goroutines.
+type traceSet struct{ wg sync.WaitGroup }
+
+func (t *traceSet) wrap(f func(string, []byte) io.WriteCloser) func(string, []byte) io.WriteCloser {
+	return func(vantage string, odcid []byte) io.WriteCloser {
+		w := f(vantage, odcid)
+		if w == nil {
+			return nil
+		}
+		t.wg.Add(1)
+		return &trackedTrace{WriteCloser: w, done: t.wg.Done}
+	}
+}
+
+// wait waits until every trace is closed, at most timeout.
+func (t *traceSet) wait(ctx context.Context, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		t.wg.Wait()
+		close(done)
+	}()
+	tm := time.NewTimer(timeout)
+	defer tm.Stop()
+	select {
+	case <-done:
+	case <-tm.C:
+	case <-ctx.Done():
+	}
+}
+
+type trackedTrace struct {
+	io.WriteCloser
+	once sync.Once
+	done func()
+}
+
+func (t *trackedTrace) Close() error {
+	err := t.WriteCloser.Close()
+	t.once.Do(t.done)
+	return err
+}
+
+// writeEmulatorStats writes emulator.json.
+func writeEmulatorStats(name string, stats []linkemu.PathStats) error {
+	type link struct {
+		Sent            uint64  `json:"sent"`
+		Delivered       uint64  `json:"delivered"`
+		BytesSent       uint64  `json:"bytes_sent"`
+		BytesDelivered  uint64  `json:"bytes_delivered"`
+		DroppedLoss     uint64  `json:"dropped_loss"`
+		DroppedQueue    uint64  `json:"dropped_queue"`
+		DroppedOverflow uint64  `json:"dropped_overflow"`
+		Unroutable      uint64  `json:"unroutable"`
+		WriteErrors     uint64  `json:"write_errors"`
+		Foreign         uint64  `json:"foreign"`
+		InFlight        uint64  `json:"in_flight"`
+		LateMeanMS      float64 `json:"late_mean_ms"`
+		LateMaxMS       float64 `json:"late_max_ms"`
+	}
+	conv := func(s linkemu.LinkStats) link {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+		return link{s.Sent, s.Delivered, s.BytesSent, s.BytesDelivered, s.DroppedLoss, s.DroppedQueue, s.DroppedOverflow,
+			s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
+	}
+	type path struct {
+		ID   int  `json:"path"`
+		Up   link `json:"up"`
+		Down link `json:"down"`
+	}
+	out := make([]path, len(stats))
+	for i, s := range stats {
+		out[i] = path{i, conv(s.Up), conv(s.Down)}
+	}
+	js, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, append(js, '\n'), 0o644)
+}
