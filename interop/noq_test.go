@@ -1,0 +1,458 @@
+package interop_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/internal/hq"
+	"github.com/mpq/mpq/mpquic"
+)
+
+// fileSize is the size of the file both directions transfer.
+const fileSize = 10 << 20
+
+// minPathShare is the least part of the file each path must carry for the
+// test to count it as used ("substantial data"): one twentieth.
+const minPathShare = fileSize / 20
+
+// noqServerRate is the pacing limit of each of the noq server's paths, in
+// bytes per second (320 Mbit/s): the file takes about 130 ms over two paths.
+const noqServerRate = 40_000_000
+
+// The two client addresses of the multipath tests.
+const (
+	clientAddr1 = "127.0.0.1"
+	clientAddr2 = "127.0.0.2"
+)
+
+// Environment variables that help diagnosis:
+//
+//	MPQ_INTEROP_LOGDIR=DIR  our qlog traces and noq-peer's stderr go to DIR
+//	RUST_LOG=noq=debug      noq's tracing output (in noq-peer's stderr)
+const logDirEnv = "MPQ_INTEROP_LOGDIR"
+
+var (
+	peerOnce sync.Once
+	peerBin  string
+	peerErr  error
+	peerSkip string
+)
+
+// noqPeer builds interop/noq-peer with cargo (once per test binary) and
+// returns the binary's path; it skips the test when cargo is missing.
+func noqPeer(t *testing.T) string {
+	t.Helper()
+	peerOnce.Do(func() {
+		cargo, err := exec.LookPath("cargo")
+		if err != nil {
+			peerSkip = "cargo not on PATH: noq interop needs a Rust toolchain"
+			return
+		}
+		// A cold build takes a few minutes on two cores; interop/target
+		// keeps it for later runs.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, cargo, "build", "--release", "--locked", "--quiet")
+		cmd.Dir = "." // interop/, the Cargo workspace
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			peerErr = fmt.Errorf("cargo build: %v (ctx: %v)\n%s", err, ctx.Err(), out.String())
+			return
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			fmt.Fprintf(os.Stderr, "interop: built noq-peer in %v\n", d.Round(time.Second))
+		}
+		peerBin, peerErr = filepath.Abs(filepath.Join("target", "release", "noq-peer"))
+	})
+	if peerSkip != "" {
+		t.Skip(peerSkip)
+	}
+	if peerErr != nil {
+		t.Fatal(peerErr)
+	}
+	return peerBin
+}
+
+// fixture is what both directions share: the served directory with the
+// file, its hash, and a certificate with its PEM files.
+type fixture struct {
+	root     string
+	sum      [32]byte
+	cert     tls.Certificate
+	certFile string
+	keyFile  string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{root: filepath.Join(dir, "www")}
+	if err := os.Mkdir(f.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 10))
+	body := make([]byte, fileSize)
+	for i := range body {
+		body[i] = byte(r.Uint32())
+	}
+	f.sum = sha256.Sum256(body)
+	if err := os.WriteFile(filepath.Join(f.root, "big"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	f.cert, err = certs.SelfSigned(certs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := x509.MarshalPKCS8PrivateKey(f.cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.certFile = filepath.Join(dir, "cert.pem")
+	f.keyFile = filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(f.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.cert.Certificate[0]}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// config is our side's configuration, with qlog traces when
+// MPQ_INTEROP_LOGDIR is set.
+func (f *fixture) config(t *testing.T, server bool) *mpquic.Config {
+	tc := &tls.Config{NextProtos: []string{hq.ALPN}}
+	if server {
+		tc.Certificates = []tls.Certificate{f.cert}
+	} else {
+		tc.RootCAs = certs.Pool(f.cert)
+		tc.ServerName = "localhost"
+	}
+	cfg := &mpquic.Config{TLS: tc}
+	if dir := os.Getenv(logDirEnv); dir != "" {
+		name := strings.ReplaceAll(t.Name(), "/", "_")
+		cfg.Qlog = func(vantage string, odcid []byte) io.WriteCloser {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s_%x_%s.sqlog", name, odcid, vantage)))
+			if err != nil {
+				t.Logf("qlog: %v", err)
+				return nil
+			}
+			return f
+		}
+	}
+	return cfg
+}
+
+// peerPath is one path in noq-peer's JSON output.
+type peerPath struct {
+	ID        uint64  `json:"id"`
+	LocalIP   string  `json:"local_ip"`
+	Remote    string  `json:"remote"`
+	TxBytes   uint64  `json:"tx_bytes"`
+	RxBytes   uint64  `json:"rx_bytes"`
+	Lost      uint64  `json:"lost_packets"`
+	RTTMillis float64 `json:"rtt_ms"`
+}
+
+// peerLine is one JSON line of noq-peer: "listening" and "served" events of
+// serve, the result of get.
+type peerLine struct {
+	Event     string     `json:"event"`
+	Addr      string     `json:"addr"`
+	OK        bool       `json:"ok"`
+	Error     string     `json:"error"`
+	Bytes     int64      `json:"bytes"`
+	SHA256    string     `json:"sha256"`
+	Multipath bool       `json:"multipath"`
+	TotalMs   float64    `json:"total_ms"`
+	Ms        float64    `json:"ms"`
+	Paths     []peerPath `json:"paths"`
+}
+
+// peerProc is a running noq-peer.
+type peerProc struct {
+	cmd   *exec.Cmd
+	lines chan peerLine
+}
+
+// startPeer runs noq-peer with args; it is killed when the test ends. Its
+// JSON lines arrive on lines; its stderr is logged if the test fails (or
+// written to MPQ_INTEROP_LOGDIR).
+func startPeer(t *testing.T, ctx context.Context, args ...string) *peerProc {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, noqPeer(t), args...)
+	cmd.WaitDelay = 2 * time.Second
+	var stderr io.Writer
+	tail := &tailBuffer{max: 32 << 10}
+	stderr = tail
+	if dir := os.Getenv(logDirEnv); dir != "" {
+		f, err := os.Create(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"_noq-peer.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		stderr = io.MultiWriter(tail, f)
+	}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &peerProc{cmd: cmd, lines: make(chan peerLine, 16)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var l peerLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Logf("noq-peer: unexpected output %q", sc.Text())
+				continue
+			}
+			p.lines <- l
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("noq-peer %s stderr (tail):\n%s", strings.Join(args, " "), tail.String())
+		}
+	})
+	return p
+}
+
+// next waits for the next JSON line of the peer.
+func (p *peerProc) next(t *testing.T, ctx context.Context, what string) peerLine {
+	t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("noq-peer exited before %s", what)
+		}
+		return l
+	case <-ctx.Done():
+		t.Fatalf("waiting for noq-peer's %s: %v", what, ctx.Err())
+	}
+	panic("unreachable")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *tailBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if len(w.b) > w.max {
+		w.b = append(w.b[:0], w.b[len(w.b)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
+}
+
+// checkPeerPaths checks noq-peer's per-path counters: two paths, the second
+// from or to clientAddr2, each carrying at least minPathShare bytes in the
+// direction of the file (tx on the server, rx on the client).
+func checkPeerPaths(t *testing.T, side string, paths []peerPath, server bool) {
+	t.Helper()
+	if len(paths) != 2 {
+		t.Fatalf("noq %s reports %d paths, want 2: %+v", side, len(paths), paths)
+	}
+	for _, p := range paths {
+		n, dir := p.RxBytes, "received"
+		if server {
+			n, dir = p.TxBytes, "sent"
+		}
+		t.Logf("noq %s path %d (local %s, remote %s): %s %d bytes, %d packets lost, rtt %.3f ms", side, p.ID, p.LocalIP, p.Remote, dir, n, p.Lost, p.RTTMillis)
+		if n < minPathShare {
+			t.Errorf("noq %s path %d %s only %d bytes, want at least %d", side, p.ID, dir, n, minPathShare)
+		}
+	}
+}
+
+// checkOurPaths checks our per-path counters likewise, and that the
+// client's two addresses are the paths' ends.
+func checkOurPaths(t *testing.T, side string, paths []mpquic.PathStats, server bool) {
+	t.Helper()
+	if len(paths) != 2 {
+		t.Fatalf("our %s has %d paths, want 2: %+v", side, len(paths), paths)
+	}
+	seen := map[netip.Addr]bool{}
+	for _, p := range paths {
+		n, dir, client := p.BytesReceived, "received", p.Local
+		if server {
+			n, dir, client = p.BytesSent, "sent", p.Remote
+		}
+		seen[client.Addr()] = true
+		t.Logf("our %s path %d %v->%v: %s %d bytes, %d packets lost, srtt %v, state %s", side, p.ID, p.Local, p.Remote, dir, n, p.PacketsLost, p.SmoothedRTT, p.State)
+		if n < minPathShare {
+			t.Errorf("our %s path %d %s only %d bytes, want at least %d", side, p.ID, dir, n, minPathShare)
+		}
+	}
+	for _, a := range []string{clientAddr1, clientAddr2} {
+		if !seen[netip.MustParseAddr(a)] {
+			t.Errorf("our %s has no path with the client address %s: %+v", side, a, paths)
+		}
+	}
+}
+
+// TestNoqServer: our client downloads the file from noq-peer serve, over a
+// first path from 127.0.0.1 and a second one it adds from 127.0.0.2.
+func TestNoqServer(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// noq sends on the lowest path ID until that path is blocked by its
+	// congestion window or pacer; unthrottled on loopback, the second path
+	// gets anywhere from 0.5 % to 30 % of the file. A per-path rate limit
+	// makes noq spread the file over both paths.
+	srv := startPeer(t, ctx, "serve", "--addr", "127.0.0.1:0", "--root", f.root, "--cert", f.certFile, "--key", f.keyFile,
+		"--max-rate", fmt.Sprint(noqServerRate))
+	l := srv.next(t, ctx, "listening line")
+	if l.Event != "listening" {
+		t.Fatalf("noq-peer serve said %+v", l)
+	}
+
+	start := time.Now()
+	c, err := mpquic.DialWithOptions(ctx, l.Addr, f.config(t, false), mpquic.DialOptions{LocalAddr: clientAddr1 + ":0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.MultipathEnabled() {
+		t.Fatal("multipath not negotiated with noq")
+	}
+	if _, err := c.AddPath(ctx, clientAddr2+":0"); err != nil {
+		t.Fatalf("add path from %s: %v", clientAddr2, err)
+	}
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n, err := hq.Get(ctx, s, "/big", h)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v", n, err)
+	}
+	elapsed := time.Since(start)
+	if n != fileSize || [32]byte(h.Sum(nil)) != f.sum {
+		t.Fatalf("got %d bytes (sha256 %x), want %d (sha256 %x)", n, h.Sum(nil), fileSize, f.sum)
+	}
+	t.Logf("downloaded %d bytes from noq in %v (%.0f Mbit/s)", n, elapsed.Round(time.Millisecond), float64(n)*8/elapsed.Seconds()/1e6)
+	checkOurPaths(t, "client", c.Paths(), false)
+
+	served := srv.next(t, ctx, "served line")
+	if served.Event != "served" || served.Bytes != fileSize {
+		t.Fatalf("noq-peer serve said %+v", served)
+	}
+	if !served.Multipath {
+		t.Error("noq server: multipath not negotiated")
+	}
+	checkPeerPaths(t, "server", served.Paths, true)
+}
+
+// TestNoqClient: noq-peer get downloads the file from our server over two
+// paths, from 127.0.0.1 and 127.0.0.2.
+func TestNoqClient(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ln, err := mpquic.Listen("127.0.0.1:0", f.config(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// The server keeps the statistics of its connection's paths as they
+	// were when the client closed the connection.
+	serverPaths := make(chan []mpquic.PathStats, 1)
+	serveErr := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept(ctx)
+		if err != nil {
+			serveErr <- err
+			return
+		}
+		s, err := c.AcceptStream(ctx)
+		if err != nil {
+			serveErr <- err
+			return
+		}
+		serveErr <- hq.Serve(s, f.root)
+		select {
+		case <-c.Done():
+		case <-ctx.Done():
+		}
+		serverPaths <- c.Paths()
+	}()
+
+	out := filepath.Join(t.TempDir(), "big")
+	start := time.Now()
+	cl := startPeer(t, ctx, "get", "--addr", ln.Addr().String(), "--path", "/big",
+		"--local", clientAddr1+":0", "--local", clientAddr2+":0",
+		"--ca", f.certFile, "--out", out)
+	res := cl.next(t, ctx, "result")
+	elapsed := time.Since(start)
+	if !res.OK {
+		t.Fatalf("noq-peer get failed: %s", res.Error)
+	}
+	if !res.Multipath {
+		t.Error("noq client: multipath not negotiated")
+	}
+	if err := <-serveErr; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(got); len(got) != fileSize || sum != f.sum || res.SHA256 != hex.EncodeToString(f.sum[:]) {
+		t.Fatalf("noq got %d bytes (sha256 %x, it says %s), want %d (sha256 %x)", len(got), sum, res.SHA256, fileSize, f.sum)
+	}
+	t.Logf("noq downloaded %d bytes in %.1f ms (process %v, %.0f Mbit/s)", res.Bytes, res.TotalMs, elapsed.Round(time.Millisecond), float64(res.Bytes)*8/res.TotalMs/1e3)
+	checkPeerPaths(t, "client", res.Paths, false)
+
+	select {
+	case ps := <-serverPaths:
+		checkOurPaths(t, "server", ps, true)
+	case <-ctx.Done():
+		t.Fatal("our server's connection did not end")
+	}
+}
