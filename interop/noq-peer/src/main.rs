@@ -259,10 +259,8 @@ async fn serve(o: ServeOpts) -> Result<()> {
             PrivateKeyDer::from_pem_file(k).map_err(|e| format!("{}: {e}", k.display()))?,
         ),
         _ => {
-            let c = rcgen::generate_simple_self_signed(vec![
-                "localhost".into(),
-                "127.0.0.1".into(),
-            ])?;
+            let c =
+                rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])?;
             let key = PrivatePkcs8KeyDer::from(c.signing_key.serialize_der());
             (vec![c.cert.der().clone()], key.into())
         }
@@ -350,10 +348,7 @@ async fn answer(
 fn resolve(root: &Path) -> impl Fn(&str) -> Option<PathBuf> + '_ {
     move |p: &str| {
         let rel = Path::new(p.strip_prefix('/')?);
-        if rel
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_)))
-        {
+        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
             return None;
         }
         Some(root.join(rel))
@@ -454,7 +449,8 @@ async fn get(o: GetOpts) -> Result<()> {
     }
 
     let (mut send, mut recv) = conn.open_bi().await?;
-    send.write_all(format!("GET {}\r\n", o.path).as_bytes()).await?;
+    send.write_all(format!("GET {}\r\n", o.path).as_bytes())
+        .await?;
     send.finish()?;
     let mut file = match &o.out {
         Some(p) => Some(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?),
@@ -531,7 +527,9 @@ fn paths_json(conn: &Connection, max_paths: u32) -> String {
         };
         let (remote, local) = match conn.path(id) {
             Some(p) => (
-                p.remote_address().map(|a| a.to_string()).unwrap_or_default(),
+                p.remote_address()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default(),
                 p.local_ip()
                     .ok()
                     .flatten()
