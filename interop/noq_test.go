@@ -27,6 +27,7 @@ import (
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/mpquic"
+	"github.com/mpq/mpq/mpquic/qerr"
 )
 
 // fileSize is the size of the file both directions transfer.
@@ -464,9 +465,18 @@ func TestNoqServerAbandon(t *testing.T) {
 	srv.next(t, ctx, "second served line")
 }
 
-// TestNoqClient: noq-peer get downloads the file from our server over two
-// paths, from 127.0.0.1 and 127.0.0.2.
-func TestNoqClient(t *testing.T) {
+// noqClientRun is the outcome of one noq-peer get against our server.
+type noqClientRun struct {
+	res         peerLine           // noq-peer's result line
+	serverPaths []mpquic.PathStats // our server's paths when the connection ended
+	serverErr   error              // why our server's connection ended
+}
+
+// runNoqClient serves the fixture with our stack and downloads /big with
+// noq-peer get from clientAddr1 and clientAddr2 (plus extra flags); it
+// checks the content and that both ends negotiated multipath.
+func runNoqClient(t *testing.T, extra ...string) noqClientRun {
+	t.Helper()
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -477,42 +487,46 @@ func TestNoqClient(t *testing.T) {
 	defer ln.Close()
 	// The server keeps the statistics of its connection's paths as they
 	// were when the client closed the connection.
-	serverPaths := make(chan []mpquic.PathStats, 1)
-	serveErr := make(chan error, 1)
+	type ended struct {
+		paths    []mpquic.PathStats
+		err      error
+		multi    bool
+		serveErr error
+	}
+	end := make(chan ended, 1)
 	go func() {
 		c, err := ln.Accept(ctx)
 		if err != nil {
-			serveErr <- err
+			end <- ended{serveErr: err}
 			return
 		}
-		s, err := c.AcceptStream(ctx)
-		if err != nil {
-			serveErr <- err
-			return
+		var e ended
+		e.multi = c.MultipathEnabled()
+		if s, err := c.AcceptStream(ctx); err != nil {
+			e.serveErr = err
+		} else {
+			e.serveErr = hq.Serve(s, f.root)
 		}
-		serveErr <- hq.Serve(s, f.root)
 		select {
 		case <-c.Done():
 		case <-ctx.Done():
 		}
-		serverPaths <- c.Paths()
+		e.paths, e.err = c.Paths(), c.Err()
+		end <- e
 	}()
 
 	out := filepath.Join(t.TempDir(), "big")
 	start := time.Now()
-	cl := startPeer(t, ctx, "get", "--addr", ln.Addr().String(), "--path", "/big",
-		"--local", clientAddr1+":0", "--local", clientAddr2+":0",
-		"--ca", f.certFile, "--out", out)
-	res := cl.next(t, ctx, "result")
+	args := append([]string{"get", "--addr", ln.Addr().String(), "--path", "/big",
+		"--local", clientAddr1 + ":0", "--local", clientAddr2 + ":0",
+		"--ca", f.certFile, "--out", out}, extra...)
+	res := startPeer(t, ctx, args...).next(t, ctx, "result")
 	elapsed := time.Since(start)
 	if !res.OK {
 		t.Fatalf("noq-peer get failed: %s", res.Error)
 	}
 	if !res.Multipath {
 		t.Error("noq client: multipath not negotiated")
-	}
-	if err := <-serveErr; err != nil {
-		t.Errorf("serve: %v", err)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
@@ -522,12 +536,47 @@ func TestNoqClient(t *testing.T) {
 		t.Fatalf("noq got %d bytes (sha256 %x, it says %s), want %d (sha256 %x)", len(got), sum, res.SHA256, fileSize, f.sum)
 	}
 	t.Logf("noq downloaded %d bytes in %.1f ms (process %v, %.0f Mbit/s)", res.Bytes, res.TotalMs, elapsed.Round(time.Millisecond), float64(res.Bytes)*8/res.TotalMs/1e3)
-	checkPeerPaths(t, "client", res.Paths, false)
 
+	var e ended
 	select {
-	case ps := <-serverPaths:
-		checkOurPaths(t, "server", ps, true)
+	case e = <-end:
 	case <-ctx.Done():
 		t.Fatal("our server's connection did not end")
+	}
+	if e.serveErr != nil {
+		t.Errorf("serve: %v", e.serveErr)
+	}
+	if !e.multi {
+		t.Error("our server: multipath not negotiated")
+	}
+	// noq-peer closes with application error 0 once it has the file.
+	var app *qerr.ApplicationError
+	if !errors.As(e.err, &app) || !app.Remote || app.Code != 0 {
+		t.Errorf("our server's connection ended with %v, want the client's application close 0", e.err)
+	}
+	return noqClientRun{res: res, serverPaths: e.paths, serverErr: e.err}
+}
+
+// TestNoqClient: noq-peer get downloads the file from our server over two
+// paths, from 127.0.0.1 and 127.0.0.2.
+func TestNoqClient(t *testing.T) {
+	r := runNoqClient(t)
+	checkPeerPaths(t, "client", r.res.Paths, false)
+	checkOurPaths(t, "server", r.serverPaths, true)
+}
+
+// TestNoqClientAbandon: noq closes its second path (PATH_ABANDON) after a
+// quarter of the file; our server must resend what it had in flight there
+// on the first path and finish the file on it.
+func TestNoqClientAbandon(t *testing.T) {
+	r := runNoqClient(t, "--close-path-after", fmt.Sprint(fileSize/4))
+	for _, p := range r.res.Paths {
+		t.Logf("noq client path %d (local %s): received %d bytes", p.ID, p.LocalIP, p.RxBytes)
+	}
+	for _, p := range r.serverPaths {
+		t.Logf("our server path %d %v->%v: sent %d bytes, state %s", p.ID, p.Local, p.Remote, p.BytesSent, p.State)
+		if p.ID != 0 && p.State == "active" {
+			t.Errorf("our server's path %d is still active after noq abandoned it", p.ID)
+		}
 	}
 }

@@ -5,7 +5,8 @@
 //! ```text
 //! noq-peer serve --addr 127.0.0.1:0 --root DIR [--cert PEM --key PEM] [common flags]
 //! noq-peer get --addr HOST:PORT --path /x [--local IP:PORT]... [--out FILE]
-//!              [--ca PEM | --insecure] [--server-name NAME] [common flags]
+//!              [--ca PEM | --insecure] [--server-name NAME]
+//!              [--close-path-after BYTES] [common flags]
 //! common flags: [--max-paths N] [--max-rate BYTES_PER_SECOND]
 //! ```
 //!
@@ -96,7 +97,9 @@ fn init_logging() {
 const USAGE: &str = "usage:
   noq-peer serve --addr IP:PORT --root DIR [--cert PEM --key PEM] [common flags]
   noq-peer get --addr IP:PORT --path /x [--local IP:PORT]... [--out FILE]
-               [--ca PEM | --insecure] [--server-name NAME] [common flags]
+               [--ca PEM | --insecure] [--server-name NAME]
+               [--close-path-after BYTES] [common flags]
+  --close-path-after  close the last path opened (PATH_ABANDON) after BYTES of the body
 common flags:
   --max-paths N       concurrent paths allowed (initial_max_path_id N-1), default 4
   --max-rate BYTES    pacing limit of each path in bytes per second, default none";
@@ -127,6 +130,9 @@ struct GetOpts {
     out: Option<PathBuf>,
     ca: Option<PathBuf>,
     insecure: bool,
+    /// Close the last path opened (PATH_ABANDON) once this many bytes of
+    /// the response arrived.
+    close_path_after: Option<u64>,
     server_name: String,
     transport: TransportOpts,
 }
@@ -149,6 +155,7 @@ impl Command {
         let mut out = None;
         let mut ca = None;
         let mut insecure = false;
+        let mut close_path_after = None;
         let mut server_name = "localhost".to_string();
         let mut transport = TransportOpts {
             max_paths: 4,
@@ -175,6 +182,12 @@ impl Command {
                 "--out" => out = Some(PathBuf::from(val)),
                 "--ca" => ca = Some(PathBuf::from(val)),
                 "--server-name" => server_name = val.clone(),
+                "--close-path-after" => {
+                    close_path_after = Some(
+                        val.parse()
+                            .map_err(|e| format!("--close-path-after {val}: {e}"))?,
+                    )
+                }
                 "--max-paths" => {
                     transport.max_paths = val
                         .parse()
@@ -219,6 +232,7 @@ impl Command {
                     out,
                     ca,
                     insecure,
+                    close_path_after,
                     server_name,
                     transport,
                 }))
@@ -441,11 +455,12 @@ async fn get(o: GetOpts) -> Result<()> {
     let handshake = start.elapsed();
     let multipath = conn.is_multipath_enabled();
 
+    let mut paths = Vec::new();
     for local in o.locals.iter().skip(1) {
         if !multipath {
             return Err("multipath not negotiated: cannot open more paths".into());
         }
-        open_path(&conn, FourTuple::new(o.addr, Some(local.ip()))).await?;
+        paths.push(open_path(&conn, FourTuple::new(o.addr, Some(local.ip()))).await?);
     }
 
     let (mut send, mut recv) = conn.open_bi().await?;
@@ -458,9 +473,18 @@ async fn get(o: GetOpts) -> Result<()> {
     };
     let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
     let mut n = 0u64;
+    let mut closed = false;
     while let Some(chunk) = recv.read_chunk(1 << 20).await? {
         hash.update(&chunk);
         n += chunk.len() as u64;
+        if !closed && o.close_path_after.is_some_and(|at| n >= at) {
+            // The Path handle stays alive, which keeps its statistics.
+            let p: &noq::Path = paths
+                .last()
+                .ok_or("--close-path-after needs a second --local")?;
+            p.close()?;
+            closed = true;
+        }
         if let Some(f) = file.as_mut() {
             std::io::Write::write_all(f, &chunk)?;
         }
@@ -488,7 +512,7 @@ async fn get(o: GetOpts) -> Result<()> {
 /// Opens a path and waits until it is validated. The server's connection
 /// IDs for the next path ID may still be on their way right after the
 /// handshake, so RemoteCidsExhausted is retried for a few seconds.
-async fn open_path(conn: &Connection, tuple: FourTuple) -> Result<()> {
+async fn open_path(conn: &Connection, tuple: FourTuple) -> Result<noq::Path> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match tokio::time::timeout(
@@ -498,7 +522,7 @@ async fn open_path(conn: &Connection, tuple: FourTuple) -> Result<()> {
         .await
         {
             Err(_) => return Err(format!("path from {tuple:?}: validation timed out").into()),
-            Ok(Ok(_)) => return Ok(()),
+            Ok(Ok(p)) => return Ok(p),
             Ok(Err(PathError::RemoteCidsExhausted)) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
