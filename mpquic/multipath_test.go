@@ -42,7 +42,9 @@ func TestMultipathLoopback(t *testing.T) {
 	}
 	for _, p := range ps {
 		t.Logf("path %d %v->%v: received %d bytes, srtt %v, state %s", p.ID, p.Local, p.Remote, p.BytesReceived, p.SmoothedRTT, p.State)
-		if p.BytesReceived < 1<<20 {
+		// The split depends on the RTT each path measures, which a
+		// loaded machine disturbs: ask only that both carry data.
+		if p.BytesReceived < 256<<10 {
 			t.Errorf("path %d received only %d bytes", p.ID, p.BytesReceived)
 		}
 	}
