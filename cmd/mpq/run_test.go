@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const runFile = `name = "cli"
+duration = "1s"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "5kB"
+[sweep]
+"duration" = ["1s", "60s"]
+`
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunBadFile(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "bad.toml", "name = \"x\"\n[[path]]\nrate = \"fast\"\n[[source]]\nkind = \"bulk\"\n")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"run", f, "--out", dir}, &out, &errOut); code != exitUsage {
+		t.Fatalf("exit %d, want %d; stderr %s", code, exitUsage, errOut.String())
+	}
+	if want := f + ":3: path.0.rate: bad rate"; !strings.Contains(errOut.String(), want) {
+		t.Fatalf("stderr %q does not contain %q", errOut.String(), want)
+	}
+	var out2, errOut2 bytes.Buffer
+	if code := run(context.Background(), []string{"run", f, "--set", "nokey"}, &out2, &errOut2); code != exitUsage {
+		t.Fatalf("--set without = : exit %d", code)
+	}
+}
+
+func TestRunSweepWritesEveryRun(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "cli.toml", strings.Replace(runFile, `["1s", "60s"]`, `["1s", "2s"]`, 1))
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"run", f, "--out", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, r := range []string{"duration=1s", "duration=2s"} {
+		for _, name := range []string{"config.resolved.toml", "summary.json", "messages.csv", "paths.csv", "throughput.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, "cli", r, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := strings.Count(out.String(), "\n"); n != 2 {
+		t.Fatalf("%d result lines:\n%s", n, out.String())
+	}
+	assertNoTemp(t, filepath.Join(dir, "cli"))
+}
+
+// cancelAfter cancels a context once the text it receives contains s.
+type cancelAfter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	s      string
+	cancel func()
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.s) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestRunInterrupted: Ctrl-C during the second run of a sweep keeps the
+// first run's results and leaves no partial directory.
+func TestRunInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "cli.toml", runFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelAfter{s: "[1/2]", cancel: cancel}
+	var out bytes.Buffer
+	code := run(ctx, []string{"run", f, "--out", dir, "--parallel", "1"}, &out, stderr)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130: %s", code, stderr.buf.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cli", "duration=1s", "summary.json")); err != nil {
+		t.Fatalf("the finished run was not kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cli", "duration=60s")); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted run left a directory: %v", err)
+	}
+	assertNoTemp(t, filepath.Join(dir, "cli"))
+	if !strings.Contains(stderr.buf.String(), "1 of 2 runs finished and kept") {
+		t.Fatalf("stderr: %s", stderr.buf.String())
+	}
+}
+
+func assertNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary directory %s left behind", e.Name())
+		}
+	}
+}
