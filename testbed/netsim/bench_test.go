@@ -23,8 +23,12 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	saddr := netip.AddrPortFrom(topo.Server[0], 4433)
-	caddr := netip.AddrPortFrom(topo.Client[0], 50000)
+	var saddrs, caddrs []netip.AddrPort
+	for i := range paths {
+		saddrs = append(saddrs, netip.AddrPortFrom(topo.Server[i], 4433))
+		caddrs = append(caddrs, netip.AddrPortFrom(topo.Client[i], 50000))
+	}
+	saddr, caddr := saddrs[0], caddrs[0]
 	chunk := make([]byte, 64<<10)
 	serve := func(c *Conn) {
 		var s *core.Stream
@@ -44,10 +48,10 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 			c.Kick()
 		}
 	}
-	if _, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, serve); err != nil {
+	if _, err := NewNode(topo.Net, saddrs, &core.Config{TLS: serverTLS}, serve); err != nil {
 		tb.Fatal(err)
 	}
-	client, err := NewNode(topo.Net, []netip.AddrPort{caddr}, nil, nil)
+	client, err := NewNode(topo.Net, caddrs, nil, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -58,7 +62,16 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 	received := 0
 	buf := make([]byte, 64<<10)
 	var s *core.Stream
+	added := 1
 	c.OnEvent = func(e core.Event) {
+		// Open the other paths as soon as the server's connection IDs
+		// for them are there.
+		for added < len(paths) && c.HandshakeComplete() {
+			if _, err := c.AddPath(caddrs[added], saddrs[added]); err != nil {
+				break
+			}
+			added++
+		}
 		switch e.Kind {
 		case core.EventHandshakeDone:
 			s, _ = c.OpenStream(true)
@@ -83,16 +96,21 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 }
 
 // BenchmarkSimSpeed reports simulated seconds per wall-clock second
-// (sim-s/s) for a saturated download over one 100 Mbit/s path with a 50 ms
-// round trip (25 ms each way, one-BDP queues, no random loss), 10 s of
-// virtual time per iteration, and the same per second of the process's CPU
-// time (sim-s/cpu-s, which GC threads on the second core lower, but other
-// load on a shared machine does not):
+// (sim-s/s) for a saturated download over one and over two 100 Mbit/s paths
+// (multipath) with a 50 ms round trip (25 ms each way, one-BDP queues, no
+// random loss), 10 s of virtual time per iteration, and the same per second
+// of the process's CPU time (sim-s/cpu-s, which GC threads on the second
+// core lower, but other load on a shared machine does not):
 //
 //	go test ./testbed/netsim -run '^$' -bench SimSpeed -benchtime 3x
 func BenchmarkSimSpeed(b *testing.B) {
+	link := Symmetric(LinkConfig{Rate: 100e6, Delay: 25 * time.Millisecond})
+	b.Run("1x100Mbit", func(b *testing.B) { simSpeed(b, []PathSpec{link}) })
+	b.Run("2x100Mbit", func(b *testing.B) { simSpeed(b, []PathSpec{link, link}) })
+}
+
+func simSpeed(b *testing.B, paths []PathSpec) {
 	const d = 10 * time.Second
-	paths := []PathSpec{Symmetric(LinkConfig{Rate: 100e6, Delay: 25 * time.Millisecond})}
 	total := 0
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
@@ -117,4 +135,11 @@ func TestBulkSaturates(t *testing.T) {
 		t.Errorf("read %d bytes in 3 s", got)
 	}
 	t.Logf("%.1f Mbit/s over 3 s", float64(got)*8/3/1e6)
+	// Over two paths it fills both.
+	link := Symmetric(LinkConfig{Rate: 100e6, Delay: 25 * time.Millisecond})
+	got = bulk(t, 1, []PathSpec{link, link}, 3*time.Second)
+	if got < 50_000_000 || got > 75_000_000 {
+		t.Errorf("read %d bytes in 3 s over two paths", got)
+	}
+	t.Logf("%.1f Mbit/s over 3 s and two paths", float64(got)*8/3/1e6)
 }
