@@ -1,7 +1,6 @@
 package mpquic
 
 import (
-	"crypto/tls"
 	"io"
 	"os"
 	"sync"
@@ -57,5 +56,3 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
-
-var _ = tls.VersionTLS13

@@ -2,7 +2,6 @@ package mpquic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -223,5 +222,3 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 		return nil, fmt.Errorf("mpquic: dial %s: %w", addr, ctx.Err())
 	}
 }
-
-var _ = errors.New

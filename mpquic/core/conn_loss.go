@@ -7,7 +7,6 @@ import (
 	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/mpquic/internal/recovery"
 	"github.com/mpq/mpq/mpquic/internal/wire"
-	"github.com/mpq/mpq/mpquic/qerr"
 	"github.com/mpq/mpq/mpquic/qlog"
 )
 
@@ -426,5 +425,3 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 			SSThresh: m.ssthresh, SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, CongestionState: st.String()})
 	}
 }
-
-var _ = qerr.NoError

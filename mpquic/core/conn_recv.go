@@ -151,9 +151,6 @@ func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt 
 		c.ids.p0().remote[0].cid = append([]byte(nil), hdr.SrcConnID...)
 		c.gotInitial = true
 	}
-	if l == levelInitial && !c.isClient && len(hdr.Token) > 0 && !c.addressValidated {
-		// Tokens are validated by the endpoint before the connection exists.
-	}
 	sp := &c.spaces[l]
 	pnLen, trunc, err := protection.UnprotectHeader(k.open.HP, pkt, hdr.PNOffset)
 	if err != nil {
@@ -294,7 +291,7 @@ func (c *Conn) handleShortPacket(now time.Time, rx *rxDatagram, p *path, hdr wir
 		if err := k.rotate(now.Add(3 * c.maxPTO())); err != nil {
 			return qerr.New(qerr.InternalError, "key update: %v", err)
 		}
-		c.qlog.KeyUpdated(now, "1RTT", k.generation, "remote_update")
+		c.qlog.KeyUpdated(now, k.generation, "remote_update")
 	} else if phase == k.keyPhase() && k.updateInitiated {
 		k.updateInitiated = false
 	}

@@ -59,10 +59,6 @@ type dgram struct {
 	n     int
 }
 
-// room is how many payload bytes a packet started now could still take,
-// given its header size.
-func (d *dgram) room(hdr int) int { return d.limit - len(d.b) - hdr - aeadTag }
-
 // PollDatagram assembles the next datagram to send into buf (which should
 // have a capacity of at least the maximum packet size) and reports whether
 // there is one. Call it until it returns false.
@@ -457,9 +453,7 @@ func (c *Conn) buildLong(now time.Time, p *path, d *dgram, l level, mode sendMod
 		return nil
 	}
 	pk := c.startPacket(d, l, sp, c.ids.dcid())
-	hdr := len(d.b) - pk.start
-	room := d.room(hdr - (len(d.b) - pk.start)) // payload bytes left
-	room = d.limit - len(d.b) - aeadTag
+	room := d.limit - len(d.b) - aeadTag // payload bytes left
 	if room < 8 {
 		d.abandon(pk)
 		return nil
@@ -866,5 +860,5 @@ func (c *Conn) maybeInitiateKeyUpdate(now time.Time) {
 		return
 	}
 	k.updateInitiated = true
-	c.qlog.KeyUpdated(now, "1RTT", k.generation, "local_update")
+	c.qlog.KeyUpdated(now, k.generation, "local_update")
 }

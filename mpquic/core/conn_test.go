@@ -268,8 +268,6 @@ func TestGarbageDoesNotHurt(t *testing.T) {
 	cc, sc := testConfigs(t)
 	p := newPair(t, cc, sc, EndpointConfig{})
 	p.handshake()
-	r := randReader{}
-	_ = r
 	for i := 0; i < 2000; i++ {
 		b := randomBytes(1+i%1400, uint64(i))
 		if i%3 == 0 && len(b) > 9 {

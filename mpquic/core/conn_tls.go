@@ -405,9 +405,8 @@ func (c *Conn) handleCryptoFrame(l level, f *wire.CryptoFrame) error {
 		if n == 0 {
 			break
 		}
-		if _, ok := cs.recv.WindowUpdate(c.now, 0); ok {
-			// The crypto stream's window only bounds buffering.
-		}
+		// The crypto stream's window only bounds buffering: slide it.
+		cs.recv.WindowUpdate(c.now, 0)
 		if err := c.tls.HandleData(l.tls(), buf[:n]); err != nil {
 			return tlsError(err)
 		}

@@ -308,12 +308,11 @@ func (t *Trace) LossTimerUpdated(now time.Time, pathID uint64, eventType, timerT
 }
 
 // KeyUpdated logs quic:key_updated for the 1-RTT keys.
-func (t *Trace) KeyUpdated(now time.Time, keyType string, phase uint64, trigger string) {
+func (t *Trace) KeyUpdated(now time.Time, phase uint64, trigger string) {
 	if t == nil {
 		return
 	}
 	for _, kt := range []string{"client_1rtt_secret", "server_1rtt_secret"} {
-		_ = keyType
 		b := t.begin(now, "key_updated")
 		b = append(b, `"key_type":`...)
 		b = appendString(b, kt)

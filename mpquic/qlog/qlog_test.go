@@ -126,7 +126,7 @@ func allEvents(tr *Trace, now time.Time) []string {
 	tr.CongestionStateUpdated(at(6), 0, "slow_start", "recovery", "packet_loss")
 	tr.LossTimerUpdated(at(7), 0, "set", "pto", 250*time.Microsecond)
 	tr.LossTimerUpdated(at(7), 0, "expired", "ack", 0)
-	tr.KeyUpdated(at(8), "", 1, "local_update")
+	tr.KeyUpdated(at(8), 1, "local_update")
 	tr.KeyDiscarded(at(9), "initial")
 	tr.ConnectionStarted(at(10), netip.MustParseAddrPort("10.0.0.1:443"), netip.MustParseAddrPort("[2001:db8::1]:5000"), []byte{1}, nil)
 	tr.ConnectionClosed(at(11), "local", 0x0a, false, "bad\x00\"frame\"\xff", "")

@@ -150,11 +150,7 @@ func NewLink(cfg experiment.Link, rtt time.Duration, rng *rand.Rand) (*Link, err
 	switch {
 	case cfg.Loss == 0:
 	case cfg.LossModel == "gilbert":
-		// The Gilbert model: a Bad state that loses everything, mean
-		// burst length 1/R, mean loss rate P/(P+R) (as the simulator's
-		// runner configures it).
-		r := 1 / max(cfg.BurstLength, 1)
-		l.loss = &netsim.GilbertElliott{P: cfg.Loss * r / (1 - cfg.Loss), R: r, LossBad: 1}
+		l.loss = netsim.Gilbert(cfg.Loss, cfg.BurstLength)
 	default:
 		l.loss = netsim.Bernoulli{P: cfg.Loss}
 	}

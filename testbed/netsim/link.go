@@ -49,6 +49,15 @@ func (g *GilbertElliott) Lose(r *rand.Rand) bool {
 	return lost
 }
 
+// Gilbert returns the Gilbert model (a Bad state that loses every packet,
+// a Good state that loses none) of a mean loss rate and a mean loss burst
+// length in packets: R = 1/burst, P = rate*R/(1-rate), so that the mean
+// loss rate P/(P+R) is rate. rate must be below 1.
+func Gilbert(rate, burst float64) *GilbertElliott {
+	r := 1 / max(burst, 1)
+	return &GilbertElliott{P: rate * r / (1 - rate), R: r, LossBad: 1}
+}
+
 // LinkConfig describes one direction of a link.
 type LinkConfig struct {
 	// Rate is the transmission rate in bits per second; 0 means infinite.

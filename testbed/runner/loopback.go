@@ -110,29 +110,9 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 		rec = trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
 		rec.ConnectStart = t0
 		obs.start(ev.Post, rec, t0.Add(e.Duration))
-		ev.Dial(emu.Front(0).String(), func(c env.Conn, err error) {
-			if err != nil {
-				fail(fmt.Errorf("connecting: %w", err))
-				return
-			}
-			p := trafficgen.NewPeer(ev, c, rec, "client")
-			p.Start(e.Sources, t0)
-			peers = append(peers, p)
-			if !e.Transport.Multipath {
-				return
-			}
-			pa, ok := c.(pathAdder)
-			if !ok {
-				return
-			}
-			for i := 1; i < len(e.Paths); i++ {
-				pa.AddPath(loopbackClient(i), emu.Front(i).String(), func(id uint64, err error) {
-					if err != nil {
-						fail(fmt.Errorf("opening path %d: %w", i, err))
-					}
-				})
-			}
-		})
+		ev.Dial(emu.Front(0).String(), dialed(ev, e, rec, t0, loopbackClient,
+			func(i int) string { return emu.Front(i).String() },
+			func(p *trafficgen.Peer) { peers = append(peers, p) }, fail))
 	})
 	// The experiment is [t0, end) of real time.
 	end := t0.Add(e.Duration)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -128,4 +129,32 @@ type statser interface {
 // pathAdder opens paths on client connections.
 type pathAdder interface {
 	AddPath(local, remote string, done func(id uint64, err error))
+}
+
+// dialed returns the Dial callback of an experiment's client: it starts
+// the client's sources and opens path i from local(i) to remote(i) for
+// every further path; fail receives what goes wrong. peer receives the
+// client's generator.
+func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 time.Time,
+	local, remote func(i int) string, peer func(*trafficgen.Peer), fail func(error)) func(env.Conn, error) {
+	return func(c env.Conn, err error) {
+		if err != nil {
+			fail(fmt.Errorf("connecting: %w", err))
+			return
+		}
+		p := trafficgen.NewPeer(ev, c, rec, "client")
+		p.Start(e.Sources, t0)
+		peer(p)
+		pa, ok := c.(pathAdder)
+		if !e.Transport.Multipath || !ok {
+			return
+		}
+		for i := 1; i < len(e.Paths); i++ {
+			pa.AddPath(local(i), remote(i), func(_ uint64, err error) {
+				if err != nil {
+					fail(fmt.Errorf("opening path %d: %w", i, err))
+				}
+			})
+		}
+	}
 }

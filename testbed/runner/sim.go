@@ -27,10 +27,7 @@ func linkConfig(l experiment.Link, rtt time.Duration) netsim.LinkConfig {
 	switch {
 	case l.Loss == 0:
 	case l.LossModel == "gilbert":
-		// Gilbert model: a Bad state that loses everything, mean burst
-		// length 1/R, mean loss rate P/(P+R).
-		r := 1 / max(l.BurstLength, 1)
-		cfg.Loss = &netsim.GilbertElliott{P: l.Loss * r / (1 - l.Loss), R: r, LossBad: 1}
+		cfg.Loss = netsim.Gilbert(l.Loss, l.BurstLength)
 	default:
 		cfg.Loss = netsim.Bernoulli{P: l.Loss}
 	}
@@ -95,29 +92,11 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	}); err != nil {
 		return nil, err
 	}
-	chost.Dial(saddrs[0].String(), func(c env.Conn, err error) {
-		if err != nil {
-			setupErr = fmt.Errorf("connecting: %w", err)
-			return
-		}
-		p := trafficgen.NewPeer(chost, c, rec, "client")
-		p.Start(e.Sources, t0)
-		peers = append(peers, p)
-		if !e.Transport.Multipath {
-			return
-		}
-		pa, ok := c.(pathAdder)
-		if !ok {
-			return
-		}
-		for i := 1; i < len(e.Paths); i++ {
-			pa.AddPath(caddrs[i].String(), saddrs[i].String(), func(id uint64, err error) {
-				if err != nil {
-					setupErr = fmt.Errorf("opening path %d: %w", i, err)
-				}
-			})
-		}
-	})
+	chost.Dial(saddrs[0].String(), dialed(chost, e, rec, t0,
+		func(i int) string { return caddrs[i].String() },
+		func(i int) string { return saddrs[i].String() },
+		func(p *trafficgen.Peer) { peers = append(peers, p) },
+		func(err error) { setupErr = err }))
 	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
 	last := end.Add(-time.Nanosecond)
