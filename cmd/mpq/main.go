@@ -20,6 +20,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/mpq/mpq/internal/buildinfo"
 )
 
 // exitUsage is the exit status for bad command lines and bad input files.
@@ -61,6 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		fmt.Fprintln(stdout, buildinfo.Read())
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "mpq: unknown command %q\n", args[0])
@@ -71,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mpq COMMAND [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: mpq COMMAND [flags]\n       mpq --version\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -82,19 +88,45 @@ func usage(w io.Writer) {
 	}
 }
 
-// parseFlags parses a subcommand's flags; it returns the exit status to use
-// when parsing ended the command (help or an error), or -1 to go on.
+// parseFlags parses a subcommand's flags, which take no positional
+// arguments; it returns the exit status to use when parsing ended the
+// command (help or an error), or -1 to go on.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
+	pos, code := parseArgs(fs, args, stderr)
+	if code >= 0 {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mpq %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "mpq %s: unexpected argument %q\n", fs.Name(), pos[0])
 		return exitUsage
 	}
 	return -1
+}
+
+// parseArgs parses a subcommand's command line, in which flags may come
+// before, between and after the positional arguments (the flag package
+// alone stops at the first positional argument and would silently ignore
+// every flag after it). Everything after "--" is positional. It returns the
+// positional arguments in order, and the exit status to use when parsing
+// ended the command (help or an error), or -1 to go on.
+func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (pos []string, code int) {
+	fs.SetOutput(stderr)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, exitUsage
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, -1
+		}
+		// Parse consumes a "--" and stops: what follows is positional.
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), -1
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,27 +42,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mpq run FILE [flags]\n\nRuns the experiment (or the sweep) in FILE and writes each run's results\n(config.resolved.toml, summary.json, messages.csv, paths.csv,\nthroughput.csv) into its own directory.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	// The file may come before or after the flags.
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
+	// Flags may come before and after FILE.
+	pos, code := parseArgs(fs, args, stderr)
+	if code >= 0 {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
-	}
-	if file == "" && fs.NArg() > 0 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mpq run: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
-	if file == "" {
+	if len(pos) == 0 {
 		fs.Usage()
 		return exitUsage
 	}
+	if len(pos) > 1 {
+		fmt.Fprintf(stderr, "mpq run: one experiment FILE expected, got %d arguments: %s\n", len(pos), strings.Join(pos, " "))
+		return exitUsage
+	}
+	file := pos[0]
 	if *backend != "" {
 		sets = append(sets, experiment.Override{Key: "backend", Value: *backend, Origin: "--backend"})
 	}

@@ -124,3 +124,71 @@ func assertNoTemp(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestRunFlagsAnywhere runs the same command line with the flags before,
+// around and after FILE: every flag must take effect wherever it stands
+// (the flag package alone drops every flag after the first positional
+// argument, which once ran a whole sweep into ./results).
+func TestRunFlagsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args func(file, out string) []string
+	}{
+		{"flags after FILE", func(f, o string) []string {
+			return []string{f, "--parallel", "1", "--set", "duration=1s", "--out", o}
+		}},
+		{"flags before FILE", func(f, o string) []string {
+			return []string{"--parallel", "1", "--set", "duration=1s", "--out", o, f}
+		}},
+		{"flags around FILE", func(f, o string) []string {
+			return []string{"--parallel", "1", f, "--set", "duration=1s", "--out", o}
+		}},
+		{"FILE after --", func(f, o string) []string {
+			return []string{"--set", "duration=1s", "--out", o, "--", f}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir) // a dropped --out would write to ./results here
+			f := writeFile(t, dir, "cli.toml", runFile)
+			out := filepath.Join(dir, "out")
+			code, stdout, stderr := runCmd(t, append([]string{"run"}, tc.args(f, out)...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// --set fixed the swept duration: one run of 1 s, under --out.
+			runs := dirNames(t, filepath.Join(out, "cli"))
+			if len(runs) != 1 {
+				t.Fatalf("runs %v under --out, want one (the --set fixes the sweep)", runs)
+			}
+			if n := strings.Count(stdout, "\n"); n != 1 {
+				t.Fatalf("%d result lines:\n%s", n, stdout)
+			}
+			cfg, err := os.ReadFile(filepath.Join(out, "cli", runs[0], "config.resolved.toml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(cfg), `duration = "1s"`) {
+				t.Fatalf("resolved configuration without the --set duration:\n%s", cfg)
+			}
+		})
+	}
+}
+
+func TestRunExtraArguments(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "cli.toml", runFile)
+	code, _, stderr := runCmd(t, "run", f, "--out", dir, "other.toml")
+	if code != exitUsage || !strings.Contains(stderr, "one experiment FILE expected") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		code, stdout, _ := runCmd(t, arg)
+		if code != 0 || !strings.HasPrefix(stdout, "mpq ") || !strings.Contains(stdout, "go1.") {
+			t.Fatalf("mpq %s: exit %d, stdout %q", arg, code, stdout)
+		}
+	}
+}

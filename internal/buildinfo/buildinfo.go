@@ -1,0 +1,177 @@
+// Package buildinfo says which mpq produced a result: the module version,
+// the VCS revision with its dirty flag, and the Go toolchain. Results
+// record it (provenance) and `mpq --version` prints it.
+package buildinfo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ModulePath is mpq's module path.
+const ModulePath = "github.com/mpq/mpq"
+
+// Info describes the running binary.
+type Info struct {
+	// Module is the main module's path and Version its version:
+	// "(devel)" for a build from a checkout, a pseudo-version or tag for
+	// `go install module@version`.
+	Module  string `json:"module"`
+	Version string `json:"version"`
+	// Revision is the VCS commit the binary was built from ("" when
+	// unknown), RevisionTime its commit time, and Dirty reports
+	// uncommitted changes to tracked files at build time.
+	Revision     string `json:"vcs_revision"`
+	RevisionTime string `json:"vcs_time,omitempty"`
+	Dirty        bool   `json:"vcs_dirty"`
+	// RevisionFrom says where Revision comes from: "build" (stamped by the
+	// go command), "git" (read from the checkout the binary runs in,
+	// because the build carried no VCS stamp, as with `go run`, `go test`
+	// or -buildvcs=false), or "" when unknown.
+	RevisionFrom string `json:"vcs_source,omitempty"`
+	// GoVersion is the toolchain that built the binary.
+	GoVersion string `json:"go_version"`
+}
+
+var (
+	once   sync.Once
+	cached Info
+)
+
+// Read returns the running binary's Info; it is computed once.
+func Read() Info {
+	once.Do(func() { cached = read() })
+	return cached
+}
+
+func read() Info {
+	info := Info{Module: ModulePath, Version: "(devel)", GoVersion: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if ok {
+		if bi.Main.Path != "" {
+			info.Module = bi.Main.Path
+		}
+		if bi.Main.Version != "" {
+			info.Version = bi.Main.Version
+		}
+		if bi.GoVersion != "" {
+			info.GoVersion = bi.GoVersion
+		}
+		fromSettings(&info, bi.Settings)
+	}
+	if info.Revision == "" {
+		if dir := checkout(); dir != "" {
+			fromGit(&info, dir)
+		}
+	}
+	return info
+}
+
+// fromSettings takes the VCS stamp of the go command's build settings.
+func fromSettings(info *Info, settings []debug.BuildSetting) {
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			info.Revision = s.Value
+			info.RevisionFrom = "build"
+		case "vcs.time":
+			info.RevisionTime = s.Value
+		case "vcs.modified":
+			info.Dirty = s.Value == "true"
+		}
+	}
+}
+
+// checkout returns the root of the mpq source tree that contains the
+// working directory, or "" when there is none (the binary runs elsewhere).
+func checkout() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if isModuleRoot(filepath.Join(dir, "go.mod")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// isModuleRoot reports whether the go.mod at p declares mpq's module.
+func isModuleRoot(p string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "module" {
+			return f[1] == ModulePath
+		}
+	}
+	return false
+}
+
+// fromGit reads the revision, its time and the dirty flag from the git
+// checkout at dir; it leaves info alone when git is missing or fails.
+func fromGit(info *Info, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	git := func(args ...string) (string, bool) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err == nil
+	}
+	rev, ok := git("rev-parse", "HEAD")
+	if !ok || rev == "" {
+		return
+	}
+	info.Revision = rev
+	info.RevisionFrom = "git"
+	if t, ok := git("show", "-s", "--format=%cI", "HEAD"); ok {
+		if ts, err := time.Parse(time.RFC3339, t); err == nil {
+			info.RevisionTime = ts.UTC().Format(time.RFC3339)
+		}
+	}
+	if st, ok := git("status", "--porcelain", "--untracked-files=no"); ok {
+		info.Dirty = st != ""
+	}
+}
+
+// String is a one-line description, e.g.
+// "mpq (devel) 1672e02bb6ea+dirty (git) go1.26.8".
+func (i Info) String() string {
+	var b strings.Builder
+	b.WriteString("mpq ")
+	b.WriteString(i.Version)
+	rev := i.Revision
+	if rev == "" {
+		rev = "unknown-revision"
+	} else if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	b.WriteString(" ")
+	b.WriteString(rev)
+	if i.Dirty {
+		b.WriteString("+dirty")
+	}
+	if i.RevisionFrom == "git" {
+		b.WriteString(" (from the checkout)")
+	}
+	b.WriteString(" ")
+	b.WriteString(i.GoVersion)
+	return b.String()
+}

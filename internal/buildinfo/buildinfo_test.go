@@ -1,0 +1,56 @@
+package buildinfo
+
+import (
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestFromSettings(t *testing.T) {
+	var info Info
+	fromSettings(&info, []debug.BuildSetting{
+		{Key: "vcs", Value: "git"},
+		{Key: "vcs.revision", Value: "1672e02bb6ea4e11e6d6701eefbecf8fc474c281"},
+		{Key: "vcs.time", Value: "2026-11-22T18:54:00Z"},
+		{Key: "vcs.modified", Value: "true"},
+	})
+	want := Info{Revision: "1672e02bb6ea4e11e6d6701eefbecf8fc474c281", RevisionTime: "2026-11-22T18:54:00Z", Dirty: true, RevisionFrom: "build"}
+	if info != want {
+		t.Fatalf("got %+v, want %+v", info, want)
+	}
+	info.Version, info.GoVersion = "(devel)", "go1.26.8"
+	if s := info.String(); s != "mpq (devel) 1672e02bb6ea+dirty go1.26.8" {
+		t.Fatalf("String() = %q", s)
+	}
+}
+
+// TestReadInCheckout runs inside the source tree (go test's working
+// directory is the package's): without a VCS stamp the revision comes from
+// git, and it is the checkout's HEAD.
+func TestReadInCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	info := Read()
+	if info.Module != ModulePath || info.GoVersion == "" {
+		t.Fatalf("info %+v", info)
+	}
+	if info.Revision != strings.TrimSpace(string(head)) {
+		t.Fatalf("revision %q, HEAD %q", info.Revision, head)
+	}
+	if info.RevisionFrom == "" {
+		t.Fatalf("revision without a source: %+v", info)
+	}
+}
+
+func TestOutsideCheckout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if d := checkout(); d != "" {
+		t.Fatalf("checkout() = %q outside the source tree", d)
+	}
+}
