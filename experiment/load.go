@@ -53,7 +53,8 @@ type document struct {
 
 // Load reads an experiment file and returns its runs: one, or one per
 // combination of the [sweep] values, in a fixed order (the first sweep key
-// varies slowest). Overrides apply to every run, before the sweep. Errors
+// varies slowest), each repeated `repeat` times in a row with the seeds
+// of RepetitionSeed. Overrides apply to every run, before the sweep. Errors
 // are *Error or Errors.
 func Load(file string, overrides []Override) ([]Experiment, error) {
 	data, err := os.ReadFile(file)
@@ -92,12 +93,23 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	for _, k := range sweep {
+		if k.key == "repeat" {
+			errs = append(errs, &Error{File: file, Line: k.line, Key: "sweep.repeat", Msg: "cannot be swept: repeat = N repeats every grid point N times"})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	var runs []Experiment
 	combos := expand(sweep)
-	for _, combo := range combos {
+	for point, combo := range combos {
 		d := doc.clone()
 		var vary []string
 		for _, o := range overrides {
+			if o.Key == "repeat" {
+				continue // how often a point runs, not what it is
+			}
 			vary = append(vary, fmt.Sprintf("%s=%v", o.Key, o.Value))
 		}
 		for _, o := range combo {
@@ -113,13 +125,35 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			continue
 		}
 		e.Vary = vary
-		runs = append(runs, e)
+		e.Point = point
+		e.BaseSeed = e.Seed
+		for rep := range e.Repeat {
+			r := e
+			r.Repetition = rep
+			r.Seed = RepetitionSeed(e.Seed, rep)
+			runs = append(runs, r)
+		}
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, dedup(errs)
 	}
 	return runs, nil
+}
+
+// RepetitionSeed is the seed of repetition rep of a grid point whose
+// file gives seed: seed itself for the first repetition (so that
+// repeat = 1 runs what the file says), and for the others a SplitMix64
+// mix of seed and rep, kept below 2^63 so that it is a valid seed key.
+func RepetitionSeed(seed uint64, rep int) uint64 {
+	if rep == 0 {
+		return seed
+	}
+	z := seed + uint64(rep)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return z >> 1
 }
 
 func dedup(es Errors) Errors {

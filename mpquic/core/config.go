@@ -89,6 +89,11 @@ type Config struct {
 	// Qlog, if set, is called once per connection and returns where its
 	// qlog trace (JSON-SEQ) goes; nil means no trace.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
+	// QlogReferenceTime, if set, is the time zero of the qlog traces
+	// (their reference_time) instead of the connection's creation: an
+	// experiment sets its own time zero so that the traces and its other
+	// result files share one time base.
+	QlogReferenceTime time.Time
 
 	// Observer, if set, is called once per connection ("client" or
 	// "server") and returns the Observer that receives its measurements;
@@ -223,5 +228,9 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 	if w == nil {
 		return nil
 	}
-	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, now, "mpquic "+vantage)
+	ref := now
+	if !c.QlogReferenceTime.IsZero() {
+		ref = c.QlogReferenceTime
+	}
+	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, ref, "mpquic "+vantage)
 }
