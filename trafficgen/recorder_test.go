@@ -44,7 +44,9 @@ func synthetic(t *testing.T) (*Recorder, *experiment.Experiment) {
 	}
 	// Request-response: 250-byte requests, 500-byte replies. 0: replied;
 	// 1: delivered, no reply; 2: reset; 3: replied.
-	rr := func(seq uint32, created float64) *MessageRecord { return r.generated(1, seq, at(created), 250, 500, false, false) }
+	rr := func(seq uint32, created float64) *MessageRecord {
+		return r.generated(1, seq, at(created), 250, 500, false, false)
+	}
 	deliver := func(seq uint32, t float64) {
 		r.delivered(hdr(1, seq, 250, 0), at(t))
 		r.received(at(t), "client", ClassBackground, 1, false, 250)

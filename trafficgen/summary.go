@@ -123,8 +123,8 @@ type Summary struct {
 	Congestion      string  `json:"congestion"`
 	Multipath       bool    `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
-	WallS      float64     `json:"wall_s"`
-	Provenance *Provenance `json:"provenance,omitempty"`
+	WallS      float64         `json:"wall_s"`
+	Provenance *Provenance     `json:"provenance,omitempty"`
 	Sources    []SourceSummary `json:"sources"`
 	// ThroughputMbps counts per sending end the stream bytes the
 	// transport sent in the measurement window, on every path,
