@@ -140,6 +140,9 @@ func (t *table) duration(key string, def time.Duration) time.Duration {
 	}
 	s, ok := v.(string)
 	if !ok {
+		if n, ok := v.(int64); ok && n == 0 {
+			return 0 // zero needs no unit
+		}
 		t.fail(key, "want a duration with a unit, e.g. \"50ms\", got %v", v)
 		return def
 	}

@@ -340,7 +340,7 @@ reply_priority = false
 	if e.Drain != 4*time.Second || !e.Sources[2].ReplyPriority || e.Sources[3].ReplyPriority {
 		t.Fatalf("drain %v (want ten 400 ms round trips), reply priorities %v %v", e.Drain, e.Sources[2].ReplyPriority, e.Sources[3].ReplyPriority)
 	}
-	runs, err = Parse("k.toml", []byte("drain = \"0s\"\n"+paperFile+"[output]\npath_interval = \"0\"\n"), nil)
+	runs, err = Parse("k.toml", []byte("drain = \"0s\"\n"+paperFile+"[output]\npath_interval = 0\n"), nil)
 	if err != nil || runs[0].Drain != 0 || runs[0].Output.PathInterval != 0 {
 		t.Fatalf("explicit drain 0 and path_interval 0: %v %+v", err, runs)
 	}

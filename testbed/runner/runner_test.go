@@ -321,8 +321,13 @@ priority = true
 [[source]]
 name = "bg"
 kind = "bulk"
+[output]
+qlog = true
+path_interval = "0"
 `)
 	s := res.Summary
+	// Real time too: the traces and the result files share time zero.
+	checkTimeBase(t, dir)
 	if s.Backend != "loopback" || !s.Multipath {
 		t.Errorf("backend %q, multipath %v", s.Backend, s.Multipath)
 	}
