@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/internal/names"
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // table reads one TOML table against its schema, recording errors with
@@ -16,11 +20,14 @@ type table struct {
 	prefix string // dotted path of the table, "" for the root
 	m      map[string]any
 	used   map[string]bool
+	// failed keys get one problem each: a value that did not parse is not
+	// also reported as out of range.
+	failed map[string]bool
 	errs   *Errors
 }
 
 func (d *document) table(prefix string, m map[string]any, errs *Errors) *table {
-	return &table{d: d, prefix: prefix, m: m, used: map[string]bool{}, errs: errs}
+	return &table{d: d, prefix: prefix, m: m, used: map[string]bool{}, failed: map[string]bool{}, errs: errs}
 }
 
 func (t *table) path(key string) string {
@@ -32,10 +39,14 @@ func (t *table) path(key string) string {
 
 // fail records a problem with a key of the table.
 func (t *table) fail(key, format string, args ...any) {
+	if t.failed[key] {
+		return
+	}
+	t.failed[key] = true
 	p := t.path(key)
 	e := &Error{File: t.d.file, Key: p, Msg: fmt.Sprintf(format, args...)}
 	if o, ok := t.d.origins[p]; ok {
-		e.Origin = o
+		e.Origin, e.Line = o.Origin, o.Line
 	} else {
 		e.Line = t.d.lines[p]
 		if e.Line == 0 {
@@ -82,6 +93,20 @@ func (t *table) str(key, def string, allowed ...string) string {
 			}
 		}
 		t.fail(key, "%q is not one of %s", s, strings.Join(allowed, ", "))
+		return def
+	}
+	return s
+}
+
+// name reads a string key that must be one of a registry's names; check
+// returns the problem with a name, or "".
+func (t *table) name(key, def string, check func(string) string) string {
+	s := t.str(key, def)
+	if s == def {
+		return s
+	}
+	if msg := check(s); msg != "" {
+		t.fail(key, "%s", msg)
 		return def
 	}
 	return s
@@ -275,7 +300,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("duration", "must be positive")
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
-	e.Backend = root.str("backend", BackendSim, BackendSim, BackendLoopback, BackendNetns)
+	e.Backend = root.name("backend", BackendSim, checkBackend)
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -423,9 +448,15 @@ func convertTransport(t *table) Transport {
 	if t == nil {
 		return tr
 	}
-	tr.PathScheduler = t.str("path_scheduler", tr.PathScheduler)
-	tr.StreamScheduler = t.str("stream_scheduler", tr.StreamScheduler)
-	tr.Congestion = t.str("congestion", tr.Congestion)
+	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
+		return names.Check("path scheduler", s, scheduler.PathSchedulers())
+	})
+	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
+		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
+	})
+	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
+		return names.Check("congestion controller", s, congestion.Names())
+	})
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
@@ -450,10 +481,10 @@ var sourceKeys = map[string][]string{
 
 func convertSource(t *table, i int) Source {
 	s := Source{Name: t.str("name", fmt.Sprintf("source%d", i))}
-	s.Kind = t.str("kind", "", KindPeriodic, KindBulk, KindRequestResponse, KindFile, KindFrames, KindStopAndWait)
+	s.Kind = t.name("kind", "", func(k string) string { return names.Check("source kind", k, sourceKinds) })
 	if s.Kind == "" {
 		if _, ok := t.m["kind"]; !ok {
-			t.fail("kind", "missing (periodic, bulk, request-response, file, frames or stop-and-wait)")
+			t.fail("kind", "missing (%s)", strings.Join(sourceKinds, ", "))
 		}
 		t.done()
 		return s

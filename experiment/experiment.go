@@ -100,6 +100,11 @@ type Experiment struct {
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
+	// Label is what tells this run apart: the values of the keys the
+	// sweep varies and of the overrides that change the experiment (not
+	// output options such as output.qlog), as "key=value"; empty when
+	// there are none. mpq run names the run's directory after it.
+	Label []string
 }
 
 // Path is one network path between the client and the server: a link in
@@ -204,7 +209,7 @@ type Error struct {
 	Line int // 0 when the value did not come from a line of the file
 	Key  string
 	// Origin says where a value came from when not from the file's own
-	// line ("--set", "[sweep] line 12").
+	// line ("--set KEY", "--backend", "[sweep]").
 	Origin string
 	Msg    string
 }
@@ -236,7 +241,14 @@ func (es Errors) Error() string {
 	return strings.Join(s, "\n")
 }
 
-// sortErrors orders errors by line.
+// sortErrors orders errors by line; those without one (missing keys,
+// --set) follow in the order they were found.
 func sortErrors(es Errors) {
-	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i].Line, es[j].Line
+		if a == 0 || b == 0 {
+			return a != 0 && b == 0
+		}
+		return a < b
+	})
 }

@@ -12,89 +12,82 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/testbed/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
 
-// setFlags is the repeatable --set flag.
-type setFlags []experiment.Override
+// setFlags is the repeatable --set flag. It keeps every value as given:
+// runRun parses them all and reports every bad one at once.
+type setFlags []string
 
-func (s *setFlags) String() string { return "" }
+func (s *setFlags) String() string { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error {
-	o, err := experiment.ParseOverride(v)
-	if err != nil {
-		return err
-	}
-	*s = append(*s, o)
+	*s = append(*s, v)
 	return nil
 }
 
-// runRun runs an experiment file: one run, or a sweep.
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	out := fs.String("out", "results", "write results under `DIR`/<name>/<run>")
-	backend := fs.String("backend", "", "run on `BACKEND` (sim, loopback), overriding the file")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "simulated runs at once (loopback runs one at a time)")
-	repeat := fs.Int("repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mpq run FILE [flags]\n\nRuns the experiment (or the sweep) in FILE and writes each run's results\n(config.resolved.toml, summary.json, messages.csv, paths.csv,\nthroughput.csv) into its own directory.\n\nflags:")
-		fs.PrintDefaults()
+// setupRun registers run's flags; the command runs an experiment file:
+// one run, or a sweep.
+func setupRun(fs *flag.FlagSet) runFunc {
+	var o runOptions
+	fs.StringVar(&o.out, "out", "results", "write results under `DIR`/<name>/<run>")
+	fs.StringVar(&o.backend, "backend", "", "run on `NAME` ("+strings.Join(experiment.Backends(), ", ")+"), overriding the file")
+	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
+	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
+	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runRun(ctx, &o, args, stdout, stderr)
 	}
-	// Flags may come before and after FILE.
-	pos, code := parseArgs(fs, args, stderr)
-	if code >= 0 {
-		return code
-	}
-	if len(pos) == 0 {
-		fs.Usage()
+}
+
+// runOptions are run's flags.
+type runOptions struct {
+	out, backend string
+	parallel     int
+	repeat       int
+	sets         setFlags
+}
+
+// runRun runs the experiment file named by args.
+func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		if len(args) == 0 {
+			fmt.Fprintln(stderr, "mpq run: no experiment FILE given")
+		} else {
+			fmt.Fprintf(stderr, "mpq run: one experiment FILE expected, got %d arguments: %s\n", len(args), strings.Join(args, " "))
+		}
+		fmt.Fprintln(stderr, synopsis("run"))
 		return exitUsage
 	}
-	if len(pos) > 1 {
-		fmt.Fprintf(stderr, "mpq run: one experiment FILE expected, got %d arguments: %s\n", len(pos), strings.Join(pos, " "))
+	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
+	if len(probs) > 0 {
+		for _, p := range probs {
+			fmt.Fprintln(stderr, p)
+		}
 		return exitUsage
 	}
-	file := pos[0]
-	if *backend != "" {
-		sets = append(sets, experiment.Override{Key: "backend", Value: *backend, Origin: "--backend"})
-	}
-	if *repeat < 0 {
-		fmt.Fprintf(stderr, "mpq run: --repeat %d: want a number of repetitions, at least 1\n", *repeat)
-		return exitUsage
-	}
-	if *repeat > 0 {
-		sets = append(sets, experiment.Override{Key: "repeat", Value: int64(*repeat), Origin: "--repeat"})
-	}
-	runs, err := experiment.Load(file, sets)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitUsage
-	}
-	if *parallel < 1 {
-		*parallel = 1
-	}
-	workers := *parallel
+	workers := max(o.parallel, 1)
 	for _, r := range runs {
 		if r.Backend != experiment.BackendSim {
 			workers = 1 // real time: runs must not disturb each other
 		}
 	}
-	base := filepath.Join(*out, sanitize(runs[0].Name))
+	base := filepath.Join(o.out, sanitize(runs[0].Name))
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		fmt.Fprintf(stderr, "mpq run: %v\n", err)
-		return 1
+		return exitFailure
 	}
+	prog := newProgress(runs, time.Now())
 	type job struct {
 		i   int
 		run *experiment.Experiment
 	}
 	jobs := make(chan job)
 	var mu sync.Mutex
-	done, failed := 0, 0
+	failed := 0
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -104,14 +97,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				dir := filepath.Join(base, runName(j.run))
 				res, err := runOne(ctx, j.run, dir)
 				mu.Lock()
-				done++
+				head := prog.finished(j.i, time.Now())
 				if err != nil {
 					failed++
 					if ctx.Err() == nil {
-						fmt.Fprintf(stderr, "[%d/%d] %s: failed: %v\n", done, len(runs), dir, err)
+						fmt.Fprintf(stderr, "%s %s: failed: %v\n", head, dir, err)
 					}
 				} else {
-					fmt.Fprintf(stderr, "[%d/%d] %s (%.1fs)\n", done, len(runs), dir, res.Wall.Seconds())
+					fmt.Fprintf(stderr, "%s %s (%.1fs)%s\n", head, dir, res.Wall.Seconds(), prog.left(time.Now()))
 					fmt.Fprintln(stdout, oneLine(dir, res.Summary))
 				}
 				mu.Unlock()
@@ -129,13 +122,44 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", done-failed, len(runs))
-		return 130
+		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", prog.done-failed, len(runs))
+		return exitInterrupted
 	}
 	if failed > 0 {
-		return 1
+		fmt.Fprintf(stderr, "mpq run: %d of %d runs failed\n", failed, len(runs))
+		return exitFailure
 	}
 	return 0
+}
+
+// loadRuns loads an experiment file with the --set and --backend
+// overrides, and returns its runs or every problem found, in the file
+// and in the overrides.
+func loadRuns(file string, sets []string, backend string, repeat int) ([]experiment.Experiment, []string) {
+	var probs []string
+	var overrides []experiment.Override
+	for _, s := range sets {
+		o, err := experiment.ParseOverride(s)
+		if err != nil {
+			probs = append(probs, "mpq run: "+err.Error())
+			continue
+		}
+		overrides = append(overrides, o)
+	}
+	if backend != "" {
+		overrides = append(overrides, experiment.Override{Key: "backend", Value: backend, Origin: "--backend"})
+	}
+	switch {
+	case repeat < 0:
+		probs = append(probs, fmt.Sprintf("mpq run: --repeat %d: want a number of repetitions, at least 1", repeat))
+	case repeat > 0:
+		overrides = append(overrides, experiment.Override{Key: "repeat", Value: int64(repeat), Origin: "--repeat"})
+	}
+	runs, err := experiment.Load(file, overrides)
+	if err != nil {
+		probs = append(probs, strings.Split(err.Error(), "\n")...)
+	}
+	return runs, probs
 }
 
 // runOne runs an experiment into a temporary directory and renames it to
@@ -169,13 +193,14 @@ func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.
 	return res, nil
 }
 
-// runName names a run's directory: after the values its grid point
-// varies, or "run"; with repetitions, a directory per repetition inside,
-// rep0, rep1, … (zero-padded to the same width).
+// runName names a run's directory after its label (the values the sweep
+// varies and the overrides that change the experiment), or "run"; with
+// repetitions, a directory per repetition inside, rep0, rep1, …
+// (zero-padded to the same width).
 func runName(e *experiment.Experiment) string {
 	name := "run"
-	if len(e.Vary) > 0 {
-		name = sanitize(strings.Join(e.Vary, ","))
+	if len(e.Label) > 0 {
+		name = sanitize(strings.Join(e.Label, ","))
 	}
 	if e.Repeat > 1 {
 		width := len(strconv.Itoa(e.Repeat - 1))

@@ -77,6 +77,15 @@ type Config struct {
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool
 
+	// DisableGSO makes the UDP driver (package mpquic) send every datagram
+	// with its own write instead of runs of datagrams in one write with
+	// UDP generic segmentation offload, so that captures on a loopback
+	// device show one packet per datagram (with GSO, tcpdump on lo sees
+	// one oversized packet per run). The sans-IO core ignores it. The
+	// environment variable MPQUIC_DISABLE_GSO=1 does the same for every
+	// connection.
+	DisableGSO bool
+
 	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
 	// update after that many packets in a key phase (RFC 9001 Section 6).
 	// Updates are always initiated before the AEAD confidentiality limit.
