@@ -119,6 +119,12 @@ func TestHelpExamplesParse(t *testing.T) {
 				t.Errorf("example %q: %v", strings.Join(args, " "), err)
 				continue
 			}
+			if name == "plot" {
+				if len(pos) == 0 {
+					t.Errorf("example %q: no RESULTS_DIR", strings.Join(args, " "))
+				}
+				continue
+			}
 			if name != "run" {
 				if len(pos) > 0 {
 					t.Errorf("example %q: stray arguments %v", strings.Join(args, " "), pos)
@@ -146,8 +152,8 @@ func TestHelpExamplesParse(t *testing.T) {
 // silently ignored with the flags after it.
 func TestFlagsAnywhereEveryCommand(t *testing.T) {
 	for _, name := range commandNames() {
-		if name == "run" {
-			continue // TestRunFlagsAnywhere
+		if name == "run" || name == "plot" {
+			continue // TestRunFlagsAnywhere, TestPlotFlagsAnywhere
 		}
 		for _, tc := range []struct {
 			pos  string

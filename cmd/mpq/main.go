@@ -45,6 +45,7 @@ var commands = map[string]command{
 	"serve": {"serve files over hq-interop until interrupted", setupServe},
 	"get":   {"download one file over hq-interop and print a JSON summary", setupGet},
 	"run":   {"run an experiment file (or its sweep) and write the results", setupRun},
+	"plot":  {"draw a figure (or its table) from the results of mpq run", setupPlot},
 }
 
 func main() {
