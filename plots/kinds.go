@@ -10,6 +10,9 @@ var Kinds = []string{"ccdf"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
+	if len(points) == 0 {
+		return nil, inputErr("no runs to draw")
+	}
 	switch kind {
 	case "ccdf":
 		return CCDFFigure(points, o)
@@ -19,6 +22,9 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 
 // Tabulate gives the numbers behind the figure kind of the points.
 func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
+	if len(points) == 0 {
+		return nil, inputErr("no runs to tabulate")
+	}
 	switch kind {
 	case "ccdf":
 		return CCDFTable(points, o)

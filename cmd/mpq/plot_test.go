@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"image"
 	_ "image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,8 +45,11 @@ func TestPlotFormats(t *testing.T) {
 		return b
 	}
 	pdf := read("f.pdf")
-	if !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf, []byte("/FontFile2")) {
-		t.Errorf("PDF: header %q, embedded font program: %v", pdf[:min(8, len(pdf))], bytes.Contains(pdf, []byte("/FontFile2")))
+	if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Errorf("PDF header %q", pdf[:min(8, len(pdf))])
+	}
+	if err := pdfFontEmbedded(pdf); err != nil {
+		t.Error(err)
 	}
 	svg := read("f.svg")
 	d := xml.NewDecoder(bytes.NewReader(svg))
@@ -83,6 +88,27 @@ func TestPlotFormats(t *testing.T) {
 	if names := dirNames(t, out); len(names) != 5 {
 		t.Errorf("files left: %v", names)
 	}
+}
+
+// pdfFontEmbedded checks that a PDF's font descriptor refers to a font
+// program (/FontFile2 N 0 R) that is in the file: an object N with the
+// font's length (/Length1) and its stream. Without embedding, the
+// reference is to object 0.
+func pdfFontEmbedded(pdf []byte) error {
+	m := regexp.MustCompile(`/FontFile2 (\d+) 0 R`).FindSubmatch(pdf)
+	if m == nil || string(m[1]) == "0" {
+		return fmt.Errorf("PDF: no embedded font program (%q)", m)
+	}
+	obj := bytes.Index(pdf, []byte("\n"+string(m[1])+" 0 obj"))
+	if obj < 0 {
+		return fmt.Errorf("PDF: font program object %s missing", m[1])
+	}
+	rest := pdf[obj:]
+	end := bytes.Index(rest, []byte("endobj"))
+	if end < 0 || !bytes.Contains(rest[:end], []byte("/Length1 ")) || !bytes.Contains(rest[:end], []byte("stream")) {
+		return fmt.Errorf("PDF: object %s is not a font program", m[1])
+	}
+	return nil
 }
 
 // TestPlotSameSVG: the same results give the same SVG bytes.
