@@ -25,17 +25,19 @@ type transportFlags struct {
 	pathSched     string
 	streamSched   string
 	idle          time.Duration
+	handshake     time.Duration
 }
 
 func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.qlogDir, "qlog", "", "write a qlog trace (.sqlog) per connection into `DIR`")
 	fs.StringVar(&t.keylog, "keylog", "", "append TLS secrets to `FILE` (NSS key log format, for Wireshark); SSLKEYLOGFILE works too")
-	fs.IntVar(&t.maxPacketSize, "max-packet-size", 1350, "largest UDP payload to send, in `bytes`")
+	fs.IntVar(&t.maxPacketSize, "max-packet-size", 1350, "largest UDP payload to send, in `bytes` (1200 to 65527)")
 	fs.StringVar(&t.congestion, "congestion", "newreno", "congestion controller `name`")
 	fs.BoolVar(&t.pacing, "pacing", true, "pace packets (RFC 9002 Section 7.7)")
 	fs.StringVar(&t.pathSched, "path-scheduler", "lowrtt", "path scheduler `name`")
 	fs.StringVar(&t.streamSched, "stream-scheduler", "round-robin", "stream scheduler `name`")
 	fs.DurationVar(&t.idle, "idle-timeout", 30*time.Second, "idle timeout")
+	fs.DurationVar(&t.handshake, "handshake-timeout", 10*time.Second, "give up a handshake not done within this `duration` (the server counts from the client's first packet, the client from the last packet it received)")
 }
 
 // traceFlushWait bounds how long the cleanup of config waits for qlog
@@ -61,6 +63,15 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 			keylog.Close()
 		}
 	}
+	if t.maxPacketSize < 1200 || t.maxPacketSize > 65527 {
+		return nil, cleanup, fmt.Errorf("--max-packet-size %d: must be between 1200 and 65527 bytes (the UDP payload limits of QUIC and IPv6)", t.maxPacketSize)
+	}
+	if t.handshake <= 0 {
+		return nil, cleanup, fmt.Errorf("--handshake-timeout %v must be positive", t.handshake)
+	}
+	if t.idle < 0 {
+		return nil, cleanup, fmt.Errorf("--idle-timeout %v must not be negative", t.idle)
+	}
 	tc.NextProtos = []string{hq.ALPN}
 	if t.keylog != "" {
 		f, err := os.OpenFile(t.keylog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -71,13 +82,14 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 		keylog = f
 	}
 	cfg := &mpquic.Config{
-		TLS:             tc,
-		MaxPacketSize:   t.maxPacketSize,
-		Congestion:      t.congestion,
-		Pacing:          t.pacing,
-		PathScheduler:   t.pathSched,
-		StreamScheduler: t.streamSched,
-		MaxIdleTimeout:  t.idle,
+		TLS:              tc,
+		MaxPacketSize:    t.maxPacketSize,
+		Congestion:       t.congestion,
+		Pacing:           t.pacing,
+		PathScheduler:    t.pathSched,
+		StreamScheduler:  t.streamSched,
+		MaxIdleTimeout:   t.idle,
+		HandshakeTimeout: t.handshake,
 	}
 	if t.qlogDir != "" {
 		if err := os.MkdirAll(t.qlogDir, 0o755); err != nil {
