@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
@@ -61,8 +62,11 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	scfg.TLS, ccfg.TLS = stls, ctls
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
 	ccfg.Observer = scfg.Observer
+	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
-		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+		var traces *qlogfile.Dir
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 	}
 	var saddrs, caddrs []netip.AddrPort
 	for i := range e.Paths {
@@ -131,6 +135,9 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 		// Close the connection so that the traces are complete.
 		sconn.Close(0, "experiment over")
 		sim.RunUntil(sim.Now().Add(5 * time.Second))
+	}
+	if err := qlogFailed(); err != nil {
+		return nil, err
 	}
 	return &Result{Summary: sum}, nil
 }
