@@ -165,6 +165,9 @@ func (t *table) duration(key string, def time.Duration) time.Duration {
 	}
 	s, ok := v.(string)
 	if !ok {
+		if n, ok := v.(int64); ok && n == 0 {
+			return 0 // zero needs no unit
+		}
 		t.fail(key, "want a duration with a unit, e.g. \"50ms\", got %v", v)
 		return def
 	}
@@ -309,6 +312,12 @@ func (d *document) convert() (Experiment, Errors) {
 	if len(e.Paths) > 8 {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
+	var maxRTT time.Duration
+	for _, p := range e.Paths {
+		maxRTT = max(maxRTT, p.RTT())
+	}
+	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
+	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
 	e.Transport = convertTransport(root.sub("transport"))
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
@@ -327,17 +336,29 @@ func (d *document) convert() (Experiment, Errors) {
 			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
 		}
 	}
-	e.Output = Output{Interval: 100 * time.Millisecond}
+	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
 		e.Output.Interval = ot.duration("interval", e.Output.Interval)
 		if e.Output.Interval <= 0 {
 			ot.fail("interval", "must be positive")
 		}
+		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
 		ot.done()
 	}
 	root.done()
 	return e, errs
+}
+
+// MaxRepeat bounds the repeat key.
+const MaxRepeat = 10000
+
+// DefaultDrain is the drain period of an experiment whose slowest path has
+// the round-trip propagation delay maxRTT: 2 s, or ten round trips of that
+// path if longer, room for several retransmissions with backed-off probe
+// timeouts.
+func DefaultDrain(maxRTT time.Duration) time.Duration {
+	return max(2*time.Second, 10*maxRTT)
 }
 
 // Link keys, accepted in [[path]] (both directions) and in its [path.up]
@@ -474,7 +495,7 @@ func convertSource(t *table, i int) Source {
 	}
 	for k := range t.m {
 		switch k {
-		case "name", "kind", "start", "stop", "priority":
+		case "name", "kind", "start", "stop", "priority", "reply_priority":
 		default:
 			if !allowed[k] {
 				t.used[k] = true
@@ -483,6 +504,20 @@ func convertSource(t *table, i int) Source {
 		}
 	}
 	s.Priority = t.boolean("priority", s.Kind == KindPeriodic)
+	if s.Kind == KindBulk {
+		if _, ok := t.m["reply_priority"]; ok {
+			t.used["reply_priority"] = true
+			t.fail("reply_priority", "bulk sources get no replies")
+		}
+	} else {
+		// A periodic message's one-byte reply only frees its stream (the
+		// paper's receiver sends nothing but acknowledgements): it goes
+		// without priority unless asked, so that it does not change how
+		// the paper's schedulers treat the connection (cwr-red would
+		// duplicate it). Other kinds' replies are data the metrics wait
+		// for and carry their request's priority.
+		s.ReplyPriority = t.boolean("reply_priority", s.Priority && s.Kind != KindPeriodic)
+	}
 	s.Start = t.duration("start", 0)
 	s.Stop = t.duration("stop", 0)
 	if s.Stop != 0 && s.Stop <= s.Start {

@@ -75,13 +75,28 @@ type Experiment struct {
 	Name string
 	// Description is free text kept with the results.
 	Description string
-	Duration    time.Duration
-	Seed        uint64
-	Backend     string
-	Paths       []Path
-	Transport   Transport
-	Sources     []Source
-	Output      Output
+	// Duration is how long the sources generate traffic; Drain how long
+	// the run goes on after that so that every message generated before
+	// the end completes or fails.
+	Duration time.Duration
+	Drain    time.Duration
+	// Seed is this run's seed: the file's seed for the first repetition,
+	// one derived from it (RepetitionSeed) for the others.
+	Seed    uint64
+	Backend string
+	// Repeat is how many repetitions of every grid point the file asks
+	// for, and Repetition which one this run is (0 to Repeat-1); BaseSeed
+	// is the seed the repetitions' seeds derive from.
+	Repeat     int
+	Repetition int
+	BaseSeed   uint64
+	// Point is the index of the run's grid point in the sweep (0 without
+	// a sweep).
+	Point     int
+	Paths     []Path
+	Transport Transport
+	Sources   []Source
+	Output    Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
@@ -164,6 +179,10 @@ type Source struct {
 	Interval    time.Duration
 	Size        int64
 	ReplySize   int64
+	// ReplyPriority is the priority of the replies to the source's
+	// messages (set on the reply stream by the receiver); by default the
+	// source's own priority.
+	ReplyPriority bool
 	// Count bounds the number of messages, transfers or publishes (0: no
 	// bound).
 	Count int
@@ -178,6 +197,10 @@ type Output struct {
 	Qlog bool
 	// Interval is the bin of the throughput time series.
 	Interval time.Duration
+	// PathInterval is the least time between two rows of paths.csv for
+	// one path and end, except that every congestion state change is
+	// kept; 0 writes every change.
+	PathInterval time.Duration
 }
 
 // Error is a problem in an experiment file, at a line and key.

@@ -77,7 +77,8 @@ type document struct {
 
 // Load reads an experiment file and returns its runs: one, or one per
 // combination of the [sweep] values, in a fixed order (the first sweep key
-// varies slowest). Overrides apply to every run, before the sweep. Errors
+// varies slowest), each repeated `repeat` times in a row with the seeds
+// of RepetitionSeed. Overrides apply to every run, before the sweep. Errors
 // are *Error or Errors.
 func Load(file string, overrides []Override) ([]Experiment, error) {
 	data, err := os.ReadFile(file)
@@ -122,11 +123,23 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 		}
 		good = append(good, o)
 	}
+	kept = sweep[:0]
+	for _, k := range sweep {
+		if k.key == "repeat" {
+			errs = append(errs, &Error{File: file, Line: k.line, Key: "sweep.repeat", Msg: "cannot be swept: repeat = N repeats every grid point N times"})
+			continue
+		}
+		kept = append(kept, k)
+	}
+	sweep = kept
 	var runs []Experiment
-	for _, combo := range expand(sweep) {
+	for point, combo := range expand(sweep) {
 		d := doc.clone()
 		var vary, label []string
 		for _, o := range good {
+			if o.Key == "repeat" {
+				continue // how often a point runs, not what it is
+			}
 			vary = append(vary, o.String())
 			if ChangesExperiment(o.Key) {
 				label = append(label, o.String())
@@ -143,13 +156,35 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 		e, cerr := d.convert()
 		errs = append(errs, cerr...)
 		e.Vary, e.Label = vary, label
-		runs = append(runs, e)
+		e.Point = point
+		e.BaseSeed = e.Seed
+		for rep := range max(e.Repeat, 1) {
+			r := e
+			r.Repetition = rep
+			r.Seed = RepetitionSeed(e.Seed, rep)
+			runs = append(runs, r)
+		}
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, dedup(errs)
 	}
 	return runs, nil
+}
+
+// RepetitionSeed is the seed of repetition rep of a grid point whose
+// file gives seed: seed itself for the first repetition (so that
+// repeat = 1 runs what the file says), and for the others a SplitMix64
+// mix of seed and rep, kept below 2^63 so that it is a valid seed key.
+func RepetitionSeed(seed uint64, rep int) uint64 {
+	if rep == 0 {
+		return seed
+	}
+	z := seed + uint64(rep)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return z >> 1
 }
 
 func dedup(es Errors) Errors {

@@ -140,7 +140,7 @@ func TestHelpExamplesParse(t *testing.T) {
 				t.Errorf("example %q: %d files", strings.Join(args, " "), len(pos))
 				continue
 			}
-			if _, probs := loadRuns(pos[0], sets, fs.Lookup("backend").Value.String()); len(probs) > 0 {
+			if _, probs := loadRuns(pos[0], sets, fs.Lookup("backend").Value.String(), 0); len(probs) > 0 {
 				t.Errorf("example %q: %s", strings.Join(args, " "), strings.Join(probs, "\n"))
 			}
 		}

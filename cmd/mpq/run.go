@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +37,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.backend, "backend", "", "run on `NAME` ("+strings.Join(experiment.Backends(), ", ")+"), overriding the file")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
 	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
+	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRun(ctx, &o, args, stdout, stderr)
 	}
@@ -44,6 +47,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 type runOptions struct {
 	out, backend string
 	parallel     int
+	repeat       int
 	sets         setFlags
 }
 
@@ -58,7 +62,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		fmt.Fprintln(stderr, synopsis("run"))
 		return exitUsage
 	}
-	runs, probs := loadRuns(args[0], o.sets, o.backend)
+	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
 	if len(probs) > 0 {
 		for _, p := range probs {
 			fmt.Fprintln(stderr, p)
@@ -90,7 +94,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				dir := filepath.Join(base, runName(j.run, j.i, len(runs)))
+				dir := filepath.Join(base, runName(j.run))
 				res, err := runOne(ctx, j.run, dir)
 				mu.Lock()
 				head := prog.finished(j.i, time.Now())
@@ -131,7 +135,7 @@ feed:
 // loadRuns loads an experiment file with the --set and --backend
 // overrides, and returns its runs or every problem found, in the file
 // and in the overrides.
-func loadRuns(file string, sets []string, backend string) ([]experiment.Experiment, []string) {
+func loadRuns(file string, sets []string, backend string, repeat int) ([]experiment.Experiment, []string) {
 	var probs []string
 	var overrides []experiment.Override
 	for _, s := range sets {
@@ -145,6 +149,12 @@ func loadRuns(file string, sets []string, backend string) ([]experiment.Experime
 	if backend != "" {
 		overrides = append(overrides, experiment.Override{Key: "backend", Value: backend, Origin: "--backend"})
 	}
+	switch {
+	case repeat < 0:
+		probs = append(probs, fmt.Sprintf("mpq run: --repeat %d: want a number of repetitions, at least 1", repeat))
+	case repeat > 0:
+		overrides = append(overrides, experiment.Override{Key: "repeat", Value: int64(repeat), Origin: "--repeat"})
+	}
 	runs, err := experiment.Load(file, overrides)
 	if err != nil {
 		probs = append(probs, strings.Split(err.Error(), "\n")...)
@@ -155,6 +165,9 @@ func loadRuns(file string, sets []string, backend string) ([]experiment.Experime
 // runOne runs an experiment into a temporary directory and renames it to
 // dir once complete, so that dir never holds a partial run.
 func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.Result, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, err
@@ -181,15 +194,19 @@ func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.
 }
 
 // runName names a run's directory after its label (the values the sweep
-// varies and the overrides that change the experiment), or "run".
-func runName(e *experiment.Experiment, i, n int) string {
-	if len(e.Label) == 0 {
-		if n == 1 {
-			return "run"
-		}
-		return fmt.Sprintf("run%03d", i)
+// varies and the overrides that change the experiment), or "run"; with
+// repetitions, a directory per repetition inside, rep0, rep1, …
+// (zero-padded to the same width).
+func runName(e *experiment.Experiment) string {
+	name := "run"
+	if len(e.Label) > 0 {
+		name = sanitize(strings.Join(e.Label, ","))
 	}
-	return sanitize(strings.Join(e.Label, ","))
+	if e.Repeat > 1 {
+		width := len(strconv.Itoa(e.Repeat - 1))
+		name = filepath.Join(name, fmt.Sprintf("rep%0*d", width, e.Repetition))
+	}
+	return name
 }
 
 // sanitize keeps a name usable as a directory name.
@@ -209,17 +226,63 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// oneLine is the line printed per finished run: the priority sources'
-// median and 99th percentile completion times and the throughput.
+// oneLine is the line printed per finished run: each source's headline
+// metric (periodic: message completion time; request-response and
+// frames: response time; file: completion time; stop-and-wait:
+// completion ratio and time; bulk: goodput), with the messages completed
+// of those generated, and each end's throughput.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
 	for _, src := range s.Sources {
-		if src.MCTMS == nil {
-			continue
-		}
-		fmt.Fprintf(&b, "  %s mct p50 %.1fms p99 %.1fms (%d/%d)", src.Name, src.MCTMS.P50, src.MCTMS.P99, src.MessagesCompleted, src.MessagesSent)
+		b.WriteString("  ")
+		b.WriteString(headline(src))
 	}
-	fmt.Fprintf(&b, "  throughput %.1f Mbit/s", s.ThroughputMbps.Total)
+	fmt.Fprintf(&b, "  throughput server %.1f client %.1f Mbit/s", s.ThroughputMbps.Server.Total, s.ThroughputMbps.Client.Total)
 	return b.String()
+}
+
+// headline is a source's headline metric for the console.
+func headline(src trafficgen.SourceSummary) string {
+	done := fmt.Sprintf("(%d/%d)", src.Completed, src.Messages)
+	dist := func(what string, d *trafficgen.Dist, hi string) string {
+		if d == nil {
+			return fmt.Sprintf("%s %s none %s", src.Name, what, done)
+		}
+		top := d.P99
+		if hi == "max" {
+			top = d.Max
+		}
+		return fmt.Sprintf("%s %s p50 %s %s %s %s", src.Name, what, fmtMS(d.P50), hi, fmtMS(top), done)
+	}
+	switch src.Kind {
+	case experiment.KindPeriodic:
+		return dist("mct", src.MCTMS, "p99")
+	case experiment.KindRequestResponse, experiment.KindFrames:
+		return dist("response", src.ResponseMS, "p99")
+	case experiment.KindFile:
+		return dist("completion", src.ResponseMS, "max")
+	case experiment.KindStopAndWait:
+		ratio, t := 0.0, trafficgen.Inf
+		if src.CompletionRatio != nil {
+			ratio = *src.CompletionRatio
+		}
+		if src.CompletionTimeMS != nil {
+			t = *src.CompletionTimeMS
+		}
+		return fmt.Sprintf("%s completion ratio %.3f time %s %s", src.Name, ratio, fmtMS(t), done)
+	}
+	return fmt.Sprintf("%s goodput %.1f Mbit/s", src.Name, src.GoodputMbps)
+}
+
+// fmtMS formats a time in milliseconds for the console.
+func fmtMS(m trafficgen.Millis) string {
+	f := float64(m)
+	switch {
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsNaN(f):
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1fms", f)
 }

@@ -102,6 +102,11 @@ type Config struct {
 	// writes at least every second). It is closed when the connection
 	// ends.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
+	// QlogReferenceTime, if set, is the time zero of the qlog traces
+	// (their reference_time) instead of the connection's creation: an
+	// experiment sets its own time zero so that the traces and its other
+	// result files share one time base.
+	QlogReferenceTime time.Time
 
 	// Observer, if set, is called once per connection ("client" or
 	// "server") and returns the Observer that receives its measurements;
@@ -236,5 +241,9 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 	if w == nil {
 		return nil
 	}
-	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, now, "mpquic "+vantage)
+	ref := now
+	if !c.QlogReferenceTime.IsZero() {
+		ref = c.QlogReferenceTime
+	}
+	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, ref, "mpquic "+vantage)
 }
