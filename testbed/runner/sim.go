@@ -24,7 +24,7 @@ const (
 // runSim runs an experiment in the simulator: path i joins client address
 // 10.i.0.1 and server address 10.i.0.2; the client connects over path 0
 // and opens the other paths from its other addresses.
-func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+func runSim(ctx context.Context, e *experiment.Experiment, dir string, started time.Time) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
 	for i, p := range e.Paths {
@@ -47,7 +47,7 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 		return nil, err
 	}
 	t0 := sim.Now()
-	rec := trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
+	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	rec.ConnectStart = t0
 	scfg, ccfg := coreConfig(e), coreConfig(e)
 	scfg.TLS, ccfg.TLS = stls, ctls
@@ -55,6 +55,7 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	ccfg.Observer = scfg.Observer
 	if e.Output.Qlog {
 		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	var saddrs, caddrs []netip.AddrPort
 	for i := range e.Paths {
@@ -69,7 +70,7 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	var sconn env.Conn
+	var sconn, cconn env.Conn
 	var peers []*trafficgen.Peer
 	var setupErr error
 	if _, err := shost.Listen(saddrs[0].String(), func(c env.Conn) {
@@ -87,36 +88,54 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	chost.Dial(saddrs[0].String(), dialed(chost, e, rec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
-		func(p *trafficgen.Peer) { peers = append(peers, p) },
+		func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c },
 		func(err error) { setupErr = err }))
 	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
-	last := end.Add(-time.Nanosecond)
-	for sim.Now().Before(last) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	runUntil := func(until time.Time, done func() bool) error {
+		for sim.Now().Before(until) && (done == nil || !done()) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			next := sim.Now().Add(time.Second)
+			if done != nil {
+				next = sim.Now().Add(drainStep)
+			}
+			if next.After(until) {
+				next = until
+			}
+			sim.RunUntil(next)
+			if setupErr != nil {
+				return setupErr
+			}
 		}
-		next := sim.Now().Add(time.Second)
-		if next.After(last) {
-			next = last
-		}
-		sim.RunUntil(next)
-		if setupErr != nil {
-			return nil, setupErr
-		}
+		return nil
+	}
+	if err := runUntil(end.Add(-time.Nanosecond), nil); err != nil {
+		return nil, err
 	}
 	if sconn == nil {
 		return nil, fmt.Errorf("no connection within %v", e.Duration)
-	}
-	for _, p := range peers {
-		p.Stop()
 	}
 	st, ok := sconn.(statser)
 	if !ok {
 		return nil, fmt.Errorf("simulated connection without statistics")
 	}
-	sum := rec.Summarise(e, end, st.PathStats(), st.MultipathEnabled(), baseRTTs(e))
-	if err := writeResults(dir, e, rec, sum); err != nil {
+	in := trafficgen.SummaryInput{Server: st.PathStats(), Multipath: st.MultipathEnabled(), BaseRTT: baseRTTs(e)}
+	if cconn != nil {
+		in.Client = pathStats(cconn)
+	}
+	for _, p := range peers {
+		p.Stop()
+	}
+	// The drain: until every message is done, at most e.Drain.
+	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 }); err != nil {
+		return nil, err
+	}
+	in.Drained = max(0, sim.Now().Sub(end))
+	rec.Finish()
+	sum := rec.Summarise(e, in)
+	if err := writeResults(dir, e, rec, sum, started); err != nil {
 		return nil, err
 	}
 	if e.Output.Qlog {
