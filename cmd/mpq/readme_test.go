@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -114,8 +115,26 @@ func (e *readmeEnv) command(line string) string {
 // job is a command README starts in the background.
 type job struct {
 	cmd  *exec.Cmd
-	out  *output
+	out  *readyWriter
 	done chan error
+}
+
+// readyWriter collects a job's output and closes ready once it says the
+// job serves or listens.
+type readyWriter struct {
+	output
+	ready chan struct{}
+	once  sync.Once
+}
+
+var readyLine = regexp.MustCompile(`serving .* on |listening on `)
+
+func (r *readyWriter) Write(p []byte) (int, error) {
+	n, err := r.output.Write(p)
+	if readyLine.MatchString(r.String()) {
+		r.once.Do(func() { close(r.ready) })
+	}
+	return n, err
 }
 
 // start runs a background command and waits until it is ready: its
@@ -124,25 +143,19 @@ func (e *readmeEnv) start(t *testing.T, line string) *job {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", "exec "+e.command(strings.TrimSuffix(line, "&")))
 	cmd.Dir, cmd.Env = e.dir, e.env
-	j := &job{cmd: cmd, out: newOutput(), done: make(chan error, 1)}
+	j := &job{cmd: cmd, out: &readyWriter{output: output{addr: make(chan string, 1)}, ready: make(chan struct{})}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = j.out, j.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
 	go func() { j.done <- cmd.Wait() }()
-	ready := regexp.MustCompile(`serving .* on |listening on `)
-	deadline := time.Now().Add(30 * time.Second)
-	for !ready.MatchString(j.out.String()) {
-		select {
-		case err := <-j.done:
-			t.Fatalf("%s ended before it was ready (%v):\n%s", line, err, j.out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("%s not ready within 30 s:\n%s", line, j.out)
-		}
-		time.Sleep(20 * time.Millisecond) // polls another process's output
+	select {
+	case <-j.out.ready:
+	case err := <-j.done:
+		t.Fatalf("%s ended before it was ready (%v):\n%s", line, err, j.out.String())
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%s not ready within 30 s:\n%s", line, j.out.String())
 	}
 	return j
 }
@@ -155,13 +168,13 @@ func (j *job) stop(t *testing.T, line string) {
 	select {
 	case err := <-j.done:
 		if err != nil && strings.Contains(line, "mpq ") {
-			t.Errorf("%s: %v after interruption:\n%s", line, err, j.out)
+			t.Errorf("%s: %v after interruption:\n%s", line, err, j.out.String())
 		}
 	case <-time.After(30 * time.Second):
 		j.cmd.Process.Kill()
 		t.Errorf("%s did not stop within 30 s of SIGINT", line)
 	}
-	t.Logf("$ %s  (stopped)\n%s", line, j.out)
+	t.Logf("$ %s  (stopped)\n%s", line, j.out.String())
 }
 
 // run runs a README command line and checks its exit status.
