@@ -16,45 +16,59 @@ import (
 	"github.com/mpq/mpq/mpquic"
 )
 
-// runServe serves files until ctx is cancelled, then closes every
-// connection, waits for the request handlers and returns 0.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:4433", "UDP `HOST:PORT` to listen on")
-	root := fs.String("root", "", "serve files from `DIR` (required)")
-	certFile := fs.String("cert", "", "PEM certificate `FILE` (default: self-signed)")
-	keyFile := fs.String("key", "", "PEM private key `FILE`")
-	retry := fs.Bool("retry", false, "validate client addresses with Retry")
-	var tf transportFlags
-	tf.register(fs)
-	if code := parseFlags(fs, args, stderr); code >= 0 {
-		return code
+// setupServe registers serve's flags; the command serves files until ctx
+// is cancelled, then closes every connection, waits for the request
+// handlers and returns 0.
+func setupServe(fs *flag.FlagSet) runFunc {
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:4433", "UDP `HOST:PORT` to listen on")
+	fs.StringVar(&o.root, "root", "", "serve files from `DIR` (required)")
+	fs.StringVar(&o.cert, "cert", "", "PEM certificate `FILE` (default: self-signed)")
+	fs.StringVar(&o.key, "key", "", "PEM private key `FILE`")
+	fs.BoolVar(&o.retry, "retry", false, "validate client addresses with Retry")
+	o.tf.register(fs)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if !noArgs("serve", args, stderr) {
+			return exitUsage
+		}
+		return serve(ctx, &o, stderr)
 	}
-	if *root == "" {
+}
+
+// serveOptions are serve's flags.
+type serveOptions struct {
+	addr, root, cert, key string
+	retry                 bool
+	tf                    transportFlags
+}
+
+// serve serves files until ctx is cancelled.
+func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
+	if o.root == "" {
 		fmt.Fprintln(stderr, "mpq serve: --root is required")
 		return exitUsage
 	}
-	if st, err := os.Stat(*root); err != nil || !st.IsDir() {
-		fmt.Fprintf(stderr, "mpq serve: --root %s is not a directory\n", *root)
+	if st, err := os.Stat(o.root); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "mpq serve: --root %s is not a directory\n", o.root)
 		return exitUsage
 	}
-	cert, err := certs.Load(*certFile, *keyFile)
+	cert, err := certs.Load(o.cert, o.key)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
 		return exitUsage
 	}
-	cfg, cleanup, err := tf.config(&tls.Config{Certificates: []tls.Certificate{cert}}, stderr)
+	cfg, cleanup, err := o.tf.config(&tls.Config{Certificates: []tls.Certificate{cert}}, stderr)
 	defer cleanup()
 	if err != nil {
-		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
+		printErr(stderr, "serve", err)
 		return exitUsage
 	}
-	l, err := mpquic.ListenWithOptions(*addr, cfg, mpquic.ListenOptions{RequireRetry: *retry})
+	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{RequireRetry: o.retry})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	fmt.Fprintf(stderr, "mpq serve: serving %s on %s (hq-interop)\n", *root, l.Addr())
+	fmt.Fprintf(stderr, "mpq serve: serving %s on %s (hq-interop)\n", o.root, l.Addr())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
@@ -70,14 +84,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				fmt.Fprintf(stderr, "mpq serve: %v\n", err)
-				code = 1
+				code = exitFailure
 			}
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, *root, stderr)
+			serveConn(ctx, c, o.root, stderr)
 		}()
 	}
 	// Closing the listener closes every connection, which ends the
