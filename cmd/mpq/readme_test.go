@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,28 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 	return blocks
 }
 
+// readmeOutput returns the lines of the plain ``` block that follows the
+// README line containing intro.
+func readmeOutput(t *testing.T, intro string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, intro)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", intro)
+	}
+	j := strings.Index(s[i:], "\n```\n")
+	if j < 0 {
+		t.Fatalf("no output block after %q", intro)
+	}
+	block := s[i+j+5:]
+	block = block[:strings.Index(block, "\n```")]
+	return strings.Split(block, "\n")
+}
+
 // readmeEnv is a copy of the repository to run README's commands in: a
 // directory of links to the checkout's files (so that results and
 // binaries stay out of the checkout), and a bin directory on PATH.
@@ -69,6 +92,8 @@ type readmeEnv struct {
 	dir, bin, tmp string
 	env           []string
 	port          string
+	// stdout holds what each command line printed on stdout.
+	stdout map[string]string
 }
 
 func newReadmeEnv(t *testing.T) *readmeEnv {
@@ -77,7 +102,7 @@ func newReadmeEnv(t *testing.T) *readmeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &readmeEnv{dir: t.TempDir(), bin: t.TempDir(), tmp: t.TempDir()}
+	e := &readmeEnv{dir: t.TempDir(), bin: t.TempDir(), tmp: t.TempDir(), stdout: map[string]string{}}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +213,10 @@ func (e *readmeEnv) run(t *testing.T, line string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", e.command(line))
 	cmd.Dir, cmd.Env = e.dir, e.env
-	out, err := cmd.CombinedOutput()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := stdout.String() + stderr.String()
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
@@ -201,7 +229,8 @@ func (e *readmeEnv) run(t *testing.T, line string) string {
 		t.Errorf("README command %q exited with %d, README says %d:\n%s", line, code, want, out)
 	}
 	t.Logf("$ %s  (exit %d)\n%s", line, code, out)
-	return string(out)
+	e.stdout[line] = stdout.String()
+	return stdout.String()
 }
 
 // runBlock runs a block's lines in order: "CMD &" starts a background job,
@@ -271,6 +300,16 @@ func TestREADMECommands(t *testing.T) {
 		if !found {
 			t.Errorf("README.md shows no %q", want)
 		}
+	}
+	// The quickstart prints what README shows (the simulator is
+	// deterministic; the lines come in any order).
+	const quickstart = "go run ./cmd/mpq run experiments/quickstart.toml"
+	got := strings.Split(strings.TrimSpace(e.stdout[quickstart]), "\n")
+	want := readmeOutput(t, "The quickstart prints")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the quickstart printed\n%s\nREADME.md shows\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "mpq")); err != nil {
 		t.Errorf("go build ./cmd/mpq left no ./mpq: %v", err)
