@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/internal/names"
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // table reads one TOML table against its schema, recording errors with
@@ -16,11 +20,14 @@ type table struct {
 	prefix string // dotted path of the table, "" for the root
 	m      map[string]any
 	used   map[string]bool
+	// failed keys get one problem each: a value that did not parse is not
+	// also reported as out of range.
+	failed map[string]bool
 	errs   *Errors
 }
 
 func (d *document) table(prefix string, m map[string]any, errs *Errors) *table {
-	return &table{d: d, prefix: prefix, m: m, used: map[string]bool{}, errs: errs}
+	return &table{d: d, prefix: prefix, m: m, used: map[string]bool{}, failed: map[string]bool{}, errs: errs}
 }
 
 func (t *table) path(key string) string {
@@ -32,10 +39,14 @@ func (t *table) path(key string) string {
 
 // fail records a problem with a key of the table.
 func (t *table) fail(key, format string, args ...any) {
+	if t.failed[key] {
+		return
+	}
+	t.failed[key] = true
 	p := t.path(key)
 	e := &Error{File: t.d.file, Key: p, Msg: fmt.Sprintf(format, args...)}
 	if o, ok := t.d.origins[p]; ok {
-		e.Origin = o
+		e.Origin, e.Line = o.Origin, o.Line
 	} else {
 		e.Line = t.d.lines[p]
 		if e.Line == 0 {
@@ -82,6 +93,20 @@ func (t *table) str(key, def string, allowed ...string) string {
 			}
 		}
 		t.fail(key, "%q is not one of %s", s, strings.Join(allowed, ", "))
+		return def
+	}
+	return s
+}
+
+// name reads a string key that must be one of a registry's names; check
+// returns the problem with a name, or "".
+func (t *table) name(key, def string, check func(string) string) string {
+	s := t.str(key, def)
+	if s == def {
+		return s
+	}
+	if msg := check(s); msg != "" {
+		t.fail(key, "%s", msg)
 		return def
 	}
 	return s
@@ -140,6 +165,9 @@ func (t *table) duration(key string, def time.Duration) time.Duration {
 	}
 	s, ok := v.(string)
 	if !ok {
+		if n, ok := v.(int64); ok && n == 0 {
+			return 0 // zero needs no unit
+		}
 		t.fail(key, "want a duration with a unit, e.g. \"50ms\", got %v", v)
 		return def
 	}
@@ -272,7 +300,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("duration", "must be positive")
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
-	e.Backend = root.str("backend", BackendSim, BackendSim, BackendLoopback, BackendNetns)
+	e.Backend = root.name("backend", BackendSim, checkBackend)
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -284,6 +312,12 @@ func (d *document) convert() (Experiment, Errors) {
 	if len(e.Paths) > 8 {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
+	var maxRTT time.Duration
+	for _, p := range e.Paths {
+		maxRTT = max(maxRTT, p.RTT())
+	}
+	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
+	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
 	e.Transport = convertTransport(root.sub("transport"))
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
@@ -302,17 +336,29 @@ func (d *document) convert() (Experiment, Errors) {
 			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
 		}
 	}
-	e.Output = Output{Interval: 100 * time.Millisecond}
+	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
 		e.Output.Interval = ot.duration("interval", e.Output.Interval)
 		if e.Output.Interval <= 0 {
 			ot.fail("interval", "must be positive")
 		}
+		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
 		ot.done()
 	}
 	root.done()
 	return e, errs
+}
+
+// MaxRepeat bounds the repeat key.
+const MaxRepeat = 10000
+
+// DefaultDrain is the drain period of an experiment whose slowest path has
+// the round-trip propagation delay maxRTT: 2 s, or ten round trips of that
+// path if longer, room for several retransmissions with backed-off probe
+// timeouts.
+func DefaultDrain(maxRTT time.Duration) time.Duration {
+	return max(2*time.Second, 10*maxRTT)
 }
 
 // Link keys, accepted in [[path]] (both directions) and in its [path.up]
@@ -402,9 +448,15 @@ func convertTransport(t *table) Transport {
 	if t == nil {
 		return tr
 	}
-	tr.PathScheduler = t.str("path_scheduler", tr.PathScheduler)
-	tr.StreamScheduler = t.str("stream_scheduler", tr.StreamScheduler)
-	tr.Congestion = t.str("congestion", tr.Congestion)
+	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
+		return names.Check("path scheduler", s, scheduler.PathSchedulers())
+	})
+	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
+		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
+	})
+	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
+		return names.Check("congestion controller", s, congestion.Names())
+	})
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
@@ -429,10 +481,10 @@ var sourceKeys = map[string][]string{
 
 func convertSource(t *table, i int) Source {
 	s := Source{Name: t.str("name", fmt.Sprintf("source%d", i))}
-	s.Kind = t.str("kind", "", KindPeriodic, KindBulk, KindRequestResponse, KindFile, KindFrames, KindStopAndWait)
+	s.Kind = t.name("kind", "", func(k string) string { return names.Check("source kind", k, sourceKinds) })
 	if s.Kind == "" {
 		if _, ok := t.m["kind"]; !ok {
-			t.fail("kind", "missing (periodic, bulk, request-response, file, frames or stop-and-wait)")
+			t.fail("kind", "missing (%s)", strings.Join(sourceKinds, ", "))
 		}
 		t.done()
 		return s
@@ -443,7 +495,7 @@ func convertSource(t *table, i int) Source {
 	}
 	for k := range t.m {
 		switch k {
-		case "name", "kind", "start", "stop", "priority":
+		case "name", "kind", "start", "stop", "priority", "reply_priority":
 		default:
 			if !allowed[k] {
 				t.used[k] = true
@@ -452,6 +504,20 @@ func convertSource(t *table, i int) Source {
 		}
 	}
 	s.Priority = t.boolean("priority", s.Kind == KindPeriodic)
+	if s.Kind == KindBulk {
+		if _, ok := t.m["reply_priority"]; ok {
+			t.used["reply_priority"] = true
+			t.fail("reply_priority", "bulk sources get no replies")
+		}
+	} else {
+		// A periodic message's one-byte reply only frees its stream (the
+		// paper's receiver sends nothing but acknowledgements): it goes
+		// without priority unless asked, so that it does not change how
+		// the paper's schedulers treat the connection (cwr-red would
+		// duplicate it). Other kinds' replies are data the metrics wait
+		// for and carry their request's priority.
+		s.ReplyPriority = t.boolean("reply_priority", s.Priority && s.Kind != KindPeriodic)
+	}
 	s.Start = t.duration("start", 0)
 	s.Stop = t.duration("stop", 0)
 	if s.Stop != 0 && s.Stop <= s.Start {

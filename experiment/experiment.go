@@ -75,16 +75,36 @@ type Experiment struct {
 	Name string
 	// Description is free text kept with the results.
 	Description string
-	Duration    time.Duration
-	Seed        uint64
-	Backend     string
-	Paths       []Path
-	Transport   Transport
-	Sources     []Source
-	Output      Output
+	// Duration is how long the sources generate traffic; Drain how long
+	// the run goes on after that so that every message generated before
+	// the end completes or fails.
+	Duration time.Duration
+	Drain    time.Duration
+	// Seed is this run's seed: the file's seed for the first repetition,
+	// one derived from it (RepetitionSeed) for the others.
+	Seed    uint64
+	Backend string
+	// Repeat is how many repetitions of every grid point the file asks
+	// for, and Repetition which one this run is (0 to Repeat-1); BaseSeed
+	// is the seed the repetitions' seeds derive from.
+	Repeat     int
+	Repetition int
+	BaseSeed   uint64
+	// Point is the index of the run's grid point in the sweep (0 without
+	// a sweep).
+	Point     int
+	Paths     []Path
+	Transport Transport
+	Sources   []Source
+	Output    Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
+	// Label is what tells this run apart: the values of the keys the
+	// sweep varies and of the overrides that change the experiment (not
+	// output options such as output.qlog), as "key=value"; empty when
+	// there are none. mpq run names the run's directory after it.
+	Label []string
 }
 
 // Path is one network path between the client and the server: a link in
@@ -159,6 +179,10 @@ type Source struct {
 	Interval    time.Duration
 	Size        int64
 	ReplySize   int64
+	// ReplyPriority is the priority of the replies to the source's
+	// messages (set on the reply stream by the receiver); by default the
+	// source's own priority.
+	ReplyPriority bool
 	// Count bounds the number of messages, transfers or publishes (0: no
 	// bound).
 	Count int
@@ -173,6 +197,10 @@ type Output struct {
 	Qlog bool
 	// Interval is the bin of the throughput time series.
 	Interval time.Duration
+	// PathInterval is the least time between two rows of paths.csv for
+	// one path and end, except that every congestion state change is
+	// kept; 0 writes every change.
+	PathInterval time.Duration
 }
 
 // Error is a problem in an experiment file, at a line and key.
@@ -181,7 +209,7 @@ type Error struct {
 	Line int // 0 when the value did not come from a line of the file
 	Key  string
 	// Origin says where a value came from when not from the file's own
-	// line ("--set", "[sweep] line 12").
+	// line ("--set KEY", "--backend", "[sweep]").
 	Origin string
 	Msg    string
 }
@@ -213,7 +241,14 @@ func (es Errors) Error() string {
 	return strings.Join(s, "\n")
 }
 
-// sortErrors orders errors by line.
+// sortErrors orders errors by line; those without one (missing keys,
+// --set) follow in the order they were found.
 func sortErrors(es Errors) {
-	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i].Line, es[j].Line
+		if a == 0 || b == 0 {
+			return a != 0 && b == 0
+		}
+		return a < b
+	})
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -188,16 +189,16 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"unknown table", paperFile + "[transport.x]\n", "", []string{"e.toml:30: transport.x: unknown key"}},
 		{"kind key mismatch", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\ninterval = \"1s\"", 1), "", []string{"e.toml:30: source.1.interval: not a key of bulk sources"}},
 		{"missing interval", strings.Replace(paperFile, `interval = "50ms"`+"\n", "", 1), "", []string{"source.0.interval: missing"}},
-		{"unknown kind", strings.Replace(paperFile, `kind = "bulk"`, `kind = "torrent"`, 1), "", []string{"e.toml:29: source.1.kind: \"torrent\" is not one of"}},
-		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: \"mars\" is not one of"}},
+		{"unknown kind", strings.Replace(paperFile, `kind = "bulk"`, `kind = "torrent"`, 1), "", []string{"e.toml:29: source.1.kind: unknown source kind \"torrent\" (known: periodic, bulk"}},
+		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: unknown backend \"mars\" (known: loopback, sim)"}},
 		{"negative start", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"-1s\"", 1), "", []string{"source.1.start: duration \"-1s\" is negative"}},
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
-		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size): 100 outside [1200, 65527]"}},
-		{"override unknown source", paperFile, "source.nope.size=1", []string{"source.nope.size (from --set source.nope.size): no source \"nope\""}},
+		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
+		{"override unknown source", paperFile, "source.nope.size=1", []string{"source.nope.size (from --set source.nope.size=1): no source \"nope\""}},
 		{"sweep not an array", paperFile + "[sweep]\n\"duration\" = \"1s\"\n", "", []string{"sweep.duration: must be a non-empty array"}},
-		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"path.1.rate (from [sweep] line 31): bad rate"}},
+		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"e.toml:31: path.1.rate (from [sweep]): bad rate"}},
 		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
 	}
 	for _, tc := range tests {
@@ -251,5 +252,104 @@ func TestUnits(t *testing.T) {
 		if got, err := ParseFraction(s); err != nil || got != want {
 			t.Errorf("ParseFraction(%q) = %v, %v; want %v", s, got, err, want)
 		}
+	}
+}
+
+// TestRepeat: every grid point runs repeat times in a row, the first with
+// the file's seed and the others with seeds derived from it; --repeat
+// (an override of repeat) changes the count without becoming a varied
+// key; repeat cannot be swept.
+func TestRepeat(t *testing.T) {
+	doc := "repeat = 3\n" + paperFile + `[sweep]
+"transport.path_scheduler" = ["lowrtt", "cwr"]
+`
+	runs, err := Parse("r.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs, want 2 points x 3 repetitions", len(runs))
+	}
+	seeds := map[uint64]bool{}
+	for i, r := range runs {
+		if r.Point != i/3 || r.Repetition != i%3 || r.Repeat != 3 || r.BaseSeed != 7 {
+			t.Fatalf("run %d: point %d repetition %d/%d base seed %d", i, r.Point, r.Repetition, r.Repeat, r.BaseSeed)
+		}
+		if r.Seed != RepetitionSeed(7, r.Repetition) || r.Seed >= 1<<63 {
+			t.Fatalf("run %d: seed %d", i, r.Seed)
+		}
+		seeds[r.Seed] = true
+		if r.PointSHA256() != runs[i/3*3].PointSHA256() {
+			t.Fatalf("repetitions of a point with different configurations")
+		}
+	}
+	if len(seeds) != 3 || runs[0].Seed != 7 {
+		t.Fatalf("seeds %v: want 3 different ones, the first the file's", seeds)
+	}
+	if runs[0].PointSHA256() == runs[3].PointSHA256() {
+		t.Fatal("two grid points with the same configuration hash")
+	}
+	// The resolved file of a repetition reruns that repetition alone.
+	again, err := Parse("resolved.toml", runs[4].ResolvedTOML(), nil)
+	if err != nil || len(again) != 1 || again[0].Seed != runs[4].Seed || !SameRun(again[0].ResolvedTOML(), runs[4].ResolvedTOML()) {
+		t.Fatalf("resolved repetition: %v\n%s", err, runs[4].ResolvedTOML())
+	}
+	runs, err = Parse("r.toml", []byte(doc), []Override{{Key: "repeat", Value: int64(2), Origin: "--repeat"}})
+	if err != nil || len(runs) != 4 || len(runs[0].Vary) != 1 {
+		t.Fatalf("--repeat 2: %d runs, vary %v, %v", len(runs), runs[0].Vary, err)
+	}
+	_, err = Parse("r.toml", []byte(paperFile+"[sweep]\nrepeat = [1, 2]\n"), nil)
+	line := strings.Count(paperFile, "\n") + 2
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("r.toml:%d: sweep.repeat: cannot be swept", line)) {
+		t.Fatalf("swept repeat: %v", err)
+	}
+}
+
+// TestResultKeys: drain (default from the slowest path), reply_priority
+// (default: the source's priority, except for periodic sources' one-byte
+// replies), [output] path_interval.
+func TestResultKeys(t *testing.T) {
+	runs, err := Parse("k.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	if e.Drain != 2*time.Second || e.Output.PathInterval != 10*time.Millisecond || e.Sources[0].ReplyPriority {
+		t.Fatalf("defaults: drain %v, path_interval %v, periodic reply priority %v", e.Drain, e.Output.PathInterval, e.Sources[0].ReplyPriority)
+	}
+	doc := paperFile + `[[path]]
+rtt = "400ms"
+[[source]]
+name = "ar"
+kind = "frames"
+size = "30kB"
+priority = true
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "1s"
+size = 100
+priority = true
+reply_priority = false
+`
+	runs, err = Parse("k.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = runs[0]
+	if e.Drain != 4*time.Second || !e.Sources[2].ReplyPriority || e.Sources[3].ReplyPriority {
+		t.Fatalf("drain %v (want ten 400 ms round trips), reply priorities %v %v", e.Drain, e.Sources[2].ReplyPriority, e.Sources[3].ReplyPriority)
+	}
+	runs, err = Parse("k.toml", []byte("drain = \"0s\"\n"+paperFile+"[output]\npath_interval = 0\n"), nil)
+	if err != nil || runs[0].Drain != 0 || runs[0].Output.PathInterval != 0 {
+		t.Fatalf("explicit drain 0 and path_interval 0: %v %+v", err, runs)
+	}
+	_, err = Parse("k.toml", []byte("reply_priority = true\n"+paperFile), nil)
+	if err == nil {
+		t.Fatal("reply_priority accepted at the top level")
+	}
+	bad := strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nreply_priority = true", 1)
+	if _, err = Parse("k.toml", []byte(bad), nil); err == nil || !strings.Contains(err.Error(), "source.1.reply_priority: bulk sources get no replies") {
+		t.Fatalf("reply_priority on bulk: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sort"
 	"strconv"
@@ -18,8 +19,31 @@ import (
 type Override struct {
 	Key   string
 	Value any
-	// Origin says where it came from, for error messages.
+	// Origin says where it came from, for error messages: "--set KEY",
+	// "--backend", "[sweep]".
 	Origin string
+	// Line is the line of the file that gave the value (a [sweep] entry),
+	// or 0.
+	Line int
+}
+
+// String is "key=value".
+func (o Override) String() string { return fmt.Sprintf("%s=%v", o.Key, o.Value) }
+
+// outputKeys are the keys and tables that say what a run writes, not what
+// it does: setting them does not change the experiment (a run's label
+// leaves them out).
+var outputKeys = []string{"output"}
+
+// ChangesExperiment reports whether setting key can change what an
+// experiment does and measures, as opposed to what it writes ([output]).
+func ChangesExperiment(key string) bool {
+	for _, k := range outputKeys {
+		if key == k || strings.HasPrefix(key, k+".") {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseOverride parses "key=value"; the value is read as a TOML value
@@ -30,7 +54,7 @@ func ParseOverride(s string) (Override, error) {
 	if !ok || k == "" {
 		return Override{}, fmt.Errorf("--set %q: want key=value", s)
 	}
-	return Override{Key: k, Value: parseLooseValue(strings.TrimSpace(v)), Origin: "--set " + k}, nil
+	return Override{Key: k, Value: parseLooseValue(strings.TrimSpace(v)), Origin: "--set " + strings.TrimSpace(s)}, nil
 }
 
 func parseLooseValue(v string) any {
@@ -46,19 +70,24 @@ type document struct {
 	file  string
 	root  map[string]any
 	lines map[string]int // dotted key path -> line
-	// origins names the override that set a key (dotted path with
+	// origins holds the override that set a key (dotted path with
 	// numeric indexes), for error messages.
-	origins map[string]string
+	origins map[string]Override
 }
 
 // Load reads an experiment file and returns its runs: one, or one per
 // combination of the [sweep] values, in a fixed order (the first sweep key
-// varies slowest). Overrides apply to every run, before the sweep. Errors
+// varies slowest), each repeated `repeat` times in a row with the seeds
+// of RepetitionSeed. Overrides apply to every run, before the sweep. Errors
 // are *Error or Errors.
 func Load(file string, overrides []Override) ([]Experiment, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: file, Msg: "cannot read the experiment file: " + err.Error()}
 	}
 	return Parse(file, data, overrides)
 }
@@ -84,42 +113,78 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 		}
 	}
 	sweep = kept
+	// Every problem is reported at once: a bad override is left out and
+	// the rest of the document is still checked, run by run.
+	var good []Override
 	for _, o := range overrides {
 		if err := doc.apply(o); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		good = append(good, o)
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	kept = sweep[:0]
+	for _, k := range sweep {
+		if k.key == "repeat" {
+			errs = append(errs, &Error{File: file, Line: k.line, Key: "sweep.repeat", Msg: "cannot be swept: repeat = N repeats every grid point N times"})
+			continue
+		}
+		kept = append(kept, k)
 	}
+	sweep = kept
 	var runs []Experiment
-	combos := expand(sweep)
-	for _, combo := range combos {
+	for point, combo := range expand(sweep) {
 		d := doc.clone()
-		var vary []string
-		for _, o := range overrides {
-			vary = append(vary, fmt.Sprintf("%s=%v", o.Key, o.Value))
+		var vary, label []string
+		for _, o := range good {
+			if o.Key == "repeat" {
+				continue // how often a point runs, not what it is
+			}
+			vary = append(vary, o.String())
+			if ChangesExperiment(o.Key) {
+				label = append(label, o.String())
+			}
 		}
 		for _, o := range combo {
 			if err := d.apply(o); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			vary = append(vary, fmt.Sprintf("%s=%v", o.Key, o.Value))
+			vary = append(vary, o.String())
+			label = append(label, o.String())
 		}
 		e, cerr := d.convert()
-		if len(cerr) > 0 {
-			errs = append(errs, cerr...)
-			continue
+		errs = append(errs, cerr...)
+		e.Vary, e.Label = vary, label
+		e.Point = point
+		e.BaseSeed = e.Seed
+		for rep := range max(e.Repeat, 1) {
+			r := e
+			r.Repetition = rep
+			r.Seed = RepetitionSeed(e.Seed, rep)
+			runs = append(runs, r)
 		}
-		e.Vary = vary
-		runs = append(runs, e)
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, dedup(errs)
 	}
 	return runs, nil
+}
+
+// RepetitionSeed is the seed of repetition rep of a grid point whose
+// file gives seed: seed itself for the first repetition (so that
+// repeat = 1 runs what the file says), and for the others a SplitMix64
+// mix of seed and rep, kept below 2^63 so that it is a valid seed key.
+func RepetitionSeed(seed uint64, rep int) uint64 {
+	if rep == 0 {
+		return seed
+	}
+	z := seed + uint64(rep)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return z >> 1
 }
 
 func dedup(es Errors) Errors {
@@ -145,7 +210,7 @@ func parseDocument(file string, data []byte) (*document, error) {
 		}
 		return nil, &Error{File: file, Msg: "TOML: " + err.Error()}
 	}
-	d := &document{file: file, root: root, lines: map[string]int{}, origins: map[string]string{}}
+	d := &document{file: file, root: root, lines: map[string]int{}, origins: map[string]Override{}}
 	d.indexLines(data)
 	return d, nil
 }
@@ -161,16 +226,23 @@ func (d *document) indexLines(data []byte) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
+			// A table inside an array of tables ([path.down] after
+			// [[path]]) belongs to the array's last element.
 			table = table[:0]
+			var name []string
 			it := e.Key()
 			for it.Next() {
-				table = append(table, string(it.Node().Data))
+				if n := arrays[strings.Join(name, ".")]; len(name) > 0 && n > 0 {
+					table = append(table, strconv.Itoa(n-1))
+				}
+				part := string(it.Node().Data)
+				name = append(name, part)
+				table = append(table, part)
 			}
 			if e.Kind == unstable.ArrayTable {
-				name := strings.Join(table, ".")
-				idx := arrays[name]
-				arrays[name]++
-				table = append(table, strconv.Itoa(idx))
+				n := strings.Join(name, ".")
+				table = append(table, strconv.Itoa(arrays[n]))
+				arrays[n]++
 			}
 			d.lines[strings.Join(table, ".")] = lineOf(&p, e)
 		case unstable.KeyValue:
@@ -211,7 +283,7 @@ func lineOf(p *unstable.Parser, n *unstable.Node) int {
 
 // clone deep-copies the document's values (lines are shared).
 func (d *document) clone() *document {
-	origins := make(map[string]string, len(d.origins))
+	origins := make(map[string]Override, len(d.origins))
 	for k, v := range d.origins {
 		origins[k] = v
 	}
@@ -308,7 +380,7 @@ func expand(keys []sweepKey) [][]Override {
 		var next [][]Override
 		for _, prefix := range out {
 			for _, v := range k.values {
-				combo := append(append([]Override(nil), prefix...), Override{Key: k.key, Value: v, Origin: fmt.Sprintf("[sweep] line %d", k.line)})
+				combo := append(append([]Override(nil), prefix...), Override{Key: k.key, Value: v, Origin: "[sweep]", Line: k.line})
 				next = append(next, combo)
 			}
 		}
@@ -322,7 +394,7 @@ func expand(keys []sweepKey) [][]Override {
 func (d *document) apply(o Override) *Error {
 	parts := strings.Split(o.Key, ".")
 	fail := func(msg string, args ...any) *Error {
-		return &Error{File: d.file, Key: o.Key, Origin: o.Origin, Msg: fmt.Sprintf(msg, args...)}
+		return &Error{File: d.file, Line: o.Line, Key: o.Key, Origin: o.Origin, Msg: fmt.Sprintf(msg, args...)}
 	}
 	if o.Key == "" || parts[0] == "sweep" {
 		return fail("cannot be set")
@@ -361,7 +433,7 @@ func (d *document) apply(o Override) *Error {
 		}
 	}
 	cur[parts[len(parts)-1]] = o.Value
-	d.origins[strings.Join(append(canon, parts[len(parts)-1]), ".")] = o.Origin
+	d.origins[strings.Join(append(canon, parts[len(parts)-1]), ".")] = o
 	return nil
 }
 

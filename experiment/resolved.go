@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,7 +11,8 @@ import (
 
 // ResolvedTOML writes the run as an experiment file with every value
 // explicit (defaults filled in, sweep and overrides applied): reading it
-// back gives the same run. It is what a results directory keeps as
+// back gives the same run (one repetition: the seed is this repetition's
+// and repeat is left out). It is what a results directory keeps as
 // config.resolved.toml.
 func (e *Experiment) ResolvedTOML() []byte {
 	var b strings.Builder
@@ -20,11 +23,15 @@ func (e *Experiment) ResolvedTOML() []byte {
 		fmt.Fprintf(&b, " with %s", strings.Join(e.Vary, ", "))
 	}
 	b.WriteString("\n")
+	if e.Repeat > 1 {
+		fmt.Fprintf(&b, "# Repetition %d of %d: seed derived from %d\n", e.Repetition+1, e.Repeat, e.BaseSeed)
+	}
 	w("name", q(e.Name))
 	if e.Description != "" {
 		w("description", q(e.Description))
 	}
 	w("duration", q(dur(e.Duration)))
+	w("drain", q(dur(e.Drain)))
 	w("seed", strconv.FormatUint(e.Seed, 10))
 	w("backend", q(e.Backend))
 	for _, p := range e.Paths {
@@ -47,6 +54,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 		w("name", q(s.Name))
 		w("kind", q(s.Kind))
 		w("priority", strconv.FormatBool(s.Priority))
+		if s.Kind != KindBulk {
+			w("reply_priority", strconv.FormatBool(s.ReplyPriority))
+		}
 		w("start", q(dur(s.Start)))
 		if s.Stop > 0 {
 			w("stop", q(dur(s.Stop)))
@@ -71,6 +81,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	b.WriteString("\n[output]\n")
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
+	w("path_interval", q(dur(e.Output.PathInterval)))
 	return []byte(b.String())
 }
 
@@ -96,3 +107,33 @@ func writeLink(b *strings.Builder, l Link, delay bool) {
 }
 
 func dur(d time.Duration) string { return d.String() }
+
+// PointSHA256 identifies the run's grid point: the SHA-256 (hex) of its
+// resolved configuration without comments and without the seed, the same
+// for every repetition of the point and different for anything else.
+func (e *Experiment) PointSHA256() string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(e.ResolvedTOML()), "\n") {
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "seed = ") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// SameRun reports whether two resolved configurations describe the same
+// run: equal but for comments (which name the file they came from).
+func SameRun(a, b []byte) bool {
+	strip := func(x []byte) string {
+		var s strings.Builder
+		for _, line := range strings.SplitAfter(string(x), "\n") {
+			if !strings.HasPrefix(line, "#") {
+				s.WriteString(line)
+			}
+		}
+		return s.String()
+	}
+	return strip(a) == strip(b)
+}

@@ -25,6 +25,9 @@ type Conn struct {
 	sockets map[netip.AddrPort]*socket
 	// ownSockets are closed when the connection ends (dialled conns).
 	ownSockets []*socket
+	// noGSO keeps GSO off on the sockets of paths it adds
+	// (Config.DisableGSO).
+	noGSO bool
 	// ep is the client's endpoint, which routes the datagrams of every
 	// path's socket; nil for server connections.
 	ep          *core.Endpoint

@@ -115,6 +115,7 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 	}
 	l := &Listener{ep: ep, cfg: cfg, sig: make(chan struct{}, 1), closed: make(chan struct{}), conns: map[*Conn]struct{}{}, sendSize: sendSize}
 	l.sock = newSocket(uc, ep)
+	l.sock.disableGSO(cfg.DisableGSO)
 	l.sock.accept = l.newConn
 	go l.sock.readLoop()
 	return l, nil
@@ -293,6 +294,7 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 		return nil, err
 	}
 	sock := newSocket(uc, ep)
+	sock.disableGSO(cfg.DisableGSO)
 	serverName := opts.ServerName
 	if serverName == "" && (cfg.TLS == nil || cfg.TLS.ServerName == "") {
 		if h, _, err := net.SplitHostPort(addr); err == nil {
@@ -306,6 +308,7 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 	}
 	c := newDriverConn(cc, sendSize, nil, sock)
 	c.ownSockets = []*socket{sock}
+	c.noGSO = cfg.DisableGSO
 	c.ep = ep
 	go sock.readLoop()
 	go c.run()

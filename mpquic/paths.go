@@ -49,6 +49,7 @@ func (c *Conn) AddPathTo(ctx context.Context, localAddr, remoteAddr string) (uin
 		return 0, fmt.Errorf("mpquic: path from %s: %w", localAddr, err)
 	}
 	sock := newSocket(uc, c.ep)
+	sock.disableGSO(c.noGSO)
 	c.mu.Lock()
 	c.sockets[sock.local] = sock
 	sock.register(c.c, c)

@@ -103,6 +103,14 @@ func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	return s
 }
 
+// disableGSO turns segmentation offload off for good when off is set
+// (Config.DisableGSO).
+func (s *socket) disableGSO(off bool) {
+	if off {
+		s.gso.Store(false)
+	}
+}
+
 func (s *socket) register(cc *core.Conn, c *Conn) {
 	s.mu.Lock()
 	s.owners[cc] = c

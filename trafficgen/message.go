@@ -10,8 +10,8 @@
 // Every message starts with a Header (source, sequence number, length,
 // reply length, creation time). The receiver reads the whole message, then
 // writes the reply on the same stream (one byte for the paper's periodic
-// messages); the sender counts the stream free again once the whole reply
-// arrived. A Recorder keeps every message's times, the bytes sent per path
+// messages) with the priority the header asks for; the sender counts the
+// stream free again once the whole reply arrived. A Recorder keeps every message's times, the bytes sent per path
 // and class, and each path's congestion state, and summarises them.
 package trafficgen
 
@@ -32,6 +32,12 @@ const (
 	// FlagBulk marks an unbounded background stream: the receiver discards
 	// everything that follows and never replies.
 	FlagBulk = 1 << iota
+	// FlagPriority marks a message sent on a priority stream; the
+	// receiver counts its bytes as priority data.
+	FlagPriority
+	// FlagReplyPriority asks the receiver to send the reply on a priority
+	// stream (the reply_priority of the source, by default its priority).
+	FlagReplyPriority
 )
 
 // Header starts every message.

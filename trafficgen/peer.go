@@ -13,8 +13,9 @@ var zeros = make([]byte, 64<<10)
 
 // Peer runs the generator at one end of a connection: it sends the
 // messages of the sources it owns, each on a free stream of its own, and
-// answers the messages the other end sends. All its methods run on the
-// environment's event loop.
+// answers the messages the other end sends, each reply with the priority
+// its message's header asks for. All its methods run on the environment's
+// event loop.
 type Peer struct {
 	env  env.Env
 	conn env.Conn
@@ -25,10 +26,10 @@ type Peer struct {
 	// stream limit) in generation order.
 	free    []*outStream
 	waiting []*outMessage
+	// stopped: the sources generate nothing more (Stop).
 	stopped bool
 	buf     []byte
-	// onIdle runs when a sent message was answered (stop-and-wait goes
-	// on from there).
+	// closers stop the sources' timers and streams.
 	closers []func()
 }
 
@@ -37,11 +38,29 @@ type Peer struct {
 func NewPeer(e env.Env, conn env.Conn, rec *Recorder, side string) *Peer {
 	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
 	conn.OnStream(p.accept)
+	conn.OnClosed(func(error) {
+		// Messages waiting for a stream will not get one; those on
+		// streams learn it from their streams.
+		for _, m := range p.waiting {
+			p.rec.failWith(m.rec, FailClosed)
+		}
+		p.waiting = nil
+	})
 	return p
 }
 
-// Stop ends the peer's sources: nothing new is generated or written.
-// Messages under way are left alone.
+// otherSide is the end that is not side.
+func otherSide(side string) string {
+	if side == "server" {
+		return "client"
+	}
+	return "server"
+}
+
+// Stop ends the peer's sources at the end of the experiment: nothing new
+// is generated and bulk streams are reset. Messages already generated go
+// on (the drain period): those waiting for a stream still get one, and
+// replies are still read and written.
 func (p *Peer) Stop() {
 	p.stopped = true
 	for _, f := range p.closers {
@@ -52,9 +71,10 @@ func (p *Peer) Stop() {
 
 // outMessage is a message this peer sends.
 type outMessage struct {
-	hdr      Header
-	priority bool
-	rec      *MessageRecord
+	hdr           Header
+	priority      bool
+	replyPriority bool
+	rec           *MessageRecord
 	// done runs when the reply is complete.
 	done func(*MessageRecord)
 }
@@ -72,9 +92,6 @@ type outStream struct {
 // send writes a message on a free stream, opening one if none is free; if
 // the peer's stream limit prevents that, the message waits for a stream.
 func (p *Peer) send(m *outMessage) {
-	if p.stopped {
-		return
-	}
 	var os *outStream
 	if len(p.free) > 0 {
 		os = p.free[0]
@@ -141,9 +158,11 @@ func (os *outStream) readReply() {
 		n, err := os.s.Read(os.p.buf)
 		if m := os.msg; m != nil && n > 0 {
 			os.replied += uint64(n)
+			now := os.p.env.Now()
+			os.p.rec.received(now, otherSide(os.p.side), classOf(m.replyPriority), int(m.hdr.Source), true, n)
 			if os.replied >= uint64(m.hdr.Reply) {
 				os.msg = nil
-				m.rec.Replied = os.p.env.Now()
+				os.p.rec.replied(m.rec, now)
 				os.p.released(os)
 				if m.done != nil {
 					m.done(m.rec)
@@ -162,7 +181,7 @@ func (os *outStream) readReply() {
 
 // released returns a stream to the pool or gives it to a waiting message.
 func (p *Peer) released(os *outStream) {
-	if len(p.waiting) > 0 && !p.stopped {
+	if len(p.waiting) > 0 {
 		m := p.waiting[0]
 		p.waiting = p.waiting[1:]
 		os.start(m)
@@ -181,12 +200,13 @@ type inStream struct {
 	read   uint64 // bytes of the current message read
 	bulk   bool
 	class  int
+	sender string // the end that sent the messages
 	// reply still to write
 	replyLeft uint64
 }
 
 func (p *Peer) accept(s env.Stream) {
-	is := &inStream{p: p, s: s}
+	is := &inStream{p: p, s: s, sender: otherSide(p.side)}
 	s.OnReadable(is.readable)
 	s.OnWritable(is.writeReply)
 }
@@ -214,7 +234,7 @@ func (is *inStream) consume(b []byte) {
 	now := is.p.env.Now()
 	for len(b) > 0 {
 		if is.bulk {
-			is.p.rec.received(now, is.class, len(b))
+			is.p.rec.received(now, is.sender, is.class, int(is.hdr.Source), false, len(b))
 			return
 		}
 		if !is.inHdr {
@@ -233,8 +253,8 @@ func (is *inStream) consume(b []byte) {
 				return
 			}
 			is.hdr, is.inHdr, is.read = h, true, HeaderLen
-			is.class = is.p.rec.classOf(h.Source)
-			is.p.rec.received(now, is.class, HeaderLen)
+			is.class = classOf(h.Flags&FlagPriority != 0)
+			is.p.rec.received(now, is.sender, is.class, int(h.Source), false, HeaderLen)
 			if h.Flags&FlagBulk != 0 {
 				is.bulk = true
 				continue
@@ -247,17 +267,19 @@ func (is *inStream) consume(b []byte) {
 		take := min(uint64(len(b)), is.hdr.Length-is.read)
 		is.read += take
 		b = b[take:]
-		is.p.rec.received(now, is.class, int(take))
+		is.p.rec.received(now, is.sender, is.class, int(is.hdr.Source), false, int(take))
 		if is.read == is.hdr.Length {
 			is.complete(now)
 		}
 	}
 }
 
-// complete records a whole message and answers it.
+// complete records a whole message and answers it on the stream, with the
+// priority the message asks for.
 func (is *inStream) complete(now time.Time) {
 	is.inHdr = false
 	is.p.rec.delivered(is.hdr, now)
+	is.s.SetPriority(is.hdr.Flags&FlagReplyPriority != 0)
 	is.replyLeft += uint64(is.hdr.Reply)
 	is.writeReply()
 }

@@ -1,12 +1,14 @@
 package trafficgen
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/mpquic/qerr"
 )
 
 // Classes of data.
@@ -23,13 +25,55 @@ func ClassName(c int) string {
 	return "background"
 }
 
+func classOf(priority bool) int {
+	if priority {
+		return ClassPriority
+	}
+	return ClassBackground
+}
+
+// Why a message failed.
+const (
+	// FailTimeout: the message was not complete at the end of the drain
+	// period (or, for stop-and-wait, within the source's timeout).
+	FailTimeout = "timeout"
+	// FailReset: a stream carrying it was reset or stopped.
+	FailReset = "reset"
+	// FailClosed: the connection ended first.
+	FailClosed = "connection closed"
+	// FailNoReply: it was delivered but its reply was not complete at the
+	// end of the drain period (kinds with replies only).
+	FailNoReply = "no reply"
+)
+
+// Message statuses.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// HasReply reports whether the messages of a kind complete with their
+// reply (request-response, frames, file, stop-and-wait) rather than with
+// their delivery (periodic: the paper's one-byte replies only free the
+// stream).
+func HasReply(kind string) bool {
+	switch kind {
+	case experiment.KindRequestResponse, experiment.KindFrames, experiment.KindFile, experiment.KindStopAndWait:
+		return true
+	}
+	return false
+}
+
 // MessageRecord is the life of one message.
 type MessageRecord struct {
-	Source   int
-	Seq      uint32
-	Priority bool
-	Length   uint64 // bytes, header included
-	Reply    uint32
+	Source int
+	Kind   string
+	Seq    uint32
+	// Priority is the priority of the message's stream, ReplyPriority the
+	// one its reply is sent with.
+	Priority, ReplyPriority bool
+	Length                  uint64 // bytes, header included
+	Reply                   uint32
 	// Created is when the source generated it; Started when it was
 	// written to a stream (later if it waited for one); Written when the
 	// stream took its last byte; Delivered when the receiving
@@ -39,8 +83,26 @@ type MessageRecord struct {
 	StreamID                                      uint64
 	// Queued: the message waited for a free stream.
 	Queued bool
-	// Failed says why it could not complete ("timeout", a stream error).
+	// Completed: the message completed (was delivered, or for kinds with
+	// replies got its whole reply) before anything made it fail.
+	Completed bool
+	// Failed says why it did not complete (one of the Fail constants);
+	// empty while it may still complete, and for completed messages.
 	Failed string
+}
+
+// Done reports whether the message completed or failed.
+func (m *MessageRecord) Done() bool { return m.Completed || m.Failed != "" }
+
+// Status is "completed" or "failed" once the message is done, else "".
+func (m *MessageRecord) Status() string {
+	switch {
+	case m.Completed:
+		return StatusCompleted
+	case m.Failed != "":
+		return StatusFailed
+	}
+	return ""
 }
 
 // MCT is the message completion time: generation to complete reception
@@ -53,12 +115,27 @@ func (m *MessageRecord) MCT() (time.Duration, bool) {
 	return m.Delivered.Sub(m.Created), true
 }
 
-// ResponseTime is generation to complete reception of the reply.
+// ResponseTime is generation to complete reception of the reply; ok is
+// false if the reply did not arrive, or arrived after the message failed
+// (a stop-and-wait publish given up at its timeout).
 func (m *MessageRecord) ResponseTime() (time.Duration, bool) {
-	if m.Replied.IsZero() {
+	if m.Replied.IsZero() || m.Failed != "" {
 		return 0, false
 	}
 	return m.Replied.Sub(m.Created), true
+}
+
+// Headline is the time that completes the message: the response time for
+// kinds with replies, else the MCT; ok is false for a message that did
+// not complete (its time counts as unbounded in distributions).
+func (m *MessageRecord) Headline() (time.Duration, bool) {
+	if !m.Completed {
+		return 0, false
+	}
+	if HasReply(m.Kind) {
+		return m.ResponseTime()
+	}
+	return m.MCT()
 }
 
 // PathSample is a path's congestion state at a change, seen from one end.
@@ -68,41 +145,95 @@ type PathSample struct {
 	core.PathMetrics
 }
 
+// RecorderConfig configures a Recorder.
+type RecorderConfig struct {
+	Sources []experiment.Source
+	// Start is the experiment's time zero; the measurement window of
+	// throughput, goodput and congestion window growth is [Start,
+	// Start+Duration).
+	Start    time.Time
+	Duration time.Duration
+	// Interval is the width of the throughput bins.
+	Interval time.Duration
+	// PathInterval is the least time between two samples of a path and
+	// end kept for paths.csv (congestion state changes are always kept);
+	// 0 keeps every change.
+	PathInterval time.Duration
+}
+
+// pathKey names one end's view of one path.
+type pathKey struct {
+	vantage string
+	id      uint64
+}
+
+// pathLog is what the recorder keeps of one end's view of one path.
+type pathLog struct {
+	// last is the latest sample, kept says whether it went into the
+	// samples, keptAt is when the latest kept sample was taken.
+	last   PathSample
+	kept   bool
+	keptAt time.Time
+	seen   bool
+	ca     caGrowth
+}
+
 // Recorder collects an experiment's measurements. It is used from the
 // environment's event loop only (the Observer methods run on the
 // connections', which is the same loop in the simulator; over sockets the
 // runner serialises them).
 type Recorder struct {
-	start    time.Time
-	interval time.Duration
-	sources  []experiment.Source
-	msgs     [][]*MessageRecord
-	// sent[vantage][path][class] are bins of stream bytes sent;
-	// delivered[class] bins of bytes the receiving applications read.
-	sent     map[string]map[uint64]*[2][]uint64
-	got      [2][]uint64
-	samples  []PathSample
+	cfg     RecorderConfig
+	start   time.Time
+	end     time.Time
+	sources []experiment.Source
+	msgs    [][]*MessageRecord
+	// sent[vantage][path][class] are bins of stream bytes that end sent,
+	// sentWin their totals in the measurement window; got[sender][class]
+	// bins of bytes the receiving application read of what sender sent,
+	// gotWin their totals in the window; srcGot[source] the window's
+	// bytes read of the source's messages ([0]) and replies ([1]).
+	sent    map[string]map[uint64]*[2][]uint64
+	sentWin map[string]map[uint64]*[2]uint64
+	got     map[string]*[2][]uint64
+	gotWin  map[string]*[2]uint64
+	srcGot  [][2]uint64
+	paths   map[pathKey]*pathLog
+	samples []PathSample
+	// finished: the run is over; later events are ignored.
+	finished bool
 	problems []string
 	// ConnectStart is when the client started connecting, for the
 	// connect-to-first-message time of stop-and-wait sources.
 	ConnectStart time.Time
 }
 
-// NewRecorder returns a recorder for an experiment starting at start,
-// with throughput bins of interval.
-func NewRecorder(sources []experiment.Source, start time.Time, interval time.Duration) *Recorder {
-	return &Recorder{start: start, interval: interval, sources: sources,
-		msgs: make([][]*MessageRecord, len(sources)), sent: map[string]map[uint64]*[2][]uint64{}}
+// NewRecorder returns a recorder for an experiment.
+func NewRecorder(cfg RecorderConfig) *Recorder {
+	return &Recorder{cfg: cfg, start: cfg.Start, end: cfg.Start.Add(cfg.Duration), sources: cfg.Sources,
+		msgs:    make([][]*MessageRecord, len(cfg.Sources)),
+		sent:    map[string]map[uint64]*[2][]uint64{},
+		sentWin: map[string]map[uint64]*[2]uint64{},
+		got:     map[string]*[2][]uint64{},
+		gotWin:  map[string]*[2]uint64{},
+		srcGot:  make([][2]uint64, len(cfg.Sources)),
+		paths:   map[pathKey]*pathLog{},
+	}
 }
 
 // Start is the experiment's time zero.
 func (r *Recorder) Start() time.Time { return r.start }
 
+// End is the end of the measurement window (time zero plus the duration).
+func (r *Recorder) End() time.Time { return r.end }
+
+func (r *Recorder) inWindow(at time.Time) bool { return !at.Before(r.start) && at.Before(r.end) }
+
 func (r *Recorder) bin(at time.Time) int {
 	if at.Before(r.start) {
 		return 0
 	}
-	return int(at.Sub(r.start) / r.interval)
+	return int(at.Sub(r.start) / r.cfg.Interval)
 }
 
 func addBin(bins *[]uint64, i int, n uint64) {
@@ -122,9 +253,10 @@ func (r *Recorder) record(src int, seq uint32) *MessageRecord {
 	return r.msgs[src][seq]
 }
 
-func (r *Recorder) generated(src int, seq uint32, now time.Time, length uint64, reply uint32, prio bool) *MessageRecord {
-	m := &MessageRecord{Source: src, Seq: seq, Priority: prio, Length: length, Reply: reply, Created: now}
-	if r.record(src, seq) == nil && src >= 0 && src < len(r.msgs) {
+func (r *Recorder) generated(src int, seq uint32, now time.Time, length uint64, reply uint32, prio, replyPrio bool) *MessageRecord {
+	m := &MessageRecord{Source: src, Kind: r.sources[src].Kind, Seq: seq, Priority: prio, ReplyPriority: replyPrio,
+		Length: length, Reply: reply, Created: now}
+	if r.record(src, seq) == nil {
 		r.msgs[src][seq] = m
 	}
 	return m
@@ -132,6 +264,9 @@ func (r *Recorder) generated(src int, seq uint32, now time.Time, length uint64, 
 
 // delivered records that the receiving application has a whole message.
 func (r *Recorder) delivered(h Header, now time.Time) {
+	if r.finished {
+		return
+	}
 	m := r.record(int(h.Source), h.Seq)
 	if m == nil {
 		if int(h.Source) >= len(r.msgs) {
@@ -139,36 +274,83 @@ func (r *Recorder) delivered(h Header, now time.Time) {
 			return
 		}
 		// The sender's record is in another process: rebuild it.
-		m = &MessageRecord{Source: int(h.Source), Seq: h.Seq, Length: h.Length, Reply: h.Reply, Created: h.Created,
-			Priority: r.sources[h.Source].Priority}
+		m = &MessageRecord{Source: int(h.Source), Kind: r.sources[h.Source].Kind, Seq: h.Seq, Length: h.Length, Reply: h.Reply,
+			Created: h.Created, Priority: h.Flags&FlagPriority != 0, ReplyPriority: h.Flags&FlagReplyPriority != 0}
 		r.msgs[h.Source][h.Seq] = m
 	}
 	if m.Delivered.IsZero() {
 		m.Delivered = now
 	}
-}
-
-// received counts bytes the receiving application read.
-func (r *Recorder) received(now time.Time, class, n int) {
-	addBin(&r.got[class], r.bin(now), uint64(n))
-}
-
-func (r *Recorder) classOf(src uint16) int {
-	if int(src) < len(r.sources) && r.sources[src].Priority {
-		return ClassPriority
+	if !HasReply(m.Kind) && !m.Done() {
+		m.Completed = true
 	}
-	return ClassBackground
 }
 
-func (r *Recorder) fail(m *MessageRecord, err error) {
-	if m.Failed == "" {
-		m.Failed = err.Error()
+// replied records that the sender has the whole reply to m.
+func (r *Recorder) replied(m *MessageRecord, now time.Time) {
+	if r.finished {
+		return
 	}
+	if m.Replied.IsZero() {
+		m.Replied = now
+	}
+	if HasReply(m.Kind) && !m.Done() {
+		m.Completed = true
+	}
+}
+
+// received counts n bytes the receiving application read of what sender
+// sent: of source src's messages, or of the replies to them.
+func (r *Recorder) received(now time.Time, sender string, class, src int, reply bool, n int) {
+	if r.finished {
+		return
+	}
+	b := r.got[sender]
+	if b == nil {
+		b = &[2][]uint64{}
+		r.got[sender] = b
+	}
+	addBin(&b[class], r.bin(now), uint64(n))
+	if !r.inWindow(now) {
+		return
+	}
+	w := r.gotWin[sender]
+	if w == nil {
+		w = &[2]uint64{}
+		r.gotWin[sender] = w
+	}
+	w[class] += uint64(n)
+	if src >= 0 && src < len(r.srcGot) {
+		i := 0
+		if reply {
+			i = 1
+		}
+		r.srcGot[src][i] += uint64(n)
+	}
+}
+
+// failReason is the reason a stream or connection error gives.
+func failReason(err error) string {
+	var se *qerr.StreamError
+	if errors.As(err, &se) {
+		return FailReset
+	}
+	return FailClosed
+}
+
+// fail marks m failed because of err, unless it is done already.
+func (r *Recorder) fail(m *MessageRecord, err error) { r.failWith(m, failReason(err)) }
+
+func (r *Recorder) failWith(m *MessageRecord, reason string) {
+	if r.finished || m.Done() {
+		return
+	}
+	m.Failed = reason
 }
 
 func (r *Recorder) receiveFailed(h Header, err error) {
-	if m := r.record(int(h.Source), h.Seq); m != nil && m.Delivered.IsZero() && m.Failed == "" {
-		m.Failed = err.Error()
+	if m := r.record(int(h.Source), h.Seq); m != nil && m.Delivered.IsZero() {
+		r.fail(m, err)
 	}
 }
 
@@ -180,6 +362,38 @@ func (r *Recorder) protocolError(err error) {
 
 // Problems lists unexpected errors seen during the run.
 func (r *Recorder) Problems() []string { return r.problems }
+
+// Outstanding counts the messages that are neither completed nor failed.
+func (r *Recorder) Outstanding() int {
+	n := 0
+	for _, ms := range r.msgs {
+		for _, m := range ms {
+			if m != nil && !m.Done() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Finish ends the recording at the end of the drain period: every message
+// still under way fails, with "no reply" if it was delivered (kinds with
+// replies) and "timeout" otherwise; later events are ignored.
+func (r *Recorder) Finish() {
+	for _, ms := range r.msgs {
+		for _, m := range ms {
+			if m == nil || m.Done() {
+				continue
+			}
+			if !m.Delivered.IsZero() {
+				m.Failed = FailNoReply
+			} else {
+				m.Failed = FailTimeout
+			}
+		}
+	}
+	r.finished = true
+}
 
 // Messages returns every message of every source, by source and sequence
 // number.
@@ -195,7 +409,8 @@ func (r *Recorder) Messages() []*MessageRecord {
 	return out
 }
 
-// Samples returns the path state samples in time order.
+// Samples returns the path state samples kept for paths.csv, in time
+// order.
 func (r *Recorder) Samples() []PathSample { return r.samples }
 
 // Observer returns the core.Observer of a connection end ("client" or
@@ -209,44 +424,135 @@ type observer struct {
 }
 
 func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
-	o.r.samples = append(o.r.samples, PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
+	o.r.pathMetrics(PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
+}
+
+// pathMetrics takes a path state change: the congestion window growth
+// counts it within the measurement window, and paths.csv keeps it if it
+// changes the congestion state (with the last sample before it), if it is
+// the path's first, or if PathInterval passed since the last kept one.
+func (r *Recorder) pathMetrics(s PathSample) {
+	if r.finished {
+		return
+	}
+	k := pathKey{s.Vantage, s.PathID}
+	pl := r.paths[k]
+	if pl == nil {
+		pl = &pathLog{}
+		r.paths[k] = pl
+	}
+	if r.inWindow(s.At) {
+		pl.ca.add(s.At, s.CongestionWindow, s.CongestionState)
+	}
+	keep := !pl.seen || r.cfg.PathInterval <= 0 || s.At.Sub(pl.keptAt) >= r.cfg.PathInterval
+	if pl.seen && s.CongestionState != pl.last.CongestionState {
+		if !pl.kept {
+			r.samples = append(r.samples, pl.last)
+		}
+		keep = true
+	}
+	pl.seen, pl.last, pl.kept = true, s, keep
+	if keep {
+		pl.keptAt = s.At
+		r.samples = append(r.samples, s)
+	}
 }
 
 func (o *observer) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
-	paths := o.r.sent[o.vantage]
+	r := o.r
+	if r.finished {
+		return
+	}
+	paths := r.sent[o.vantage]
 	if paths == nil {
 		paths = map[uint64]*[2][]uint64{}
-		o.r.sent[o.vantage] = paths
+		r.sent[o.vantage] = paths
+		r.sentWin[o.vantage] = map[uint64]*[2]uint64{}
 	}
 	b := paths[pathID]
 	if b == nil {
 		b = &[2][]uint64{}
 		paths[pathID] = b
+		r.sentWin[o.vantage][pathID] = &[2]uint64{}
 	}
-	class := ClassBackground
-	if priority {
-		class = ClassPriority
+	class := classOf(priority)
+	addBin(&b[class], r.bin(now), uint64(n))
+	if r.inWindow(now) {
+		r.sentWin[o.vantage][pathID][class] += uint64(n)
 	}
-	addBin(&b[class], o.r.bin(now), uint64(n))
 }
 
-// SentBins returns, per vantage, path and class, the bytes of stream data
-// sent in each interval.
-func (r *Recorder) SentBins() map[string]map[uint64]*[2][]uint64 { return r.sent }
-
-// DeliveredBins returns per class the bytes the receiving applications
-// read in each interval.
-func (r *Recorder) DeliveredBins() [2][]uint64 { return r.got }
-
 // Interval is the width of the throughput bins.
-func (r *Recorder) Interval() time.Duration { return r.interval }
+func (r *Recorder) Interval() time.Duration { return r.cfg.Interval }
 
 // sortedPaths lists the path IDs of a vantage's bins.
-func sortedPaths(m map[uint64]*[2][]uint64) []uint64 {
+func sortedPaths[V any](m map[uint64]V) []uint64 {
 	ids := make([]uint64, 0, len(m))
 	for id := range m {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
+}
+
+// caGrowth accumulates a path's congestion window growth in congestion
+// avoidance (Table I of the reference paper) from its state changes in
+// time order: over the maximal stretches of samples in congestion
+// avoidance, the growth of the window and the stretches' duration.
+type caGrowth struct {
+	grow   float64
+	span   time.Duration
+	in     bool
+	startT time.Time
+	startW uint64
+	lastT  time.Time
+	lastW  uint64
+}
+
+func (g *caGrowth) flush() {
+	if g.in && g.lastT.After(g.startT) && g.lastW >= g.startW {
+		g.grow += float64(g.lastW - g.startW)
+		g.span += g.lastT.Sub(g.startT)
+	}
+	g.in = false
+}
+
+func (g *caGrowth) add(at time.Time, cwnd uint64, state string) {
+	if state != "congestion_avoidance" {
+		g.flush()
+		return
+	}
+	if !g.in {
+		g.in, g.startT, g.startW = true, at, cwnd
+	} else if cwnd < g.lastW && at != g.startT {
+		// A shrink without leaving the state (a collapse): close the
+		// stretch before it.
+		g.flush()
+		g.in, g.startT, g.startW = true, at, cwnd
+	}
+	g.lastT, g.lastW = at, cwnd
+}
+
+// perRTT is the mean growth per rtt over the stretches so far.
+func (g caGrowth) perRTT(rtt time.Duration) float64 {
+	g.flush()
+	if g.span <= 0 {
+		return 0
+	}
+	return g.grow / g.span.Seconds() * rtt.Seconds()
+}
+
+// CwndGrowthCA is the mean growth of a path's congestion window per RTT
+// while in congestion avoidance, as in Table I of the reference paper:
+// over the maximal stretches of samples in congestion avoidance, the sum
+// of the window's growth divided by the sum of their durations, times
+// rtt. Zero without such stretches.
+func CwndGrowthCA(samples []PathSample, vantage string, pathID uint64, rtt time.Duration) float64 {
+	var g caGrowth
+	for _, s := range samples {
+		if s.Vantage == vantage && s.PathID == pathID {
+			g.add(s.At, s.CongestionWindow, s.CongestionState)
+		}
+	}
+	return g.perRTT(rtt)
 }

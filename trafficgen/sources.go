@@ -117,12 +117,21 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 // generate creates message seq of source idx and sends it.
 func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64, reply uint32, done func(*MessageRecord)) *MessageRecord {
 	now := p.env.Now()
-	rec := p.rec.generated(idx, seq, now, length, reply, s.Priority)
+	replyPrio := s.ReplyPriority
+	rec := p.rec.generated(idx, seq, now, length, reply, s.Priority, replyPrio)
+	var flags uint8
+	if s.Priority {
+		flags |= FlagPriority
+	}
+	if replyPrio {
+		flags |= FlagReplyPriority
+	}
 	p.send(&outMessage{
-		hdr:      Header{Source: uint16(idx), Seq: seq, Length: length, Reply: reply, Created: now},
-		priority: s.Priority,
-		rec:      rec,
-		done:     done,
+		hdr:           Header{Source: uint16(idx), Flags: flags, Seq: seq, Length: length, Reply: reply, Created: now},
+		priority:      s.Priority,
+		replyPriority: replyPrio,
+		rec:           rec,
+		done:          done,
 	})
 	return rec
 }
@@ -134,7 +143,7 @@ func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64,
 // byte, given up after s.Timeout.
 func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32) {
 	end := stopAt(s, t0)
-	if s.Count > 0 && int(seq) >= s.Count || !end.IsZero() && !p.env.Now().Before(end) {
+	if p.stopped || s.Count > 0 && int(seq) >= s.Count || !end.IsZero() && !p.env.Now().Before(end) {
 		return
 	}
 	var next func(*MessageRecord)
@@ -157,9 +166,10 @@ func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32
 	next = func(*MessageRecord) { advance() }
 	rec := p.generate(idx, s, seq, length, reply, next)
 	if s.Kind == experiment.KindStopAndWait && s.Timeout > 0 {
-		p.after(p.env.Now().Add(s.Timeout), func() {
-			if rec.Replied.IsZero() && rec.Failed == "" {
-				rec.Failed = "timeout"
+		// The timeout runs on in the drain period.
+		p.env.AfterFunc(s.Timeout, func() {
+			if !rec.Done() {
+				p.rec.failWith(rec, FailTimeout)
 				advance()
 			}
 		})
@@ -167,8 +177,8 @@ func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32
 }
 
 // bulk keeps a stream of background data backlogged: it writes whenever
-// the stream takes more, until the source stops (or s.Size bytes, if set,
-// after which the stream ends).
+// the stream takes more, until the source stops, which resets the stream
+// (or s.Size bytes, if set, after which the stream ends).
 func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
 	st, err := p.conn.OpenStream()
 	if err != nil {
@@ -176,7 +186,11 @@ func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
 		return
 	}
 	st.SetPriority(s.Priority)
-	h := Header{Source: uint16(idx), Flags: FlagBulk, Length: uint64(s.Size), Created: p.env.Now()}
+	flags := uint8(FlagBulk)
+	if s.Priority {
+		flags |= FlagPriority
+	}
+	h := Header{Source: uint16(idx), Flags: flags, Length: uint64(s.Size), Created: p.env.Now()}
 	hdr := h.Append(nil)
 	var written uint64
 	limit := uint64(s.Size)
@@ -220,13 +234,16 @@ func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
 			}
 		}
 	})
-	if end := stopAt(s, t0); !end.IsZero() {
-		p.after(end, func() {
-			if !done {
-				done = true
-				st.CancelWrite(0)
-			}
-		})
+	reset := func() {
+		if !done {
+			done = true
+			st.CancelWrite(0)
+		}
 	}
+	if end := stopAt(s, t0); !end.IsZero() {
+		p.after(end, reset)
+	}
+	// The source ends with the experiment too.
+	p.closers = append(p.closers, reset)
 	write()
 }

@@ -1,6 +1,7 @@
 package trafficgen
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -35,15 +36,15 @@ func TestDistribution(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		ds = append(ds, time.Duration(i)*time.Millisecond)
 	}
-	d := Distribution(ds)
-	want := Dist{N: 1000, Min: 1, P50: 500, P90: 900, P99: 990, P999: 999, Max: 1000, Mean: 500.5}
+	d := Distribution(ds, 0)
+	want := Dist{N: 1000, Min: 1, P50: 500, P90: 900, P99: 990, P999: 999, Max: 1000, Mean: 500.5, MeanCompleted: 500.5}
 	if *d != want {
 		t.Fatalf("%+v", *d)
 	}
-	if Distribution(nil) != nil {
+	if Distribution(nil, 0) != nil {
 		t.Fatal("distribution of nothing")
 	}
-	one := Distribution([]time.Duration{25 * time.Millisecond})
+	one := Distribution([]time.Duration{25 * time.Millisecond}, 0)
 	if one.P50 != 25 || one.P999 != 25 {
 		t.Fatalf("%+v", *one)
 	}
@@ -99,5 +100,76 @@ func TestCwndGrowthCA(t *testing.T) {
 	}
 	if g := CwndGrowthCA(s, "server", 7, 50*time.Millisecond); g != 0 {
 		t.Fatalf("growth %v of a path without samples", g)
+	}
+}
+
+// TestNearestRankWithFailures pins the quantiles on values computed by
+// hand: a failed message counts as +Inf, so a quantile whose rank reaches
+// the failures is +Inf, and the mean is too (mean_completed is not).
+func TestNearestRankWithFailures(t *testing.T) {
+	inf := math.Inf(1)
+	d := DistributionOf([]float64{40, inf, 10, 30, 20})
+	// Sorted: 10 20 30 40 +Inf. p50: rank ceil(2.5) = 3; p90: rank
+	// ceil(4.5) = 5.
+	want := Dist{N: 5, Failed: 1, Min: 10, P50: 30, P90: Inf, P99: Inf, P999: Inf, Max: Inf, Mean: Inf, MeanCompleted: 25}
+	if *d != want {
+		t.Fatalf("got %+v\nwant %+v", *d, want)
+	}
+	// 1000 values 1..1000 and one failure: p99.9 is rank ceil(999.999) =
+	// 1000, the value 1000; with a second failure rank ceil(1000.998) =
+	// 1001, +Inf.
+	var vals []float64
+	for i := 1; i <= 1000; i++ {
+		vals = append(vals, float64(i))
+	}
+	d = DistributionOf(append(vals, inf))
+	if d.P999 != 1000 || d.P99 != 991 || d.Max != Inf || d.Failed != 1 {
+		t.Fatalf("one failure in 1001: %+v", *d)
+	}
+	d = DistributionOf(append(vals, inf, inf))
+	if d.P999 != Inf || d.P99 != 992 {
+		t.Fatalf("two failures in 1002: %+v", *d)
+	}
+	// All failed.
+	d = DistributionOf([]float64{inf, inf})
+	if d.Min != Inf || d.P50 != Inf || !math.IsNaN(float64(d.MeanCompleted)) {
+		t.Fatalf("all failed: %+v", *d)
+	}
+	// Ranks on exact products: p7 of 100 values is the 7th, although 0.07·100
+	// is 7.000000000000001 in floating point.
+	var hundred []float64
+	for i := 1; i <= 100; i++ {
+		hundred = append(hundred, float64(i))
+	}
+	if q := NearestRank(hundred, 0.07); q != 7 {
+		t.Fatalf("p7 of 1..100 = %v, want 7", q)
+	}
+}
+
+// TestMillisJSON: +Inf is written as "+Inf", a missing value as null, and
+// both read back.
+func TestMillisJSON(t *testing.T) {
+	d := DistributionOf([]float64{5, math.Inf(1)})
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"n":2,"failed":1,"min":5,"p50":5,"p90":"+Inf","p99":"+Inf","p999":"+Inf","max":"+Inf","mean":"+Inf","mean_completed":5}`
+	if string(b) != want {
+		t.Fatalf("got %s\nwant %s", b, want)
+	}
+	var back Dist
+	if err := json.Unmarshal(b, &back); err != nil || back != *d {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	var m Millis
+	if err := json.Unmarshal([]byte("null"), &m); err != nil || !math.IsNaN(float64(m)) {
+		t.Fatalf("null: %v %v", m, err)
+	}
+	if FormatCSV(math.Inf(1)) != "+Inf" || FormatCSV(math.NaN()) != "" || FormatCSV(2.5) != "2.500" {
+		t.Fatal("CSV formatting")
+	}
+	if v, err := ParseCSV("+Inf"); err != nil || !math.IsInf(v, 1) {
+		t.Fatalf("ParseCSV(+Inf) = %v, %v", v, err)
 	}
 }

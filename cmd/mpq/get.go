@@ -55,70 +55,88 @@ func (l *localAddrs) Set(v string) error {
 	return nil
 }
 
-// runGet downloads one file and prints its JSON summary; cancelling ctx
-// aborts the download.
-func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("get", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:4433", "server `HOST:PORT`")
-	p := fs.String("path", "", "file to fetch, e.g. /index.html (required)")
-	out := fs.String("out", "", "write the body to `FILE` (default: discard)")
-	ca := fs.String("ca", "", "verify the server with the PEM certificates in `FILE` (default: accept any certificate, as for self-signed servers)")
-	sni := fs.String("sni", "", "TLS server name (default: the host of --addr)")
-	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	var locals localAddrs
-	fs.Var(&locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
-	var tf transportFlags
-	tf.register(fs)
-	if code := parseFlags(fs, args, stderr); code >= 0 {
-		return code
+// setupGet registers get's flags; the command downloads one file and
+// prints its JSON summary; cancelling ctx aborts the download.
+func setupGet(fs *flag.FlagSet) runFunc {
+	var o getOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:4433", "server `HOST:PORT`")
+	fs.StringVar(&o.path, "path", "", "file to fetch, e.g. /index.html (required)")
+	fs.StringVar(&o.out, "out", "", "write the body to `FILE` (default: discard)")
+	fs.StringVar(&o.ca, "ca", "", "verify the server with the PEM certificates in `FILE` (default: accept any certificate, as for self-signed servers)")
+	fs.StringVar(&o.sni, "sni", "", "TLS server name (default: the host of --addr)")
+	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up after this long")
+	fs.Var(&o.locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
+	o.tf.register(fs)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if !noArgs("get", args, stderr) {
+			return exitUsage
+		}
+		return runGet(ctx, &o, stdout, stderr)
 	}
-	if *p == "" {
+}
+
+// getOptions are get's flags.
+type getOptions struct {
+	addr, path, out, ca, sni string
+	timeout                  time.Duration
+	locals                   localAddrs
+	tf                       transportFlags
+}
+
+// runGet downloads one file and prints its JSON summary.
+func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
+	if o.path == "" {
 		fmt.Fprintln(stderr, "mpq get: --path is required")
 		return exitUsage
 	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "mpq get: --timeout %v must be positive\n", *timeout)
+	if o.tf.noMultipath && len(o.locals) > 1 {
+		fmt.Fprintln(stderr, "mpq get: --no-multipath allows one path: give at most one --local")
+		return exitUsage
+	}
+	if o.timeout <= 0 {
+		fmt.Fprintf(stderr, "mpq get: --timeout %v must be positive\n", o.timeout)
 		return exitUsage
 	}
 	var dst *outFile
-	if *out != "" {
+	if o.out != "" {
 		// Fail before connecting when the output cannot be written.
 		var err error
-		if dst, err = createOut(*out); err != nil {
+		if dst, err = createOut(o.out); err != nil {
 			fmt.Fprintf(stderr, "mpq get: --out: %v\n", err)
 			return exitUsage
 		}
 		defer dst.abort()
 	}
 	tc := &tls.Config{InsecureSkipVerify: true}
-	if *ca != "" {
-		pem, err := os.ReadFile(*ca)
+	if o.ca != "" {
+		pem, err := os.ReadFile(o.ca)
 		if err != nil {
 			fmt.Fprintf(stderr, "mpq get: %v\n", err)
 			return exitUsage
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			fmt.Fprintf(stderr, "mpq get: no certificate in %s\n", *ca)
+			fmt.Fprintf(stderr, "mpq get: no certificate in %s\n", o.ca)
 			return exitUsage
 		}
 		tc = &tls.Config{RootCAs: pool}
 	}
-	cfg, cleanup, err := tf.config(tc, stderr)
+	cfg, cleanup, err := o.tf.config(tc, stderr)
 	defer cleanup()
 	if err != nil {
-		fmt.Fprintf(stderr, "mpq get: %v\n", err)
+		printErr(stderr, "get", err)
 		return exitUsage
 	}
+	locals := o.locals
 	for i, l := range locals {
 		if _, _, err := net.SplitHostPort(l); err != nil {
 			locals[i] = net.JoinHostPort(l, "0")
 		}
 	}
-	res, err := get(ctx, *addr, *p, dst, *sni, *timeout, cfg, locals)
+	res, err := get(ctx, o.addr, o.path, dst, o.sni, o.timeout, cfg, locals)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
-		return 1
+		return exitFailure
 	}
 	b, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(b))

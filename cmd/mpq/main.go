@@ -1,19 +1,21 @@
-// Command mpq is the multipath QUIC research tool: it serves and fetches
-// files over mpquic (hq-interop) and, in later subcommands, runs
-// experiments, plots results and manages testbeds.
+// Command mpq is the multipath QUIC research tool: it runs experiment
+// files (in the simulator or over real sockets), and serves and fetches
+// files over mpquic (hq-interop).
 //
 // Usage:
 //
+//	mpq run FILE [flags]
 //	mpq serve --addr HOST:PORT --root DIR [flags]
 //	mpq get --addr HOST:PORT --path /FILE [--out FILE] [flags]
+//	mpq help [COMMAND]
+//	mpq --version
 //
-// Run "mpq COMMAND -h" for the flags of a command.
+// "mpq help COMMAND" (or "mpq COMMAND --help") prints a command's usage,
+// flags and examples.
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,19 +26,25 @@ import (
 	"github.com/mpq/mpq/internal/buildinfo"
 )
 
-// exitUsage is the exit status for bad command lines and bad input files.
-const exitUsage = 2
+// Exit statuses, as README.md states them.
+const (
+	// exitFailure: the command could not do its job (a run failed, the
+	// server is unreachable, the file is missing on the server).
+	exitFailure = 1
+	// exitUsage: a bad command line or a bad input file (unknown flag,
+	// missing or malformed experiment file, unknown name); nothing ran.
+	exitUsage = 2
+	// exitInterrupted: stopped by SIGINT or SIGTERM (128 + SIGINT) before
+	// the work was done; finished results are kept.
+	exitInterrupted = 130
+)
 
-type command struct {
-	summary string
-	// run runs the command until it is done or ctx is cancelled.
-	run func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-}
-
+// commands are mpq's subcommands. A command's help text is
+// help/NAME.txt; its code is in NAME.go.
 var commands = map[string]command{
-	"serve": {"serve files over hq-interop until interrupted", runServe},
-	"get":   {"download one file over hq-interop and print a JSON summary", runGet},
-	"run":   {"run an experiment file (or its sweep) and write the results", runRun},
+	"serve": {"serve files over hq-interop until interrupted", setupServe},
+	"get":   {"download one file over hq-interop and print a JSON summary", setupGet},
+	"run":   {"run an experiment file (or its sweep) and write the results", setupRun},
 }
 
 func main() {
@@ -56,77 +64,57 @@ func main() {
 // the exit status. Cancelling ctx stops a running command: mpq serve
 // returns 0, a download in progress fails.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return 0
+		return exitUsage
 	}
-	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "help":
+		return help(ctx, args[1:], stdout, stderr)
+	case "--version", "-version", "version":
 		fmt.Fprintln(stdout, buildinfo.Read())
 		return 0
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "mpq: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "mpq: unknown command %q\n\n", args[0])
 		usage(stderr)
 		return exitUsage
 	}
-	return cmd.run(ctx, args[1:], stdout, stderr)
+	return cmd.exec(ctx, args[0], args[1:], stdout, stderr)
+}
+
+// help runs "mpq help [COMMAND]".
+func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" {
+		usage(stdout)
+		return 0
+	}
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "mpq help: one COMMAND expected, got %d arguments\n", len(args))
+		return exitUsage
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "mpq help: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return cmd.exec(ctx, args[0], []string{"--help"}, stdout, stderr)
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mpq COMMAND [flags]\n       mpq --version\n\ncommands:")
+	fmt.Fprintln(w, "usage: mpq COMMAND [arguments and flags]\n       mpq help COMMAND\n       mpq --version\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-}
-
-// parseFlags parses a subcommand's flags, which take no positional
-// arguments; it returns the exit status to use when parsing ended the
-// command (help or an error), or -1 to go on.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
-	pos, code := parseArgs(fs, args, stderr)
-	if code >= 0 {
-		return code
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "mpq %s: unexpected argument %q\n", fs.Name(), pos[0])
-		return exitUsage
-	}
-	return -1
-}
-
-// parseArgs parses a subcommand's command line, in which flags may come
-// before, between and after the positional arguments (the flag package
-// alone stops at the first positional argument and would silently ignore
-// every flag after it). Everything after "--" is positional. It returns the
-// positional arguments in order, and the exit status to use when parsing
-// ended the command (help or an error), or -1 to go on.
-func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (pos []string, code int) {
-	fs.SetOutput(stderr)
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, 0
-			}
-			return nil, exitUsage
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, -1
-		}
-		// Parse consumes a "--" and stops: what follows is positional.
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), -1
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
+	fmt.Fprintln(w, "\nFlags may come before, between and after a command's arguments; \"--\" ends\nthe flags. \"mpq help COMMAND\" shows a command's flags and examples.")
 }

@@ -18,87 +18,104 @@ import (
 	"github.com/mpq/mpq/mpquic/core"
 )
 
-// runServe serves files until ctx is cancelled, then closes every
-// connection, waits for the request handlers and returns 0.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:4433", "UDP `HOST:PORT` to listen on")
-	root := fs.String("root", "", "serve files from `DIR` (required)")
-	certFile := fs.String("cert", "", "PEM certificate `FILE` (default: self-signed)")
-	keyFile := fs.String("key", "", "PEM private key `FILE`")
-	retry := fs.Bool("retry", false, "validate every client address with Retry")
-	retryAbove := fs.Int("retry-threshold", core.DefaultRetryThreshold, "validate new client addresses with Retry while `N` connections are in their handshake")
-	maxHandshakes := fs.Int("max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake")
-	maxConns := fs.Int("max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
-	resetKeyFile := fs.String("reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
-	statsEvery := fs.Duration("stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
-	var tf transportFlags
-	tf.register(fs)
-	if code := parseFlags(fs, args, stderr); code >= 0 {
-		return code
+// setupServe registers serve's flags; the command serves files until ctx
+// is cancelled, then closes every connection, waits for the request
+// handlers and returns 0.
+func setupServe(fs *flag.FlagSet) runFunc {
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:4433", "UDP `HOST:PORT` to listen on")
+	fs.StringVar(&o.root, "root", "", "serve files from `DIR` (required)")
+	fs.StringVar(&o.cert, "cert", "", "PEM certificate `FILE` (default: self-signed)")
+	fs.StringVar(&o.key, "key", "", "PEM private key `FILE`")
+	fs.BoolVar(&o.retry, "retry", false, "validate every client address with Retry")
+	fs.IntVar(&o.retryThreshold, "retry-threshold", core.DefaultRetryThreshold, "validate new client addresses with Retry while `N` connections are in their handshake")
+	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake")
+	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
+	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
+	fs.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
+	o.tf.register(fs)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		if !noArgs("serve", args, stderr) {
+			return exitUsage
+		}
+		return serve(ctx, &o, stderr)
 	}
-	if *root == "" {
+}
+
+// serveOptions are serve's flags.
+type serveOptions struct {
+	addr, root, cert, key string
+	retry                 bool
+	// Admission limits and the stateless reset key.
+	retryThreshold, maxHandshakes, maxConns int
+	resetKeyFile                            string
+	statsEvery                              time.Duration
+	tf                                      transportFlags
+}
+
+// serve serves files until ctx is cancelled.
+func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
+	if o.root == "" {
 		fmt.Fprintln(stderr, "mpq serve: --root is required")
 		return exitUsage
 	}
-	var err error
-	if st, err := os.Stat(*root); err != nil || !st.IsDir() {
-		fmt.Fprintf(stderr, "mpq serve: --root %s is not a directory\n", *root)
+	if st, err := os.Stat(o.root); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "mpq serve: --root %s is not a directory\n", o.root)
 		return exitUsage
 	}
 	for _, lim := range []struct {
 		name string
 		v    int
-	}{{"--retry-threshold", *retryAbove}, {"--max-handshakes", *maxHandshakes}, {"--max-conns", *maxConns}} {
+	}{{"--retry-threshold", o.retryThreshold}, {"--max-handshakes", o.maxHandshakes}, {"--max-conns", o.maxConns}} {
 		if lim.v < 1 {
 			fmt.Fprintf(stderr, "mpq serve: %s %d must be at least 1\n", lim.name, lim.v)
 			return exitUsage
 		}
 	}
-	if *statsEvery < 0 {
-		fmt.Fprintf(stderr, "mpq serve: --stats-interval %v must not be negative\n", *statsEvery)
+	if o.statsEvery < 0 {
+		fmt.Fprintf(stderr, "mpq serve: --stats-interval %v must not be negative\n", o.statsEvery)
 		return exitUsage
 	}
 	var resetKey []byte
-	if *resetKeyFile != "" {
-		resetKey, err = os.ReadFile(*resetKeyFile)
-		if err != nil {
+	if o.resetKeyFile != "" {
+		var err error
+		if resetKey, err = os.ReadFile(o.resetKeyFile); err != nil {
 			fmt.Fprintf(stderr, "mpq serve: --reset-key-file: %v\n", err)
 			return exitUsage
 		}
 		if len(resetKey) < 16 {
-			fmt.Fprintf(stderr, "mpq serve: --reset-key-file %s: %d bytes, want at least 16\n", *resetKeyFile, len(resetKey))
+			fmt.Fprintf(stderr, "mpq serve: --reset-key-file %s: %d bytes, want at least 16\n", o.resetKeyFile, len(resetKey))
 			return exitUsage
 		}
 	}
-	cert, err := certs.Load(*certFile, *keyFile)
+	cert, err := certs.Load(o.cert, o.key)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
 		return exitUsage
 	}
-	cfg, cleanup, err := tf.config(&tls.Config{Certificates: []tls.Certificate{cert}}, stderr)
+	cfg, cleanup, err := o.tf.config(&tls.Config{Certificates: []tls.Certificate{cert}}, stderr)
 	defer cleanup()
 	if err != nil {
-		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
+		printErr(stderr, "serve", err)
 		return exitUsage
 	}
-	l, err := mpquic.ListenWithOptions(*addr, cfg, mpquic.ListenOptions{
-		RequireRetry:   *retry,
-		RetryThreshold: *retryAbove,
-		MaxHandshakes:  *maxHandshakes,
-		MaxConns:       *maxConns,
+	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
+		RequireRetry:   o.retry,
+		RetryThreshold: o.retryThreshold,
+		MaxHandshakes:  o.maxHandshakes,
+		MaxConns:       o.maxConns,
 		ResetKey:       resetKey,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
-		return 1
+		return exitFailure
 	}
-	fmt.Fprintf(stderr, "mpq serve: serving %s on %s (hq-interop)\n", *root, l.Addr())
+	fmt.Fprintf(stderr, "mpq serve: serving %s on %s (hq-interop)\n", o.root, l.Addr())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
 	go func() {
-		logStats(ctx, l, *statsEvery, stderr)
+		logStats(ctx, l, o.statsEvery, stderr)
 		l.Close()
 		fmt.Fprintf(stderr, "mpq serve: %s\n", formatStats(l.Stats()))
 		close(stopped)
@@ -110,14 +127,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				fmt.Fprintf(stderr, "mpq serve: %v\n", err)
-				code = 1
+				code = exitFailure
 			}
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, *root, stderr)
+			serveConn(ctx, c, o.root, stderr)
 		}()
 	}
 	// Closing the listener closes every connection, which ends the

@@ -86,6 +86,15 @@ type Config struct {
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool
 
+	// DisableGSO makes the UDP driver (package mpquic) send every datagram
+	// with its own write instead of runs of datagrams in one write with
+	// UDP generic segmentation offload, so that captures on a loopback
+	// device show one packet per datagram (with GSO, tcpdump on lo sees
+	// one oversized packet per run). The sans-IO core ignores it. The
+	// environment variable MPQUIC_DISABLE_GSO=1 does the same for every
+	// connection.
+	DisableGSO bool
+
 	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
 	// update after that many packets in a key phase (RFC 9001 Section 6).
 	// Updates are always initiated before the AEAD confidentiality limit.
@@ -96,8 +105,17 @@ type Config struct {
 	Rand io.Reader
 
 	// Qlog, if set, is called once per connection and returns where its
-	// qlog trace (JSON-SEQ) goes; nil means no trace.
+	// qlog trace (JSON-SEQ) goes; nil means no trace. Each event is one
+	// Write of one whole record, made as the event happens: the writer
+	// buffers if it wants to (mpq's commands use internal/qlogfile, which
+	// writes at least every second). It is closed when the connection
+	// ends.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
+	// QlogReferenceTime, if set, is the time zero of the qlog traces
+	// (their reference_time) instead of the connection's creation: an
+	// experiment sets its own time zero so that the traces and its other
+	// result files share one time base.
+	QlogReferenceTime time.Time
 
 	// Observer, if set, is called once per connection ("client" or
 	// "server") and returns the Observer that receives its measurements;
@@ -238,5 +256,9 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 	if w == nil {
 		return nil
 	}
-	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, now, "mpquic "+vantage)
+	ref := now
+	if !c.QlogReferenceTime.IsZero() {
+		ref = c.QlogReferenceTime
+	}
+	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, ref, "mpquic "+vantage)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
@@ -38,7 +38,7 @@ func loopbackClient(i int) string { return fmt.Sprintf("127.0.%d.1:0", i+1) }
 // privileges. Besides the files of every run it writes emulator.json, the
 // emulator's counters per path and direction, with how late it forwarded
 // datagrams compared with its model.
-func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, started time.Time) (*Result, error) {
 	const alpn = "mpq-experiment"
 	cert, err := certs.SelfSigned(certs.Options{Ed25519: true, Names: []string{"localhost"}})
 	if err != nil {
@@ -50,10 +50,15 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 	obs := &observerQueue{}
 	scfg.Observer = obs.observer
 	ccfg.Observer = obs.observer
-	traces := &traceSet{}
+	var traces *qlogfile.Dir
+	qlogFailed := func() error { return nil }
+	// The experiment's time zero, of its result files and qlog traces;
+	// it is [t0, t0+duration) of real time.
+	t0 := time.Now()
 	if e.Output.Qlog {
-		scfg.Qlog = traces.wrap(qlogFactory(dir))
-		ccfg.Qlog = scfg.Qlog
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
+		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	ev := udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: loopbackClient(0)})
 	var emu *linkemu.Emulator
@@ -65,10 +70,9 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 	}
 
 	// Owned by the loop.
-	var sconn env.Conn
+	var sconn, cconn env.Conn
 	var peers []*trafficgen.Peer
-	var rec *trafficgen.Recorder
-	var t0 time.Time
+	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	failed := make(chan error, 1)
 	fail := func(err error) {
 		select {
@@ -106,34 +110,49 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 	}
 
 	ev.Exec(func() {
-		t0 = time.Now()
-		rec = trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
-		rec.ConnectStart = t0
-		obs.start(ev.Post, rec, t0.Add(e.Duration))
+		rec.ConnectStart = time.Now()
+		obs.start(ev.Post, rec)
 		ev.Dial(emu.Front(0).String(), dialed(ev, e, rec, t0, loopbackClient,
 			func(i int) string { return emu.Front(i).String() },
-			func(p *trafficgen.Peer) { peers = append(peers, p) }, fail))
+			func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c }, fail))
 	})
-	// The experiment is [t0, end) of real time.
+	// wait waits until d passed or check (run on the loop every
+	// drainStep, if not nil) reports true.
+	wait := func(until time.Time, check func() bool) error {
+		for {
+			d := time.Until(until)
+			if d <= 0 {
+				return nil
+			}
+			if check != nil {
+				d = min(d, drainStep)
+			}
+			timer := time.NewTimer(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			case err := <-failed:
+				timer.Stop()
+				return err
+			}
+			if check != nil {
+				done := false
+				ev.Exec(func() { done = check() })
+				if done {
+					return nil
+				}
+			}
+		}
+	}
 	end := t0.Add(e.Duration)
-	timer := time.NewTimer(time.Until(end))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		closeAll()
-		return nil, ctx.Err()
-	case err := <-failed:
+	if err := wait(end, nil); err != nil {
 		closeAll()
 		return nil, err
 	}
-
-	var res *Result
+	var in trafficgen.SummaryInput
 	ev.Exec(func() {
-		for _, p := range peers {
-			p.Stop()
-		}
-		obs.stop()
 		if sconn == nil {
 			err = fmt.Errorf("no connection within %v", e.Duration)
 			return
@@ -143,9 +162,32 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 			err = fmt.Errorf("connection without statistics")
 			return
 		}
-		paths := st.PathStats()
-		sum := rec.Summarise(e, end, paths, st.MultipathEnabled(), loopbackRTTs(e, emu, paths))
-		if err = writeResults(dir, e, rec, sum); err != nil {
+		in.Server, in.Multipath = st.PathStats(), st.MultipathEnabled()
+		in.BaseRTT = loopbackRTTs(e, emu, in.Server)
+		if cconn != nil {
+			in.Client = pathStats(cconn)
+		}
+		for _, p := range peers {
+			p.Stop()
+		}
+	})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	// The drain: until every message is done, at most e.Drain.
+	if err := wait(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 }); err != nil {
+		closeAll()
+		return nil, err
+	}
+
+	var res *Result
+	ev.Exec(func() {
+		obs.stop()
+		in.Drained = max(0, time.Since(end))
+		rec.Finish()
+		sum := rec.Summarise(e, in)
+		if err = writeResults(dir, e, rec, sum, started); err != nil {
 			return
 		}
 		res = &Result{Summary: sum}
@@ -156,14 +198,17 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string) (*Re
 		closeAll()
 		return nil, err
 	}
-	if e.Output.Qlog {
-		traces.wait(ctx, 5*time.Second)
+	if traces != nil {
+		traces.Wait(ctx, 5*time.Second)
 	}
 	closeAll()
 	if err := writeEmulatorStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := qlogFailed(); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -194,9 +239,7 @@ func loopbackRTTs(e *experiment.Experiment, emu *linkemu.Emulator, paths []core.
 // observerQueue serialises the observer calls of both connection ends,
 // which run on the connections' goroutines, onto the environment's loop,
 // where the recorder lives: calls are queued under a lock and replayed in
-// batches by one posted function. Calls at or after the end of the
-// experiment, or after stop, are dropped, as the simulator's run ends at
-// its end.
+// batches by one posted function. Calls after stop are dropped.
 type observerQueue struct {
 	mu      sync.Mutex
 	pending []observed
@@ -204,7 +247,6 @@ type observerQueue struct {
 	stopped bool
 	post    func(func())
 	rec     *trafficgen.Recorder
-	end     time.Time
 	// Owned by the loop: the recorder's observers by vantage.
 	targets map[string]core.Observer
 }
@@ -226,9 +268,9 @@ func (q *observerQueue) observer(vantage string) core.Observer {
 }
 
 // start begins delivering to rec on the loop that post posts to.
-func (q *observerQueue) start(post func(func()), rec *trafficgen.Recorder, end time.Time) {
+func (q *observerQueue) start(post func(func()), rec *trafficgen.Recorder) {
 	q.mu.Lock()
-	q.post, q.rec, q.end = post, rec, end
+	q.post, q.rec = post, rec
 	q.targets = map[string]core.Observer{}
 	q.mu.Unlock()
 }
@@ -236,7 +278,7 @@ func (q *observerQueue) start(post func(func()), rec *trafficgen.Recorder, end t
 func (q *observerQueue) add(o observed) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.stopped || q.post == nil || !o.now.Before(q.end) {
+	if q.stopped || q.post == nil {
 		return
 	}
 	q.pending = append(q.pending, o)
@@ -287,49 +329,6 @@ func (o *queuedObserver) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 
 func (o *queuedObserver) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
 	o.q.add(observed{vantage: o.vantage, now: now, pathID: pathID, prio: priority, n: n})
-}
-
-// traceSet tells when every qlog trace it handed out was closed: the
-// connections close them when they end, on their own goroutines.
-type traceSet struct{ wg sync.WaitGroup }
-
-func (t *traceSet) wrap(f func(string, []byte) io.WriteCloser) func(string, []byte) io.WriteCloser {
-	return func(vantage string, odcid []byte) io.WriteCloser {
-		w := f(vantage, odcid)
-		if w == nil {
-			return nil
-		}
-		t.wg.Add(1)
-		return &trackedTrace{WriteCloser: w, done: t.wg.Done}
-	}
-}
-
-// wait waits until every trace is closed, at most timeout.
-func (t *traceSet) wait(ctx context.Context, timeout time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		t.wg.Wait()
-		close(done)
-	}()
-	tm := time.NewTimer(timeout)
-	defer tm.Stop()
-	select {
-	case <-done:
-	case <-tm.C:
-	case <-ctx.Done():
-	}
-}
-
-type trackedTrace struct {
-	io.WriteCloser
-	once sync.Once
-	done func()
-}
-
-func (t *trackedTrace) Close() error {
-	err := t.WriteCloser.Close()
-	t.once.Do(t.done)
-	return err
 }
 
 // writeEmulatorStats writes emulator.json.

@@ -13,11 +13,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/buildinfo"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/trafficgen"
@@ -32,15 +36,21 @@ type Result struct {
 
 // Run runs one experiment and writes its results into dir, which must
 // exist. Cancelling ctx aborts the run with ctx's error.
+//
+// The sources generate traffic for the experiment's duration; the run
+// then goes on for its drain period, or until every message completed or
+// failed if that is earlier, and the messages still under way fail
+// (trafficgen.Recorder.Finish). Path statistics and the rates of
+// summary.json are taken at the end of the duration.
 func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
 	start := time.Now()
 	var res *Result
 	var err error
 	switch e.Backend {
 	case experiment.BackendSim:
-		res, err = runSim(ctx, e, dir)
+		res, err = runSim(ctx, e, dir, start)
 	case experiment.BackendLoopback:
-		res, err = runLoopback(ctx, e, dir)
+		res, err = runLoopback(ctx, e, dir, start)
 	default:
 		return nil, fmt.Errorf("backend %q is not available yet: use \"sim\" or \"loopback\"", e.Backend)
 	}
@@ -70,18 +80,41 @@ func coreConfig(e *experiment.Experiment) core.Config {
 	}
 }
 
-// qlogFactory writes one trace per connection end into dir/qlog.
-func qlogFactory(dir string) func(string, []byte) io.WriteCloser {
-	return func(vantage string, odcid []byte) io.WriteCloser {
-		qd := filepath.Join(dir, "qlog")
-		if err := os.MkdirAll(qd, 0o755); err != nil {
-			return nil
+// drainStep is how often a run checks in its drain period whether every
+// message is done.
+const drainStep = 50 * time.Millisecond
+
+// recorderConfig is the recorder configuration of an experiment starting
+// at t0.
+func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderConfig {
+	return trafficgen.RecorderConfig{Sources: e.Sources, Start: t0, Duration: e.Duration,
+		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval}
+}
+
+// provenance says what produced a run that started at started.
+func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provenance {
+	return &trafficgen.Provenance{Info: buildinfo.Read(), Backend: e.Backend, Seed: e.Seed,
+		Started: started.UTC().Format(time.RFC3339Nano)}
+}
+
+// qlogDir writes one trace per connection end into dir/qlog, named as
+// mpq serve and mpq get name theirs (package qlogfile). failed returns
+// the first error of creating or writing a trace: a run whose traces are
+// incomplete fails.
+func qlogDir(dir string) (d *qlogfile.Dir, failed func() error) {
+	var mu sync.Mutex
+	var first error
+	d = qlogfile.NewDir(filepath.Join(dir, "qlog"), func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
 		}
-		f, err := os.Create(filepath.Join(qd, fmt.Sprintf("%s_%x.sqlog", vantage, odcid)))
-		if err != nil {
-			return nil
-		}
-		return f
+	})
+	return d, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
 	}
 }
 
@@ -94,8 +127,11 @@ func baseRTTs(e *experiment.Experiment) []time.Duration {
 	return out
 }
 
-// writeResults writes the files of a finished run.
-func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary) error {
+// writeResults writes the files of a finished run that started at
+// started (wall clock), adding its provenance to the summary.
+func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time) error {
+	sum.Provenance = provenance(e, started)
+	sum.WallS = math.Round(time.Since(started).Seconds()*1e3) / 1e3
 	write := func(name string, f func(io.Writer) error) error {
 		fh, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
@@ -126,6 +162,14 @@ type statser interface {
 	MultipathEnabled() bool
 }
 
+// pathStats returns a connection's path statistics (nil without).
+func pathStats(c env.Conn) []core.PathStats {
+	if st, ok := c.(statser); ok {
+		return st.PathStats()
+	}
+	return nil
+}
+
 // pathAdder opens paths on client connections.
 type pathAdder interface {
 	AddPath(local, remote string, done func(id uint64, err error))
@@ -134,9 +178,9 @@ type pathAdder interface {
 // dialed returns the Dial callback of an experiment's client: it starts
 // the client's sources and opens path i from local(i) to remote(i) for
 // every further path; fail receives what goes wrong. peer receives the
-// client's generator.
+// client's generator and connection.
 func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 time.Time,
-	local, remote func(i int) string, peer func(*trafficgen.Peer), fail func(error)) func(env.Conn, error) {
+	local, remote func(i int) string, peer func(*trafficgen.Peer, env.Conn), fail func(error)) func(env.Conn, error) {
 	return func(c env.Conn, err error) {
 		if err != nil {
 			fail(fmt.Errorf("connecting: %w", err))
@@ -144,7 +188,7 @@ func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 t
 		}
 		p := trafficgen.NewPeer(ev, c, rec, "client")
 		p.Start(e.Sources, t0)
-		peer(p)
+		peer(p, c)
 		pa, ok := c.(pathAdder)
 		if !e.Transport.Multipath || !ok {
 			return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -88,8 +89,8 @@ size = "10kB"
 start = "500ms"
 `)
 	s := res.Summary.Sources[0]
-	if s.MessagesSent != 25 || s.MessagesCompleted != 25 {
-		t.Fatalf("%d messages sent, %d completed", s.MessagesSent, s.MessagesCompleted)
+	if s.Messages != 25 || s.Completed != 25 {
+		t.Fatalf("%d messages sent, %d completed", s.Messages, s.Completed)
 	}
 	if s.MCTMS.Min < 25.8 || s.MCTMS.Max > 26.2 {
 		t.Fatalf("MCT %+v, want 25 ms plus about 0.9 ms", *s.MCTMS)
@@ -178,19 +179,27 @@ kind = "bulk"
 	for _, s := range res.Summary.Sources {
 		by[s.Name] = s
 	}
-	if s := by["rr"]; s.MessagesCompleted < 45 || s.ResponseMS == nil || s.ResponseMS.P50 < 40 || s.Jitter == nil {
+	if s := by["rr"]; s.Completed < 45 || s.ResponseMS == nil || s.ResponseMS.P50 < 40 || s.Jitter == nil {
 		t.Fatalf("request-response %+v", s)
 	}
-	if s := by["file"]; s.MessagesCompleted != 3 || s.ResponseMS == nil || s.ResponseMS.Min < 40 {
+	if s := by["file"]; s.Completed != 3 || s.ResponseMS == nil || s.ResponseMS.Min < 40 {
 		t.Fatalf("file %+v", s)
 	}
-	if s := by["frames"]; s.MessagesCompleted < 140 || s.ThroughputMbps == nil || *s.ThroughputMbps < 4 {
+	// The files are replies: 3 MB read by the client in 5 s is
+	// 4.8 Mbit/s of goodput, which the server sent.
+	if s := by["file"]; s.ReplyGoodputMbps == nil || *s.ReplyGoodputMbps < 4.7 || *s.ReplyGoodputMbps > 4.9 {
+		t.Fatalf("file reply goodput %v, want 3 MB in 5 s", s.ReplyGoodputMbps)
+	}
+	if g := res.Summary.GoodputMbps; g.Server.Total < res.Summary.Sources[4].GoodputMbps+4.7 || g.Client.Total < 4 {
+		t.Fatalf("goodput per sender %+v: the server's must include the files, the client's the frames", g)
+	}
+	if s := by["frames"]; s.Completed < 140 || s.GoodputMbps < 4 {
 		t.Fatalf("frames %+v (30 Hz of 20 kB is 4.8 Mbit/s)", s)
 	}
 	if s := by["saw"]; s.CompletionRatio == nil || *s.CompletionRatio != 1 || s.ConnectToFirstMS == nil || *s.ConnectToFirstMS < 80 {
 		t.Fatalf("stop-and-wait %+v", s)
 	}
-	if res.Summary.GoodputMbps.Background < 10 {
+	if res.Summary.GoodputMbps.Server.Background < 10 {
 		t.Fatalf("bulk goodput %v", res.Summary.GoodputMbps)
 	}
 }
@@ -223,8 +232,8 @@ kind = "bulk"
 	_, d1 := run(t, doc)
 	_, d2 := run(t, doc)
 	for _, f := range []string{"messages.csv", "paths.csv", "throughput.csv", "summary.json"} {
-		a, _ := os.ReadFile(filepath.Join(d1, f))
-		b, _ := os.ReadFile(filepath.Join(d2, f))
+		a := withoutWallClock(t, filepath.Join(d1, f))
+		b := withoutWallClock(t, filepath.Join(d2, f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Fatalf("%s differs between two runs with the same seed (%d and %d bytes)", f, len(a), len(b))
 		}
@@ -236,6 +245,35 @@ kind = "bulk"
 	if bytes.Equal(a, c) {
 		t.Fatal("another seed gave the same messages.csv")
 	}
+}
+
+// withoutWallClock reads a result file; of summary.json without the
+// fields that tell the wall clock (provenance.started and wall_s), which
+// no seed fixes.
+func withoutWallClock(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(path) != "summary.json" {
+		return b
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	prov, ok := m["provenance"].(map[string]any)
+	if !ok || prov["started"] == "" || m["wall_s"] == nil {
+		t.Fatalf("summary.json without provenance.started or wall_s: %s", b)
+	}
+	delete(prov, "started")
+	delete(m, "wall_s")
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestCancel(t *testing.T) {
@@ -283,16 +321,21 @@ priority = true
 [[source]]
 name = "bg"
 kind = "bulk"
+[output]
+qlog = true
+path_interval = "0"
 `)
 	s := res.Summary
+	// Real time too: the traces and the result files share time zero.
+	checkTimeBase(t, dir)
 	if s.Backend != "loopback" || !s.Multipath {
 		t.Errorf("backend %q, multipath %v", s.Backend, s.Multipath)
 	}
 	src := s.Sources[0]
 	// 60 messages are due in 3 s; the handshake delays the first ones,
 	// and the last ones may still be under way at the end.
-	if src.MessagesSent < 50 || src.MessagesCompleted < src.MessagesSent-3 || src.MessagesFailed != 0 {
-		t.Errorf("%d messages sent, %d completed, %d failed", src.MessagesSent, src.MessagesCompleted, src.MessagesFailed)
+	if src.Messages < 50 || src.Completed != src.Messages || src.Failed != 0 {
+		t.Errorf("%d messages sent, %d completed, %d failed", src.Messages, src.Completed, src.Failed)
 	}
 	if src.MCTMS == nil || src.MCTMS.Min < 15 {
 		t.Errorf("MCT %+v: below the one-way delay", src.MCTMS)
@@ -301,11 +344,11 @@ kind = "bulk"
 		t.Fatalf("%d paths", len(s.Paths))
 	}
 	for _, p := range s.Paths {
-		if p.StreamBytesSent < 100_000 || p.MinRTTMS < 30 {
-			t.Errorf("path %d: %d stream bytes, min RTT %v ms", p.ID, p.StreamBytesSent, p.MinRTTMS)
+		if p.Server == nil || p.Server.StreamBytesSent < 100_000 || p.Server.MinRTTMS < 30 {
+			t.Errorf("path %d: %+v", p.ID, p.Server)
 		}
 	}
-	if s.GoodputMbps.Background < 5 {
+	if s.GoodputMbps.Server.Background < 5 {
 		t.Errorf("bulk goodput %v", s.GoodputMbps)
 	}
 	for _, f := range []string{"config.resolved.toml", "summary.json", "messages.csv", "paths.csv", "throughput.csv", "emulator.json"} {

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
+	"github.com/mpq/mpq/testbed/linkmodel"
 	"github.com/mpq/mpq/testbed/netsim"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -20,31 +22,22 @@ const (
 	clientPort = 4000
 )
 
-// linkConfig turns an experiment link into a simulator link on a path of
-// round-trip propagation delay rtt.
-func linkConfig(l experiment.Link, rtt time.Duration) netsim.LinkConfig {
-	cfg := netsim.LinkConfig{Rate: l.Rate, Delay: l.Delay, Jitter: l.Jitter, QueueBytes: int(l.QueueLimit(rtt))}
-	switch {
-	case l.Loss == 0:
-	case l.LossModel == "gilbert":
-		cfg.Loss = netsim.Gilbert(l.Loss, l.BurstLength)
-	default:
-		cfg.Loss = netsim.Bernoulli{P: l.Loss}
-	}
-	if l.Rate == 0 {
-		cfg.QueueBytes = 0
-	}
-	return cfg
-}
-
 // runSim runs an experiment in the simulator: path i joins client address
 // 10.i.0.1 and server address 10.i.0.2; the client connects over path 0
 // and opens the other paths from its other addresses.
-func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
+func runSim(ctx context.Context, e *experiment.Experiment, dir string, started time.Time) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
 	for i, p := range e.Paths {
-		specs[i] = netsim.PathSpec{Up: linkConfig(p.Up, p.RTT()), Down: linkConfig(p.Down, p.RTT())}
+		up, err := linkmodel.FromExperiment(p.Up, p.RTT())
+		if err != nil {
+			return nil, fmt.Errorf("path %d up: %w", i, err)
+		}
+		down, err := linkmodel.FromExperiment(p.Down, p.RTT())
+		if err != nil {
+			return nil, fmt.Errorf("path %d down: %w", i, err)
+		}
+		specs[i] = netsim.PathSpec{Up: up, Down: down}
 	}
 	topo, err := netsim.NewTopology(sim, specs)
 	if err != nil {
@@ -55,14 +48,18 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 		return nil, err
 	}
 	t0 := sim.Now()
-	rec := trafficgen.NewRecorder(e.Sources, t0, e.Output.Interval)
+	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	rec.ConnectStart = t0
 	scfg, ccfg := coreConfig(e), coreConfig(e)
 	scfg.TLS, ccfg.TLS = stls, ctls
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
 	ccfg.Observer = scfg.Observer
+	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
-		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+		var traces *qlogfile.Dir
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
+		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	var saddrs, caddrs []netip.AddrPort
 	for i := range e.Paths {
@@ -77,7 +74,7 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	var sconn env.Conn
+	var sconn, cconn env.Conn
 	var peers []*trafficgen.Peer
 	var setupErr error
 	if _, err := shost.Listen(saddrs[0].String(), func(c env.Conn) {
@@ -95,42 +92,63 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string) (*Result,
 	chost.Dial(saddrs[0].String(), dialed(chost, e, rec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
-		func(p *trafficgen.Peer) { peers = append(peers, p) },
+		func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c },
 		func(err error) { setupErr = err }))
 	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
-	last := end.Add(-time.Nanosecond)
-	for sim.Now().Before(last) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	runUntil := func(until time.Time, done func() bool) error {
+		for sim.Now().Before(until) && (done == nil || !done()) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			next := sim.Now().Add(time.Second)
+			if done != nil {
+				next = sim.Now().Add(drainStep)
+			}
+			if next.After(until) {
+				next = until
+			}
+			sim.RunUntil(next)
+			if setupErr != nil {
+				return setupErr
+			}
 		}
-		next := sim.Now().Add(time.Second)
-		if next.After(last) {
-			next = last
-		}
-		sim.RunUntil(next)
-		if setupErr != nil {
-			return nil, setupErr
-		}
+		return nil
+	}
+	if err := runUntil(end.Add(-time.Nanosecond), nil); err != nil {
+		return nil, err
 	}
 	if sconn == nil {
 		return nil, fmt.Errorf("no connection within %v", e.Duration)
-	}
-	for _, p := range peers {
-		p.Stop()
 	}
 	st, ok := sconn.(statser)
 	if !ok {
 		return nil, fmt.Errorf("simulated connection without statistics")
 	}
-	sum := rec.Summarise(e, end, st.PathStats(), st.MultipathEnabled(), baseRTTs(e))
-	if err := writeResults(dir, e, rec, sum); err != nil {
+	in := trafficgen.SummaryInput{Server: st.PathStats(), Multipath: st.MultipathEnabled(), BaseRTT: baseRTTs(e)}
+	if cconn != nil {
+		in.Client = pathStats(cconn)
+	}
+	for _, p := range peers {
+		p.Stop()
+	}
+	// The drain: until every message is done, at most e.Drain.
+	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 }); err != nil {
+		return nil, err
+	}
+	in.Drained = max(0, sim.Now().Sub(end))
+	rec.Finish()
+	sum := rec.Summarise(e, in)
+	if err := writeResults(dir, e, rec, sum, started); err != nil {
 		return nil, err
 	}
 	if e.Output.Qlog {
 		// Close the connection so that the traces are complete.
 		sconn.Close(0, "experiment over")
 		sim.RunUntil(sim.Now().Add(5 * time.Second))
+	}
+	if err := qlogFailed(); err != nil {
+		return nil, err
 	}
 	return &Result{Summary: sum}, nil
 }

@@ -1,0 +1,66 @@
+package experiment
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mpq/mpq/internal/names"
+)
+
+// Names an experiment file can use are checked when it loads, against the
+// registries of the packages that implement them: path and stream
+// schedulers (package scheduler), congestion controllers (package
+// congestion), backends (below) and source kinds. A misspelt name is
+// reported with the file's line like any other error, not run by run.
+
+var (
+	backendsMu sync.RWMutex
+	// backends are the backends runs can use.
+	backends = map[string]bool{BackendSim: true, BackendLoopback: true}
+	// plannedBackends are backend names that will exist but cannot run
+	// yet, with the reason shown when a file asks for one.
+	plannedBackends = map[string]string{
+		BackendNetns: "not available yet (network namespaces with netem are being added, issue 13)",
+	}
+)
+
+// RegisterBackend makes name a backend experiment files may ask for; the
+// package that runs it (testbed/runner) registers it. sim and loopback
+// are always registered.
+func RegisterBackend(name string) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends[name] = true
+}
+
+// Backends lists the backends runs can use, sorted.
+func Backends() []string {
+	backendsMu.RLock()
+	defer backendsMu.RUnlock()
+	out := make([]string, 0, len(backends))
+	for n := range backends {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkBackend returns the problem with a backend name, or "".
+func checkBackend(name string) string {
+	backendsMu.RLock()
+	ok := backends[name]
+	why := plannedBackends[name]
+	backendsMu.RUnlock()
+	switch {
+	case ok:
+		return ""
+	case why != "":
+		return fmt.Sprintf("backend %q is %s; use %s", name, why, strings.Join(Backends(), " or "))
+	}
+	return names.Unknown("backend", name, Backends())
+}
+
+// sourceKinds lists the source kinds in the order the docs give them.
+var sourceKinds = []string{KindPeriodic, KindBulk, KindRequestResponse, KindFile, KindFrames, KindStopAndWait}
