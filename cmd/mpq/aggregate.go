@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/mpq/mpq/results"
+	"github.com/mpq/mpq/experiment/results"
 )
 
 // setupAggregate registers aggregate's flags (none); the command rebuilds
