@@ -216,3 +216,34 @@ func TestShardFlag(t *testing.T) {
 		}
 	}
 }
+
+// runDirs lists the directories in dir (the runs of a sweep, beside its
+// aggregate files).
+func runDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TestAggregateArguments: mpq aggregate takes one directory.
+func TestAggregateArguments(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"aggregate"}, {"aggregate", dir, dir}, {"aggregate", filepath.Join(dir, "missing")}} {
+		if code, stdout, stderr := runCmd(t, args...); code != exitUsage || stdout != "" || !strings.Contains(stderr, "mpq aggregate: ") {
+			t.Errorf("mpq %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+	}
+	// A directory without runs: nothing to aggregate.
+	if code, _, stderr := runCmd(t, "aggregate", dir); code != exitFailure || !strings.Contains(stderr, "no runs") {
+		t.Errorf("mpq aggregate of an empty directory: exit %d, stderr %q", code, stderr)
+	}
+}
