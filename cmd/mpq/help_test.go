@@ -42,6 +42,13 @@ func TestHelpPerCommand(t *testing.T) {
 					t.Fatalf("mpq help %s does not contain %q:\n%s", name, s, want)
 				}
 			}
+			// The pacing defaults differ between serve/get and experiment
+			// files: every command that has one says so.
+			if name == "run" || name == "serve" || name == "get" {
+				if !strings.Contains(want, "transport.pacing = true") || !strings.Contains(want, "pace") {
+					t.Fatalf("mpq help %s does not state the pacing defaults:\n%s", name, want)
+				}
+			}
 			if strings.Contains(want, "Usage of") {
 				t.Fatalf("mpq help %s prints the flag package's bare usage:\n%s", name, want)
 			}

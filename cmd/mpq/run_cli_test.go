@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +144,22 @@ func TestETA(t *testing.T) {
 		if got := formatETA(d); got != want {
 			t.Errorf("formatETA(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestInterruptedGet: an interrupted download exits 1 and leaves no file,
+// as README states (serve's 0 and run's 130 are checked by startServe and
+// TestRunInterrupted).
+func TestInterruptedGet(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"get", "--addr", silentAddr(t), "--path", "/f", "--out", filepath.Join(dir, "f")}, &out, &errOut)
+	if code != exitFailure || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("left %v", names)
 	}
 }

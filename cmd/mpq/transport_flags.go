@@ -1,19 +1,20 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/internal/names"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic"
 	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
@@ -74,13 +75,9 @@ const traceFlushWait = 5 * time.Second
 // closes the key log; call it after closing the connections.
 func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Config, func(), error) {
 	var keylog *os.File
-	var traces sync.WaitGroup
+	var traces *qlogfile.Dir
 	cleanup := func() {
-		done := make(chan struct{})
-		go func() { traces.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(traceFlushWait):
+		if traces != nil && !traces.Wait(context.Background(), traceFlushWait) {
 			fmt.Fprintln(stderr, "mpq: qlog: gave up waiting for traces to be written")
 		}
 		if keylog != nil {
@@ -114,33 +111,16 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 		if err := os.MkdirAll(t.qlogDir, 0o755); err != nil {
 			return nil, cleanup, fmt.Errorf("qlog directory: %w", err)
 		}
-		dir := t.qlogDir
-		cfg.Qlog = func(vantage string, odcid []byte) io.WriteCloser {
-			name := filepath.Join(dir, fmt.Sprintf("%x_%s.sqlog", odcid, vantage))
-			f, err := os.Create(name)
-			if err != nil {
-				fmt.Fprintf(stderr, "mpq: qlog: %v\n", err)
-				return nil
-			}
-			traces.Add(1)
-			return &traceFile{File: f, done: traces.Done}
-		}
+		var mu sync.Mutex
+		traces = qlogfile.NewDir(t.qlogDir, func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "mpq: %v\n", err)
+		})
+		cfg.Qlog = traces.Create
 	}
 	if _, err := cfg.Validate(); err != nil {
 		return nil, cleanup, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "mpquic: "))
 	}
 	return cfg, cleanup, nil
-}
-
-// traceFile is a qlog trace file that reports when it is closed.
-type traceFile struct {
-	*os.File
-	once sync.Once
-	done func()
-}
-
-func (f *traceFile) Close() error {
-	err := f.File.Close()
-	f.once.Do(f.done)
-	return err
 }

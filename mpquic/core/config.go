@@ -96,7 +96,11 @@ type Config struct {
 	Rand io.Reader
 
 	// Qlog, if set, is called once per connection and returns where its
-	// qlog trace (JSON-SEQ) goes; nil means no trace.
+	// qlog trace (JSON-SEQ) goes; nil means no trace. Each event is one
+	// Write of one whole record, made as the event happens: the writer
+	// buffers if it wants to (mpq's commands use internal/qlogfile, which
+	// writes at least every second). It is closed when the connection
+	// ends.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
 	// QlogReferenceTime, if set, is the time zero of the qlog traces
 	// (their reference_time) instead of the connection's creation: an
