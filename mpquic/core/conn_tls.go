@@ -47,6 +47,8 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.pathSch, c.strSch = ps.path, ps.stream
 	c.pktObs, _ = ps.path.(scheduler.PacketObserver)
 	c.waker, _ = ps.path.(scheduler.Waker)
+	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
+	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil

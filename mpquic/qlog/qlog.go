@@ -165,6 +165,29 @@ func (t *Trace) PacketSent(now time.Time, pathID uint64, h PacketHeader, size in
 	t.packet(now, "packet_sent", pathID, h, size, frames)
 }
 
+// PacketSentCopy logs quic:packet_sent for a copy of a packet sent on
+// another path (a path scheduler's redundancy): besides the fields of
+// PacketSent, the event's data has "duplicate_of" {"path_id",
+// "packet_number"} naming the original (an mpq extension field).
+func (t *Trace) PacketSentCopy(now time.Time, pathID uint64, h PacketHeader, size int, frames []Frame, origPath, origPN uint64) {
+	if t == nil {
+		return
+	}
+	b := t.begin(now, "packet_sent")
+	b = appendHeader(b, h)
+	b = appendPathID(b, pathID)
+	b = appendRaw(b, size)
+	if frames != nil {
+		b = appendFrames(b, frames)
+	}
+	b = append(b, `,"duplicate_of":{"path_id":`...)
+	b = strconv.AppendUint(b, origPath, 10)
+	b = append(b, `,"packet_number":`...)
+	b = strconv.AppendUint(b, origPN, 10)
+	b = append(b, '}')
+	t.end(b)
+}
+
 // PacketReceived logs quic:packet_received.
 func (t *Trace) PacketReceived(now time.Time, pathID uint64, h PacketHeader, size int, frames []Frame) {
 	t.packet(now, "packet_received", pathID, h, size, frames)
