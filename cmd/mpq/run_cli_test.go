@@ -82,7 +82,7 @@ func TestRunDirectoryName(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	got := dirNames(t, filepath.Join(dir, "cli"))
+	got := runDirs(t, filepath.Join(dir, "cli"))
 	want := []string{"seed=3,duration=1s", "seed=3,duration=2s"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("run directories %v, want %v", got, want)
@@ -161,5 +161,23 @@ func TestInterruptedGet(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Fatalf("left %v", names)
+	}
+}
+
+// TestTransportNamesAllReported: serve and get check every name flag and
+// report every bad one, naming the flag, with exit 2.
+func TestTransportNamesAllReported(t *testing.T) {
+	names := []string{"--congestion", "cubic", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
+	for cmd, args := range map[string][]string{"serve": {"--root", t.TempDir()}, "get": {"--path", "/x"}} {
+		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
+		for _, w := range []string{
+			`mpq ` + cmd + `: --congestion: unknown congestion controller "cubic"`,
+			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
+		} {
+			if code != exitUsage || !strings.Contains(stderr, w) {
+				t.Errorf("mpq %s: exit %d, stderr %q lacks %q", cmd, code, stderr, w)
+			}
+		}
 	}
 }
