@@ -1,3 +1,26 @@
+// Package linkemu emulates links in real time with the link model of
+// package linkmodel, the simulator's. A Pipe drives one direction of a
+// link: it runs each packet through the model when it is received and
+// hands it on at the model's arrival time. The Emulator is the loopback
+// backend's userspace emulator for experiments over real UDP sockets,
+// without root: each path of an experiment gets a front socket the client
+// sends to and a back socket that forwards to the server, and each
+// direction of a path is a Pipe. The namespace testbed's forwarder
+// (testbed/netns) drives Pipes with Ethernet frames.
+//
+// # Limits
+//
+// A Pipe never hands a packet on before the model's arrival time. It
+// waits on a runtime timer until shortly before, then sleeps in the kernel
+// with a timer slack of 1 ns, so packets leave some 10 to 100 µs late on
+// an idle machine (BenchmarkForward reports the mean and the maximum; so
+// do the LinkStats). A loaded machine adds stalls of milliseconds or more:
+// the LinkStats of a run say how late its packets were. Arrival times are
+// taken when a reader goroutine returns from the socket, not from the
+// kernel. One goroutine reads and one forwards each direction of each
+// path, with one system call per datagram, which bounds the rate a link
+// sustains (several hundred Mbit/s of full-size datagrams on a 2-core
+// machine, see BenchmarkForward).
 package linkemu
 
 import (
@@ -10,6 +33,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/testbed/linkmodel"
 )
 
 // Config configures an Emulator.
@@ -22,7 +46,7 @@ type Config struct {
 	// The client's address on a path is learnt from the datagrams it
 	// sends to the path's front socket.
 	Server netip.AddrPort
-	// Seed derives every link's random source (see LinkRand; links are
+	// Seed derives every link's random source (linkmodel.Rand; links are
 	// named "path<i>/up" and "path<i>/down" as in the simulator).
 	Seed uint64
 	// FrontAddr and BackAddr give the addresses of path i's front socket
@@ -33,8 +57,7 @@ type Config struct {
 	FrontAddr, BackAddr func(i int) netip.AddrPort
 	// MaxInFlightPackets and MaxInFlightBytes bound what the emulator
 	// holds for one link (queued or propagating); beyond them datagrams
-	// are dropped as DropOverflow. Defaults 16384 datagrams and 64 MiB
-	// (a datagram counts its size plus 64 bytes).
+	// are dropped as overflow (see Limits).
 	MaxInFlightPackets int
 	MaxInFlightBytes   int64
 	// SocketBuffer is the kernel receive and send buffer requested for
@@ -42,36 +65,8 @@ type Config struct {
 	SocketBuffer int
 }
 
-// packetCost is what a held datagram costs beyond its bytes, for
-// MaxInFlightBytes.
-const packetCost = 64
-
 // maxPaths is how many paths the default addresses can number.
 const maxPaths = 254
-
-// LinkStats are the counters of one direction of a path. Sent counts
-// every datagram offered to the link; once nothing is in flight, Sent =
-// Delivered + DroppedLoss + DroppedQueue + DroppedOverflow + Unroutable +
-// WriteErrors.
-type LinkStats struct {
-	Sent, Delivered                            uint64
-	BytesSent, BytesDelivered                  uint64
-	DroppedLoss, DroppedQueue, DroppedOverflow uint64
-	// Unroutable: a downstream datagram arrived before the client had
-	// sent anything on the path, so it had nowhere to go.
-	Unroutable uint64
-	// WriteErrors: the socket refused to send a delivered datagram.
-	WriteErrors uint64
-	// Foreign counts datagrams the back socket received from another
-	// address than the server's; they are ignored (not counted in Sent).
-	Foreign uint64
-	// InFlight is the datagrams held now, queued or propagating.
-	InFlight uint64
-	// LateMean and LateMax are how much later than the model's arrival
-	// time datagrams were sent on, on average and at most: the timing
-	// error of the real-time driver.
-	LateMean, LateMax time.Duration
-}
 
 // PathStats are the counters of both directions of a path.
 type PathStats struct {
@@ -88,61 +83,14 @@ type Emulator struct {
 	once   sync.Once
 }
 
-// path is one path's sockets and links.
+// path is one path's sockets and pipes.
 type path struct {
 	front, back *net.UDPConn
 	frontAddr   netip.AddrPort
 	backAddr    netip.AddrPort
-	up, down    *pipe
+	up, down    *Pipe
 	// client is the address the client last sent from on this path.
 	client atomic.Pointer[netip.AddrPort]
-}
-
-// pipe is one direction of a path: the model, and the datagrams it
-// accepted, in arrival order, for the delivery goroutine.
-type pipe struct {
-	model    *Link // owned by the reader goroutine
-	held     chan *packet
-	maxBytes int64
-	// held and bytes count the datagrams accepted and not yet sent on
-	// (in the channel or in the delivery goroutine's hands), and their
-	// cost.
-	count atomic.Int64
-	bytes atomic.Int64
-	out   *net.UDPConn
-	// dst is where delivered datagrams go (false: nowhere yet).
-	dst func() (netip.AddrPort, bool)
-
-	sent, delivered, bytesSent, bytesDelivered atomic.Uint64
-	dropLoss, dropQueue, dropOverflow          atomic.Uint64
-	unroutable, writeErrors, foreign           atomic.Uint64
-	lateSum, lateMax                           atomic.Int64
-}
-
-// packet is a datagram held by a pipe.
-type packet struct {
-	buf []byte // capacity pooledSize, or larger for big datagrams
-	n   int
-	at  time.Time
-}
-
-const pooledSize = 2048
-
-var packetPool = sync.Pool{New: func() any { return &packet{buf: make([]byte, pooledSize)} }}
-
-func getPacket(data []byte) *packet {
-	p := packetPool.Get().(*packet)
-	if len(data) > cap(p.buf) {
-		p.buf = make([]byte, len(data))
-	}
-	p.n = copy(p.buf[:cap(p.buf)], data)
-	return p
-}
-
-func putPacket(p *packet) {
-	if cap(p.buf) == pooledSize {
-		packetPool.Put(p)
-	}
 }
 
 // Start opens the sockets of every path and starts forwarding.
@@ -163,15 +111,10 @@ func Start(cfg Config) (*Emulator, error) {
 			return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, byte(i + 1), 3}), 0)
 		}
 	}
-	if cfg.MaxInFlightPackets <= 0 {
-		cfg.MaxInFlightPackets = 16384
-	}
-	if cfg.MaxInFlightBytes <= 0 {
-		cfg.MaxInFlightBytes = 64 << 20
-	}
 	if cfg.SocketBuffer <= 0 {
 		cfg.SocketBuffer = 4 << 20
 	}
+	lim := Limits{MaxPackets: cfg.MaxInFlightPackets, MaxBytes: cfg.MaxInFlightBytes}
 	e := &Emulator{server: unmap(cfg.Server), done: make(chan struct{})}
 	fail := func(err error) (*Emulator, error) {
 		for _, p := range e.paths {
@@ -189,24 +132,27 @@ func Start(cfg Config) (*Emulator, error) {
 		if p.back, p.backAddr, err = listen(cfg.BackAddr(i), cfg.SocketBuffer); err != nil {
 			return fail(fmt.Errorf("linkemu: path %d back: %w", i, err))
 		}
-		up, err := NewLink(pc.Up, pc.RTT(), LinkRand(cfg.Seed, fmt.Sprintf("path%d/up", i)))
+		up, err := NewModel(pc.Up, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/up", i))
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d up: %w", i, err))
 		}
-		down, err := NewLink(pc.Down, pc.RTT(), LinkRand(cfg.Seed, fmt.Sprintf("path%d/down", i)))
+		down, err := NewModel(pc.Down, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/down", i))
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d down: %w", i, err))
 		}
-		server := e.server
-		p.up = &pipe{model: up, held: make(chan *packet, cfg.MaxInFlightPackets), maxBytes: cfg.MaxInFlightBytes, out: p.back,
-			dst: func() (netip.AddrPort, bool) { return server, true }}
-		p.down = &pipe{model: down, held: make(chan *packet, cfg.MaxInFlightPackets), maxBytes: cfg.MaxInFlightBytes, out: p.front,
-			dst: func() (netip.AddrPort, bool) {
-				if a := p.client.Load(); a != nil {
-					return *a, true
-				}
-				return netip.AddrPort{}, false
-			}}
+		server, back, front := e.server, p.back, p.front
+		p.up = NewPipe(up, lim, func(b []byte) error {
+			_, err := back.WriteToUDPAddrPort(b, server)
+			return err
+		})
+		p.down = NewPipe(down, lim, func(b []byte) error {
+			a := p.client.Load()
+			if a == nil {
+				return ErrUnroutable
+			}
+			_, err := front.WriteToUDPAddrPort(b, *a)
+			return err
+		})
 	}
 	for _, p := range e.paths {
 		e.wg.Add(4)
@@ -217,10 +163,22 @@ func Start(cfg Config) (*Emulator, error) {
 			return true
 		})
 		go e.read(p.back, p.down, func(from netip.AddrPort) bool { return from == e.server })
-		go e.deliver(p.up)
-		go e.deliver(p.down)
+		go e.run(p.up)
+		go e.run(p.down)
 	}
 	return e, nil
+}
+
+// NewModel returns the link model of an experiment link named name
+// ("path0/up") on a path of round-trip propagation delay rtt, with the
+// random source the simulator gives the link of that name in a run of
+// seed.
+func NewModel(l experiment.Link, rtt time.Duration, seed uint64, name string) (*linkmodel.Link, error) {
+	cfg, err := linkmodel.FromExperiment(l, rtt)
+	if err != nil {
+		return nil, err
+	}
+	return linkmodel.New(cfg, linkmodel.Rand(seed, name))
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
@@ -258,24 +216,9 @@ func (e *Emulator) Paths() int { return len(e.paths) }
 func (e *Emulator) Stats() []PathStats {
 	out := make([]PathStats, len(e.paths))
 	for i, p := range e.paths {
-		out[i] = PathStats{Up: p.up.stats(), Down: p.down.stats()}
+		out[i] = PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
 	}
 	return out
-}
-
-func (p *pipe) stats() LinkStats {
-	s := LinkStats{
-		Sent: p.sent.Load(), Delivered: p.delivered.Load(),
-		BytesSent: p.bytesSent.Load(), BytesDelivered: p.bytesDelivered.Load(),
-		DroppedLoss: p.dropLoss.Load(), DroppedQueue: p.dropQueue.Load(), DroppedOverflow: p.dropOverflow.Load(),
-		Unroutable: p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
-		InFlight: uint64(p.count.Load()),
-		LateMax:  time.Duration(p.lateMax.Load()),
-	}
-	if n := s.Delivered + s.Unroutable + s.WriteErrors; n > 0 {
-		s.LateMean = time.Duration(p.lateSum.Load() / int64(n))
-	}
-	return s
 }
 
 // Close stops forwarding, closes the sockets and waits for the emulator's
@@ -287,20 +230,18 @@ func (e *Emulator) Close() error {
 			p.close()
 		}
 		e.wg.Wait()
-		for _, p := range e.paths {
-			for _, q := range []*pipe{p.up, p.down} {
-				for len(q.held) > 0 {
-					putPacket(<-q.held)
-				}
-			}
-		}
 	})
 	return nil
 }
 
+func (e *Emulator) run(p *Pipe) {
+	defer e.wg.Done()
+	p.Run(e.done)
+}
+
 // read offers the datagrams a socket receives to a pipe, until the socket
 // closes. accept filters (and notes) their sources.
-func (e *Emulator) read(c *net.UDPConn, p *pipe, accept func(from netip.AddrPort) bool) {
+func (e *Emulator) read(c *net.UDPConn, p *Pipe, accept func(from netip.AddrPort) bool) {
 	defer e.wg.Done()
 	buf := make([]byte, 1<<16)
 	for {
@@ -317,81 +258,9 @@ func (e *Emulator) read(c *net.UDPConn, p *pipe, accept func(from netip.AddrPort
 			}
 		}
 		if !accept(unmap(from)) {
-			p.foreign.Add(1)
+			p.CountForeign()
 			continue
 		}
-		p.offer(time.Now(), buf[:n])
-	}
-}
-
-// offer runs the datagram through the model and holds it for delivery if
-// it is accepted.
-func (p *pipe) offer(now time.Time, data []byte) {
-	p.sent.Add(1)
-	p.bytesSent.Add(uint64(len(data)))
-	cost := int64(len(data) + packetCost)
-	// Only this goroutine adds to held, and count >= len(held), so a free
-	// slot stays free.
-	if p.count.Load() >= int64(cap(p.held)) || p.bytes.Load()+cost > p.maxBytes {
-		p.dropOverflow.Add(1)
-		return
-	}
-	v := p.model.Offer(now, len(data))
-	if !v.Accepted {
-		if v.Drop == DropLoss {
-			p.dropLoss.Add(1)
-		} else {
-			p.dropQueue.Add(1)
-		}
-		return
-	}
-	pk := getPacket(data)
-	pk.at = v.Deliver
-	p.count.Add(1)
-	p.bytes.Add(cost)
-	p.held <- pk
-}
-
-// deliver sends a pipe's datagrams on at their arrival times, until the
-// emulator closes.
-func (e *Emulator) deliver(p *pipe) {
-	defer e.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		var pk *packet
-		select {
-		case pk = <-p.held:
-		case <-e.done:
-			return
-		}
-		if d := time.Until(pk.at); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-e.done:
-				putPacket(pk)
-				return
-			}
-		}
-		late := int64(time.Since(pk.at))
-		p.lateSum.Add(late)
-		if late > p.lateMax.Load() {
-			p.lateMax.Store(late) // only this goroutine stores
-		}
-		p.bytes.Add(-int64(pk.n + packetCost))
-		p.count.Add(-1)
-		switch to, ok := p.dst(); {
-		case !ok:
-			p.unroutable.Add(1)
-		default:
-			if _, err := p.out.WriteToUDPAddrPort(pk.buf[:pk.n], to); err != nil {
-				p.writeErrors.Add(1)
-			} else {
-				p.delivered.Add(1)
-				p.bytesDelivered.Add(uint64(pk.n))
-			}
-		}
-		putPacket(pk)
+		p.Offer(time.Now(), buf[:n])
 	}
 }

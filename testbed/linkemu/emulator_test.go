@@ -58,7 +58,7 @@ func emulatorGoroutines() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "linkemu.(*Emulator).read") || strings.Contains(g, "linkemu.(*Emulator).deliver") {
+		if strings.Contains(g, "linkemu.(*Emulator).read") || strings.Contains(g, "linkemu.(*Emulator).run") {
 			out = append(out, g)
 		}
 	}

@@ -193,7 +193,8 @@ func checkTimeBase(t *testing.T, dir string) {
 		t.Fatalf("traces %v", traces)
 	}
 	for _, tr := range traces {
-		vantage := strings.SplitN(filepath.Base(tr), "_", 2)[0]
+		// ODCID_VANTAGE.sqlog (package qlogfile).
+		vantage := strings.TrimSuffix(filepath.Base(tr)[strings.LastIndex(filepath.Base(tr), "_")+1:], ".sqlog")
 		f, err := os.Open(tr)
 		if err != nil {
 			t.Fatal(err)

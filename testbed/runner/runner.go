@@ -16,10 +16,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/buildinfo"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/trafficgen"
@@ -95,18 +97,24 @@ func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provena
 		Started: started.UTC().Format(time.RFC3339Nano)}
 }
 
-// qlogFactory writes one trace per connection end into dir/qlog.
-func qlogFactory(dir string) func(string, []byte) io.WriteCloser {
-	return func(vantage string, odcid []byte) io.WriteCloser {
-		qd := filepath.Join(dir, "qlog")
-		if err := os.MkdirAll(qd, 0o755); err != nil {
-			return nil
+// qlogDir writes one trace per connection end into dir/qlog, named as
+// mpq serve and mpq get name theirs (package qlogfile). failed returns
+// the first error of creating or writing a trace: a run whose traces are
+// incomplete fails.
+func qlogDir(dir string) (d *qlogfile.Dir, failed func() error) {
+	var mu sync.Mutex
+	var first error
+	d = qlogfile.NewDir(filepath.Join(dir, "qlog"), func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
 		}
-		f, err := os.Create(filepath.Join(qd, fmt.Sprintf("%s_%x.sqlog", vantage, odcid)))
-		if err != nil {
-			return nil
-		}
-		return f
+	})
+	return d, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
 	}
 }
 

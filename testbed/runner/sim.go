@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
+	"github.com/mpq/mpq/testbed/linkmodel"
 	"github.com/mpq/mpq/testbed/netsim"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -20,23 +22,6 @@ const (
 	clientPort = 4000
 )
 
-// linkConfig turns an experiment link into a simulator link on a path of
-// round-trip propagation delay rtt.
-func linkConfig(l experiment.Link, rtt time.Duration) netsim.LinkConfig {
-	cfg := netsim.LinkConfig{Rate: l.Rate, Delay: l.Delay, Jitter: l.Jitter, QueueBytes: int(l.QueueLimit(rtt))}
-	switch {
-	case l.Loss == 0:
-	case l.LossModel == "gilbert":
-		cfg.Loss = netsim.Gilbert(l.Loss, l.BurstLength)
-	default:
-		cfg.Loss = netsim.Bernoulli{P: l.Loss}
-	}
-	if l.Rate == 0 {
-		cfg.QueueBytes = 0
-	}
-	return cfg
-}
-
 // runSim runs an experiment in the simulator: path i joins client address
 // 10.i.0.1 and server address 10.i.0.2; the client connects over path 0
 // and opens the other paths from its other addresses.
@@ -44,7 +29,15 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
 	for i, p := range e.Paths {
-		specs[i] = netsim.PathSpec{Up: linkConfig(p.Up, p.RTT()), Down: linkConfig(p.Down, p.RTT())}
+		up, err := linkmodel.FromExperiment(p.Up, p.RTT())
+		if err != nil {
+			return nil, fmt.Errorf("path %d up: %w", i, err)
+		}
+		down, err := linkmodel.FromExperiment(p.Down, p.RTT())
+		if err != nil {
+			return nil, fmt.Errorf("path %d down: %w", i, err)
+		}
+		specs[i] = netsim.PathSpec{Up: up, Down: down}
 	}
 	topo, err := netsim.NewTopology(sim, specs)
 	if err != nil {
@@ -61,8 +54,11 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 	scfg.TLS, ccfg.TLS = stls, ctls
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
 	ccfg.Observer = scfg.Observer
+	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
-		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+		var traces *qlogfile.Dir
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	var saddrs, caddrs []netip.AddrPort
@@ -150,6 +146,9 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 		// Close the connection so that the traces are complete.
 		sconn.Close(0, "experiment over")
 		sim.RunUntil(sim.Now().Add(5 * time.Second))
+	}
+	if err := qlogFailed(); err != nil {
+		return nil, err
 	}
 	return &Result{Summary: sum}, nil
 }
