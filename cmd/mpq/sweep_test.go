@@ -210,13 +210,25 @@ func readString(t *testing.T, name string) string {
 	return string(b)
 }
 
-func TestShardFlag(t *testing.T) {
+// TestSweepFlags: bad --shard and --repeat values exit 2 with nothing run;
+// so does a repeat of 0 in the file.
+func TestSweepFlags(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "sweep.toml", sweepFile)
 	for _, bad := range []string{"0/3", "4/3", "1", "a/b", "1/0"} {
 		if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--shard", bad); code != exitUsage || !strings.Contains(stderr, "--shard") {
 			t.Errorf("--shard %s: exit %d, %s", bad, code, stderr)
 		}
+	}
+	if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--repeat", "-1"); code != exitUsage || !strings.Contains(stderr, "--repeat -1") {
+		t.Errorf("--repeat -1: exit %d, %s", code, stderr)
+	}
+	zero := writeFile(t, dir, "zero.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 0", 1))
+	if code, _, stderr := runCmd(t, "run", zero, "--out", dir); code != exitUsage || !strings.Contains(stderr, "zero.toml:3: repeat: 0 outside [1, 10000]") {
+		t.Errorf("repeat = 0: exit %d, %s", code, stderr)
+	}
+	if names := runDirs(t, dir); len(names) != 0 {
+		t.Errorf("runs written: %v", names)
 	}
 }
 
