@@ -133,6 +133,12 @@ func TestHelpExamplesParse(t *testing.T) {
 				t.Errorf("example %q: %v", strings.Join(args, " "), err)
 				continue
 			}
+			if name == "plot" {
+				if len(pos) == 0 {
+					t.Errorf("example %q: no RESULTS_DIR", strings.Join(args, " "))
+				}
+				continue
+			}
 			if name == "aggregate" {
 				if len(pos) != 1 {
 					t.Errorf("example %q: %d directories", strings.Join(args, " "), len(pos))
@@ -166,8 +172,8 @@ func TestHelpExamplesParse(t *testing.T) {
 // silently ignored with the flags after it.
 func TestFlagsAnywhereEveryCommand(t *testing.T) {
 	for _, name := range commandNames() {
-		if name == "run" || name == "aggregate" {
-			continue // TestRunFlagsAnywhere; aggregate takes a directory (and no flags)
+		if name == "run" || name == "aggregate" || name == "plot" {
+			continue // TestRunFlagsAnywhere; aggregate takes a directory (and no flags); TestPlotFlagsAnywhere
 		}
 		for _, tc := range []struct {
 			pos  string

@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"get":       {"download one file over hq-interop and print a JSON summary", setupGet},
 	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
 	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
+	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
 }
 
 func main() {
