@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,6 +63,28 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 	return blocks
 }
 
+// readmeOutput returns the lines of the plain ``` block that follows the
+// README line containing intro.
+func readmeOutput(t *testing.T, intro string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, intro)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", intro)
+	}
+	j := strings.Index(s[i:], "\n```\n")
+	if j < 0 {
+		t.Fatalf("no output block after %q", intro)
+	}
+	block := s[i+j+5:]
+	block = block[:strings.Index(block, "\n```")]
+	return strings.Split(block, "\n")
+}
+
 // readmeEnv is a copy of the repository to run README's commands in: a
 // directory of links to the checkout's files (so that results and
 // binaries stay out of the checkout), and a bin directory on PATH.
@@ -68,6 +92,8 @@ type readmeEnv struct {
 	dir, bin, tmp string
 	env           []string
 	port          string
+	// stdout holds what each command line printed on stdout.
+	stdout map[string]string
 }
 
 func newReadmeEnv(t *testing.T) *readmeEnv {
@@ -76,7 +102,7 @@ func newReadmeEnv(t *testing.T) *readmeEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &readmeEnv{dir: t.TempDir(), bin: t.TempDir(), tmp: t.TempDir()}
+	e := &readmeEnv{dir: t.TempDir(), bin: t.TempDir(), tmp: t.TempDir(), stdout: map[string]string{}}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +140,26 @@ func (e *readmeEnv) command(line string) string {
 // job is a command README starts in the background.
 type job struct {
 	cmd  *exec.Cmd
-	out  *output
+	out  *readyWriter
 	done chan error
+}
+
+// readyWriter collects a job's output and closes ready once it says the
+// job serves or listens.
+type readyWriter struct {
+	output
+	ready chan struct{}
+	once  sync.Once
+}
+
+var readyLine = regexp.MustCompile(`serving .* on |listening on `)
+
+func (r *readyWriter) Write(p []byte) (int, error) {
+	n, err := r.output.Write(p)
+	if readyLine.MatchString(r.String()) {
+		r.once.Do(func() { close(r.ready) })
+	}
+	return n, err
 }
 
 // start runs a background command and waits until it is ready: its
@@ -124,25 +168,19 @@ func (e *readmeEnv) start(t *testing.T, line string) *job {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", "exec "+e.command(strings.TrimSuffix(line, "&")))
 	cmd.Dir, cmd.Env = e.dir, e.env
-	j := &job{cmd: cmd, out: newOutput(), done: make(chan error, 1)}
+	j := &job{cmd: cmd, out: &readyWriter{output: output{addr: make(chan string, 1)}, ready: make(chan struct{})}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = j.out, j.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
 	go func() { j.done <- cmd.Wait() }()
-	ready := regexp.MustCompile(`serving .* on |listening on `)
-	deadline := time.Now().Add(30 * time.Second)
-	for !ready.MatchString(j.out.String()) {
-		select {
-		case err := <-j.done:
-			t.Fatalf("%s ended before it was ready (%v):\n%s", line, err, j.out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("%s not ready within 30 s:\n%s", line, j.out)
-		}
-		time.Sleep(20 * time.Millisecond) // polls another process's output
+	select {
+	case <-j.out.ready:
+	case err := <-j.done:
+		t.Fatalf("%s ended before it was ready (%v):\n%s", line, err, j.out.String())
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%s not ready within 30 s:\n%s", line, j.out.String())
 	}
 	return j
 }
@@ -155,13 +193,13 @@ func (j *job) stop(t *testing.T, line string) {
 	select {
 	case err := <-j.done:
 		if err != nil && strings.Contains(line, "mpq ") {
-			t.Errorf("%s: %v after interruption:\n%s", line, err, j.out)
+			t.Errorf("%s: %v after interruption:\n%s", line, err, j.out.String())
 		}
 	case <-time.After(30 * time.Second):
 		j.cmd.Process.Kill()
 		t.Errorf("%s did not stop within 30 s of SIGINT", line)
 	}
-	t.Logf("$ %s  (stopped)\n%s", line, j.out)
+	t.Logf("$ %s  (stopped)\n%s", line, j.out.String())
 }
 
 // run runs a README command line and checks its exit status.
@@ -175,7 +213,10 @@ func (e *readmeEnv) run(t *testing.T, line string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", e.command(line))
 	cmd.Dir, cmd.Env = e.dir, e.env
-	out, err := cmd.CombinedOutput()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := stdout.String() + stderr.String()
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
@@ -188,7 +229,8 @@ func (e *readmeEnv) run(t *testing.T, line string) string {
 		t.Errorf("README command %q exited with %d, README says %d:\n%s", line, code, want, out)
 	}
 	t.Logf("$ %s  (exit %d)\n%s", line, code, out)
-	return string(out)
+	e.stdout[line] = stdout.String()
+	return stdout.String()
 }
 
 // runBlock runs a block's lines in order: "CMD &" starts a background job,
@@ -258,6 +300,16 @@ func TestREADMECommands(t *testing.T) {
 		if !found {
 			t.Errorf("README.md shows no %q", want)
 		}
+	}
+	// The quickstart prints what README shows (the simulator is
+	// deterministic; the lines come in any order).
+	const quickstart = "go run ./cmd/mpq run experiments/quickstart.toml"
+	got := strings.Split(strings.TrimSpace(e.stdout[quickstart]), "\n")
+	want := readmeOutput(t, "The quickstart prints")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the quickstart printed\n%s\nREADME.md shows\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "mpq")); err != nil {
 		t.Errorf("go build ./cmd/mpq left no ./mpq: %v", err)

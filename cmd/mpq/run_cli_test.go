@@ -163,3 +163,21 @@ func TestInterruptedGet(t *testing.T) {
 		t.Fatalf("left %v", names)
 	}
 }
+
+// TestTransportNamesAllReported: serve and get check every name flag and
+// report every bad one, naming the flag, with exit 2.
+func TestTransportNamesAllReported(t *testing.T) {
+	names := []string{"--congestion", "cubic", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
+	for cmd, args := range map[string][]string{"serve": {"--root", t.TempDir()}, "get": {"--path", "/x"}} {
+		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
+		for _, w := range []string{
+			`mpq ` + cmd + `: --congestion: unknown congestion controller "cubic"`,
+			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
+		} {
+			if code != exitUsage || !strings.Contains(stderr, w) {
+				t.Errorf("mpq %s: exit %d, stderr %q lacks %q", cmd, code, stderr, w)
+			}
+		}
+	}
+}
