@@ -3,6 +3,7 @@ package trafficgen
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -259,5 +260,16 @@ func TestPathSampling(t *testing.T) {
 	}
 	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || a == 0 {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
+	}
+}
+
+// TestFailReason: a reset or stopped stream fails a message as "reset",
+// any other error (the connection ended) as "connection closed".
+func TestFailReason(t *testing.T) {
+	if r := failReason(fmt.Errorf("writing: %w", &qerr.StreamError{StreamID: 4, Code: 0})); r != FailReset {
+		t.Errorf("stream error: %q", r)
+	}
+	if r := failReason(&qerr.ApplicationError{Code: 0}); r != FailClosed {
+		t.Errorf("connection error: %q", r)
 	}
 }

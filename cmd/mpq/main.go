@@ -42,9 +42,11 @@ const (
 // commands are mpq's subcommands. A command's help text is
 // help/NAME.txt; its code is in NAME.go.
 var commands = map[string]command{
-	"serve": {"serve files over hq-interop until interrupted", setupServe},
-	"get":   {"download one file over hq-interop and print a JSON summary", setupGet},
-	"run":   {"run an experiment file (or its sweep) and write the results", setupRun},
+	"serve":     {"serve files over hq-interop until interrupted", setupServe},
+	"get":       {"download one file over hq-interop and print a JSON summary", setupGet},
+	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
+	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
+	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
 }
 
 func main() {

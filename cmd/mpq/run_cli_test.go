@@ -82,7 +82,7 @@ func TestRunDirectoryName(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	got := dirNames(t, filepath.Join(dir, "cli"))
+	got := runDirs(t, filepath.Join(dir, "cli"))
 	want := []string{"seed=3,duration=1s", "seed=3,duration=2s"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("run directories %v, want %v", got, want)

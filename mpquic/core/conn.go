@@ -92,6 +92,9 @@ func newPNSpace(maxAckDelay time.Duration) pnSpace {
 type cryptoStream struct {
 	send *streams.SendStream
 	recv *streams.RecvStream
+	// framing follows the handshake messages received, to reject what
+	// is not TLS with the right alert.
+	framing hsFramer
 }
 
 // Conn is one QUIC connection. It is not safe for concurrent use.

@@ -89,8 +89,8 @@ type dgram struct {
 }
 
 // PollDatagram assembles the next datagram to send into buf (which should
-// have a capacity of at least the maximum packet size) and reports whether
-// there is one. Call it until it returns false.
+// have a capacity of at least the maximum packet size; a smaller one is
+// replaced) and reports whether there is one. Call it until it returns false.
 func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	c.now = now
 	switch c.state {
@@ -762,6 +762,12 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 		}
 	}
 	total := len(d.b) + aeadTag*d.n
+	if cap(d.b) < total {
+		// The caller's buffer was smaller than a packet: grow it.
+		grown := make([]byte, len(d.b), total)
+		copy(grown, d.b)
+		d.b = grown
+	}
 	out := d.b[:total]
 	for i := d.n - 1; i >= 0; i-- {
 		pk := &d.pkts[i]
