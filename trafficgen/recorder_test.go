@@ -95,9 +95,17 @@ func TestSyntheticLog(t *testing.T) {
 		t.Fatal("messages outstanding after Finish")
 	}
 	sum := r.Summarise(e, SummaryInput{
-		Server: []core.PathStats{{ID: 0}, {ID: 1}},
-		Client: []core.PathStats{{ID: 0}},
+		Server:        []core.PathStats{{ID: 0}, {ID: 1, CopiesSent: 7}},
+		Client:        []core.PathStats{{ID: 0, CopiesSent: 2}},
+		CopiesDropped: map[string]uint64{"same_path": 3, "unknown_path": 1, "too_large": 0},
 	})
+	// Copies: sent per path and end, dropped per run and reason.
+	if sum.CopiesDropped != 4 || len(sum.CopiesDroppedByReason) != 2 || sum.CopiesDroppedByReason["same_path"] != 3 {
+		t.Errorf("copies dropped %d %v, want 4 (3 same_path, 1 unknown_path)", sum.CopiesDropped, sum.CopiesDroppedByReason)
+	}
+	if c := [3]uint64{sum.Paths[0].Server.CopiesSent, sum.Paths[1].Server.CopiesSent, sum.Paths[0].Client.CopiesSent}; c != [3]uint64{0, 7, 2} {
+		t.Errorf("copies sent %v, want [0 7 2]", c)
+	}
 	p, rr, bg := sum.Sources[0], sum.Sources[1], sum.Sources[2]
 
 	// Periodic: MCTs 30, 50, 900 (delivered in the drain) and +Inf.
