@@ -327,6 +327,15 @@ func (c *Conn) shutdown() {
 
 func (c *Conn) kick() { signal(c.wake) }
 
+// unreachable passes an ICMP error received on the socket at local to the
+// connection.
+func (c *Conn) unreachable(local netip.AddrPort, e icmpError) {
+	c.mu.Lock()
+	c.c.HandleUnreachable(time.Now(), local, e.remote, e.quoted, e.reason)
+	c.mu.Unlock()
+	c.kick()
+}
+
 func (c *Conn) wrapStream(cs *core.Stream) *Stream {
 	s := &Stream{conn: c, s: cs, readSig: make(chan struct{}, 1), writeSig: make(chan struct{}, 1)}
 	c.streams[cs.ID()] = s

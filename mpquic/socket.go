@@ -82,6 +82,9 @@ type socket struct {
 	// UDP generic segmentation offload (Linux); it is cleared for good
 	// when the kernel refuses such a write.
 	gso atomic.Bool
+	// icmp is set when the kernel reports the ICMP errors of the
+	// socket's datagrams (Linux).
+	icmp bool
 }
 
 // gsoMaxSegments and gsoMaxBytes bound one GSO write: the segment limit of
@@ -100,6 +103,7 @@ func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	// MPQUIC_DISABLE_GSO=1 turns segmentation offload off, for devices
 	// or tunnels that mishandle it.
 	s.gso.Store(os.Getenv("MPQUIC_DISABLE_GSO") != "1" && gsoSupported(conn))
+	s.icmp = enableICMPErrors(conn)
 	return s
 }
 
@@ -136,6 +140,9 @@ func (s *socket) readLoop() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if s.icmp {
+				s.handleICMP(readICMPErrors(s.conn))
+			}
 			continue
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
@@ -159,6 +166,31 @@ func (s *socket) readLoop() {
 		bp := getBuf(n)
 		d.Data = append((*bp)[:0], d.Data...)
 		c.deliver(d, bp)
+	}
+}
+
+// handleICMP passes destination unreachable errors to the connections
+// that sent the datagrams they quote: found by our connection ID in a long
+// header; otherwise, on a client's socket, every connection on it (each
+// checks the quote against its own connection IDs). A server's socket does
+// not look through all its connections for a short header's.
+func (s *socket) handleICMP(errs []icmpError) {
+	for _, e := range errs {
+		var targets []*Conn
+		s.mu.Lock()
+		if cc := s.ep.UnreachableConn(e.quoted); cc != nil {
+			if c := s.owners[cc]; c != nil {
+				targets = append(targets, c)
+			}
+		} else if s.accept == nil {
+			for _, c := range s.owners {
+				targets = append(targets, c)
+			}
+		}
+		s.mu.Unlock()
+		for _, c := range targets {
+			c.unreachable(s.local, e)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -553,5 +554,24 @@ func TestGetKeepsOldOutputOnFailure(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) != 1 {
 		t.Fatalf("directory holds %v, want only out", names)
+	}
+}
+
+// TestGetClosedPortFailsFast: on Linux, mpq get to a port nobody listens
+// on fails at once on the ICMP port unreachable error, not after --timeout.
+func TestGetClosedPortFailsFast(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ICMP errors are read on Linux only")
+	}
+	uc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uc.LocalAddr().String()
+	uc.Close()
+	start := time.Now()
+	code, _, stderr := runCmd(t, "get", "--addr", addr, "--path", "/data", "--timeout", "20s", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != 1 || !strings.Contains(stderr, "peer unreachable: port unreachable") || time.Since(start) > 5*time.Second {
+		t.Fatalf("exit %d after %v; stderr:\n%s", code, time.Since(start), stderr)
 	}
 }

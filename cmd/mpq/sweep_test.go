@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mpq/mpq/trafficgen"
 )
 
 // sweepFile: 2 grid points x 2 repetitions of short simulated runs.
@@ -207,13 +210,25 @@ func readString(t *testing.T, name string) string {
 	return string(b)
 }
 
-func TestShardFlag(t *testing.T) {
+// TestSweepFlags: bad --shard and --repeat values exit 2 with nothing run;
+// so does a repeat of 0 in the file.
+func TestSweepFlags(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "sweep.toml", sweepFile)
 	for _, bad := range []string{"0/3", "4/3", "1", "a/b", "1/0"} {
 		if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--shard", bad); code != exitUsage || !strings.Contains(stderr, "--shard") {
 			t.Errorf("--shard %s: exit %d, %s", bad, code, stderr)
 		}
+	}
+	if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--repeat", "-1"); code != exitUsage || !strings.Contains(stderr, "--repeat -1") {
+		t.Errorf("--repeat -1: exit %d, %s", code, stderr)
+	}
+	zero := writeFile(t, dir, "zero.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 0", 1))
+	if code, _, stderr := runCmd(t, "run", zero, "--out", dir); code != exitUsage || !strings.Contains(stderr, "zero.toml:3: repeat: 0 outside [1, 10000]") {
+		t.Errorf("repeat = 0: exit %d, %s", code, stderr)
+	}
+	if names := runDirs(t, dir); len(names) != 0 {
+		t.Errorf("runs written: %v", names)
 	}
 }
 
@@ -245,5 +260,32 @@ func TestAggregateArguments(t *testing.T) {
 	// A directory without runs: nothing to aggregate.
 	if code, _, stderr := runCmd(t, "aggregate", dir); code != exitFailure || !strings.Contains(stderr, "no runs") {
 		t.Errorf("mpq aggregate of an empty directory: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestConsoleHeadlines: the console line shows each kind's headline
+// metric: MCT for periodic sources, response time for request-response
+// and frames, completion time for files, completion ratio and time for
+// stop-and-wait, goodput for bulk; +Inf when failures reach the quantile.
+func TestConsoleHeadlines(t *testing.T) {
+	d := func(p50, p99, max float64) *trafficgen.Dist {
+		return &trafficgen.Dist{P50: trafficgen.Millis(p50), P99: trafficgen.Millis(p99), Max: trafficgen.Millis(max)}
+	}
+	ratio, ct := 0.95, trafficgen.Millis(1234.5)
+	s := &trafficgen.Summary{PathScheduler: "cwr", StreamScheduler: "priority-fifo",
+		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: 20.04}, Client: trafficgen.Throughput{Total: 7.25}},
+		Sources: []trafficgen.SourceSummary{
+			{Name: "p", Kind: "periodic", Messages: 10, Completed: 10, MCTMS: d(25.8, 51.9, 60), ResponseMS: d(1, 1, 1)},
+			{Name: "rr", Kind: "request-response", Messages: 5, Completed: 4, MCTMS: d(1, 1, 1), ResponseMS: d(40, math.Inf(1), math.Inf(1))},
+			{Name: "ar", Kind: "frames", Messages: 300, Completed: 300, MCTMS: d(1, 1, 1), ResponseMS: d(32.3, 56, 58)},
+			{Name: "f", Kind: "file", Messages: 3, Completed: 3, MCTMS: d(10, 10, 10), ResponseMS: d(413, 500, 516)},
+			{Name: "saw", Kind: "stop-and-wait", Messages: 20, Completed: 19, CompletionRatio: &ratio, CompletionTimeMS: &ct},
+			{Name: "bg", Kind: "bulk", GoodputMbps: 18.44},
+		}}
+	want := "dir: cwr/priority-fifo  p mct p50 25.8ms p99 51.9ms (10/10)  rr response p50 40.0ms p99 +Inf (4/5)" +
+		"  ar response p50 32.3ms p99 56.0ms (300/300)  f completion p50 413.0ms max 516.0ms (3/3)" +
+		"  saw completion ratio 0.950 time 1234.5ms (19/20)  bg goodput 18.4 Mbit/s  throughput server 20.0 client 7.2 Mbit/s"
+	if got := oneLine("dir", s); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

@@ -28,7 +28,10 @@ type path struct {
 
 	// Anti-amplification (RFC 9000 Section 8.1): until the peer's address is
 	// validated a server sends at most three times what it received.
-	validated     bool
+	validated bool
+	// unreachable counts the ICMP destination unreachable errors for the
+	// path since a packet was last received on it.
+	unreachable   int
 	bytesReceived uint64
 	bytesSentPre  uint64
 

@@ -162,6 +162,25 @@ type statser interface {
 	MultipathEnabled() bool
 }
 
+// copyCounter is what connections offer for the copies_dropped count.
+type copyCounter interface {
+	CopiesDropped() map[string]uint64
+}
+
+// addCopiesDropped adds a connection's dropped copies to in.
+func addCopiesDropped(in *trafficgen.SummaryInput, c env.Conn) {
+	cc, ok := c.(copyCounter)
+	if !ok {
+		return
+	}
+	for r, n := range cc.CopiesDropped() {
+		if in.CopiesDropped == nil {
+			in.CopiesDropped = map[string]uint64{}
+		}
+		in.CopiesDropped[r] += n
+	}
+}
+
 // pathStats returns a connection's path statistics (nil without).
 func pathStats(c env.Conn) []core.PathStats {
 	if st, ok := c.(statser); ok {

@@ -126,8 +126,10 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 		return nil, fmt.Errorf("simulated connection without statistics")
 	}
 	in := trafficgen.SummaryInput{Server: st.PathStats(), Multipath: st.MultipathEnabled(), BaseRTT: baseRTTs(e)}
+	addCopiesDropped(&in, sconn)
 	if cconn != nil {
 		in.Client = pathStats(cconn)
+		addCopiesDropped(&in, cconn)
 	}
 	for _, p := range peers {
 		p.Stop()
