@@ -38,6 +38,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
 	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
+	o.roles.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRun(ctx, &o, args, stdout, stderr)
 	}
@@ -49,6 +50,7 @@ type runOptions struct {
 	parallel     int
 	repeat       int
 	sets         setFlags
+	roles        roleOptions
 }
 
 // runRun runs the experiment file named by args.
@@ -68,6 +70,12 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 			fmt.Fprintln(stderr, p)
 		}
 		return exitUsage
+	}
+	if !o.roles.configure(stderr) {
+		return exitUsage
+	}
+	if o.roles.role != "" {
+		return runRoles(ctx, o, runs, filepath.Join(o.out, sanitize(runs[0].Name)), stdout, stderr)
 	}
 	workers := max(o.parallel, 1)
 	for _, r := range runs {
