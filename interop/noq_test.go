@@ -26,6 +26,7 @@ import (
 
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/hq"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic"
 	"github.com/mpq/mpq/mpquic/qerr"
 )
@@ -160,15 +161,9 @@ func (f *fixture) config(t *testing.T, server bool) *mpquic.Config {
 	}
 	cfg := &mpquic.Config{TLS: tc}
 	if dir := os.Getenv(logDirEnv); dir != "" {
-		name := strings.ReplaceAll(t.Name(), "/", "_")
-		cfg.Qlog = func(vantage string, odcid []byte) io.WriteCloser {
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s_%x_%s.sqlog", name, odcid, vantage)))
-			if err != nil {
-				t.Logf("qlog: %v", err)
-				return nil
-			}
-			return f
-		}
+		// One directory per test, traces named as mpq's commands name them.
+		traces := qlogfile.NewDir(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")), func(err error) { fmt.Fprintln(os.Stderr, err) })
+		cfg.Qlog = traces.Create
 	}
 	return cfg
 }

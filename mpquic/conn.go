@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -15,11 +16,6 @@ import (
 // ErrConnClosed is returned by operations on a connection that ended
 // without a more specific error.
 var ErrConnClosed = errors.New("mpquic: connection closed")
-
-type inDatagram struct {
-	d   core.Datagram
-	buf *[]byte
-}
 
 // Conn is a QUIC connection driven over UDP sockets. It is safe for
 // concurrent use by multiple goroutines.
@@ -38,8 +34,11 @@ type Conn struct {
 	pathWaiters map[uint64]chan error
 	pathsSig    chan struct{}
 
-	inbox chan inDatagram
-	wake  chan struct{}
+	in   *inbox
+	wake chan struct{}
+	// sendSize is the capacity of the send buffers, allocated as they
+	// are first used: the largest datagram the connection sends.
+	sendSize int
 
 	streams    map[uint64]*Stream
 	acceptBidi []*Stream
@@ -55,17 +54,21 @@ type Conn struct {
 	closeErr      error
 	ctx           context.Context
 	cancel        context.CancelFunc
-	onClose       func()
+	// onHandshake is called, with c.mu held, when the handshake
+	// completes; onClose when the connection has ended.
+	onHandshake func()
+	onClose     func()
 }
 
-func newDriverConn(c *core.Conn, socks ...*socket) *Conn {
+func newDriverConn(c *core.Conn, sendSize int, dropped *atomic.Uint64, socks ...*socket) *Conn {
 	dc := &Conn{
 		c:             c,
 		sockets:       map[netip.AddrPort]*socket{},
 		pathWaiters:   map[uint64]chan error{},
 		pathsSig:      make(chan struct{}, 1),
-		inbox:         make(chan inDatagram, 1024),
+		in:            newInbox(dropped),
 		wake:          make(chan struct{}, 1),
+		sendSize:      sendSize,
 		streams:       map[uint64]*Stream{},
 		acceptSig:     [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)},
 		openSig:       make(chan struct{}, 1),
@@ -91,11 +94,7 @@ func signal(ch chan struct{}) {
 // connection cannot keep up the datagram is dropped, as a full socket
 // buffer would.
 func (c *Conn) deliver(d core.Datagram, buf *[]byte) {
-	select {
-	case c.inbox <- inDatagram{d, buf}:
-	default:
-		bufPool.Put(buf)
-	}
+	c.in.push(inDatagram{d, buf})
 }
 
 // run drives the sans-IO connection: datagrams in, timers, datagrams out.
@@ -103,6 +102,10 @@ func (c *Conn) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	out := newSendBatch()
+	// batch holds the datagrams taken from the inbox, handled from pos on
+	// at most handleMax at a time, with sending in between.
+	var batch []inDatagram
+	pos := 0
 	for {
 		c.flush(out)
 		c.mu.Lock()
@@ -110,29 +113,24 @@ func (c *Conn) run() {
 		next := c.c.NextTimeout()
 		c.mu.Unlock()
 		if done {
+			for _, in := range batch[pos:] {
+				putBuf(in.buf)
+			}
 			c.shutdown()
 			return
+		}
+		if pos < len(batch) {
+			pos = c.handle(batch, pos)
+			continue
 		}
 		if next.IsZero() {
 			next = time.Now().Add(time.Hour)
 		}
 		timer.Reset(time.Until(next))
 		select {
-		case in := <-c.inbox:
-			c.mu.Lock()
-			c.c.HandleDatagram(time.Now(), in.d)
-			bufPool.Put(in.buf)
-		drain:
-			for range 64 {
-				select {
-				case in := <-c.inbox:
-					c.c.HandleDatagram(time.Now(), in.d)
-					bufPool.Put(in.buf)
-				default:
-					break drain
-				}
-			}
-			c.mu.Unlock()
+		case <-c.in.sig:
+			batch = c.in.take(batch[:0])
+			pos = c.handle(batch, 0)
 		case <-timer.C:
 			c.mu.Lock()
 			c.c.HandleTimeout(time.Now())
@@ -148,6 +146,23 @@ func (c *Conn) run() {
 	}
 }
 
+// handleMax is how many datagrams are handled between two sends.
+const handleMax = 64
+
+// handle passes batch[pos:] to the connection, at most handleMax of them,
+// and returns where it stopped.
+func (c *Conn) handle(batch []inDatagram, pos int) int {
+	end := min(len(batch), pos+handleMax)
+	c.mu.Lock()
+	for i := pos; i < end; i++ {
+		c.c.HandleDatagram(time.Now(), batch[i].d)
+		putBuf(batch[i].buf)
+		batch[i] = inDatagram{}
+	}
+	c.mu.Unlock()
+	return end
+}
+
 // sendBatch holds datagrams polled under the lock and written after it.
 type sendBatch struct {
 	bufs [][]byte
@@ -160,12 +175,10 @@ type sendBatch struct {
 
 const batchSize = 32
 
+// newSendBatch returns a batch whose buffers are allocated as they are
+// first used.
 func newSendBatch() *sendBatch {
-	b := &sendBatch{bufs: make([][]byte, batchSize), to: make([]netip.AddrPort, batchSize), from: make([]netip.AddrPort, batchSize)}
-	for i := range b.bufs {
-		b.bufs[i] = make([]byte, 0, 65536)
-	}
-	return b
+	return &sendBatch{bufs: make([][]byte, batchSize), to: make([]netip.AddrPort, batchSize), from: make([]netip.AddrPort, batchSize)}
 }
 
 // flush sends everything the connection has to send and dispatches events.
@@ -175,6 +188,9 @@ func (c *Conn) flush(b *sendBatch) {
 		now := time.Now()
 		b.n = 0
 		for b.n < batchSize {
+			if b.bufs[b.n] == nil {
+				b.bufs[b.n] = make([]byte, 0, c.sendSize)
+			}
 			d, ok := c.c.PollDatagram(now, b.bufs[b.n][:0])
 			if !ok {
 				break
@@ -240,6 +256,10 @@ func (c *Conn) dispatchEvents() {
 			case <-c.handshakeDone:
 			default:
 				close(c.handshakeDone)
+				c.in.setLimit(inboxEstablished)
+				if c.onHandshake != nil {
+					c.onHandshake()
+				}
 			}
 		case core.EventStreamIncoming:
 			if cs := c.c.AcceptStream(); cs != nil {
@@ -299,20 +319,22 @@ func (c *Conn) shutdown() {
 	for _, s := range c.ownSockets {
 		_ = s.close()
 	}
+	c.in.close()
 	if c.onClose != nil {
 		c.onClose()
-	}
-	for {
-		select {
-		case in := <-c.inbox:
-			bufPool.Put(in.buf)
-		default:
-			return
-		}
 	}
 }
 
 func (c *Conn) kick() { signal(c.wake) }
+
+// unreachable passes an ICMP error received on the socket at local to the
+// connection.
+func (c *Conn) unreachable(local netip.AddrPort, e icmpError) {
+	c.mu.Lock()
+	c.c.HandleUnreachable(time.Now(), local, e.remote, e.quoted, e.reason)
+	c.mu.Unlock()
+	c.kick()
+}
 
 func (c *Conn) wrapStream(cs *core.Stream) *Stream {
 	s := &Stream{conn: c, s: cs, readSig: make(chan struct{}, 1), writeSig: make(chan struct{}, 1)}

@@ -2,10 +2,15 @@ package mpquic
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -23,13 +28,46 @@ type Listener struct {
 	once    sync.Once
 	conns   map[*Conn]struct{}
 	connsWG sync.WaitGroup
+	// sendSize is the capacity of the connections' send buffers.
+	sendSize int
+	// queueDropped counts datagrams dropped at a full connection inbox.
+	queueDropped atomic.Uint64
 }
 
-// ListenOptions are options of Listen beyond the connection Config.
+// ListenOptions are options of Listen beyond the connection Config. The
+// limits protect the server from floods of connection attempts: see
+// core.EndpointConfig, whose defaults apply to zero values.
 type ListenOptions struct {
-	// RequireRetry validates client addresses with Retry before keeping
-	// state (RFC 9000 Section 8.1.2).
+	// RequireRetry validates every client address with Retry before
+	// keeping state (RFC 9000 Section 8.1.2).
 	RequireRetry bool
+	// RetryThreshold is the number of connections in their handshake
+	// from which new clients must follow a Retry first.
+	RetryThreshold int
+	// MaxHandshakes is the number of connections in their handshake from
+	// which new connections are refused (CONNECTION_REFUSED).
+	MaxHandshakes int
+	// MaxConns is the number of connections from which new ones are
+	// refused.
+	MaxConns int
+	// ResetKey is the secret stateless reset tokens derive from, at least
+	// 16 bytes; the same key across restarts lets the server reset the
+	// connections of its previous run (RFC 9000 Section 10.3). Default: a
+	// key derived from the private key of the first certificate, so that
+	// a server restarted with the same certificate keeps its tokens; a
+	// random one without certificates.
+	ResetKey []byte
+	// ResetRate bounds the stateless resets sent per second.
+	ResetRate int
+}
+
+// ListenerStats are a listener's counters: the endpoint's (connections
+// accepted, retried, refused, datagrams dropped...) and the driver's.
+type ListenerStats struct {
+	core.EndpointStats
+	// QueueDropped counts datagrams dropped because their connection had
+	// a full inbox.
+	QueueDropped uint64
 }
 
 // Listen listens for QUIC connections on the UDP address addr
@@ -53,13 +91,29 @@ func ListenWithOptions(addr string, cfg *Config, opts ListenOptions) (*Listener,
 
 // ListenUDP serves QUIC on an existing UDP socket, which the listener owns.
 func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, error) {
-	cfg = withKeyLog(cfg)
-	ep, err := core.NewEndpoint(core.EndpointConfig{Server: cfg, RequireRetry: opts.RequireRetry})
+	cfg, sendSize, err := socketConfig(cfg, uc)
 	if err != nil {
 		uc.Close()
 		return nil, err
 	}
-	l := &Listener{ep: ep, cfg: cfg, sig: make(chan struct{}, 1), closed: make(chan struct{}), conns: map[*Conn]struct{}{}}
+	resetKey := opts.ResetKey
+	if resetKey == nil {
+		resetKey = certResetKey(cfg.TLS)
+	}
+	ep, err := core.NewEndpoint(core.EndpointConfig{
+		Server:         cfg,
+		RequireRetry:   opts.RequireRetry,
+		RetryThreshold: opts.RetryThreshold,
+		MaxHandshakes:  opts.MaxHandshakes,
+		MaxConns:       opts.MaxConns,
+		ResetKey:       resetKey,
+		ResetRate:      opts.ResetRate,
+	})
+	if err != nil {
+		uc.Close()
+		return nil, err
+	}
+	l := &Listener{ep: ep, cfg: cfg, sig: make(chan struct{}, 1), closed: make(chan struct{}), conns: map[*Conn]struct{}{}, sendSize: sendSize}
 	l.sock = newSocket(uc, ep)
 	l.sock.disableGSO(cfg.DisableGSO)
 	l.sock.accept = l.newConn
@@ -67,14 +121,65 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 	return l, nil
 }
 
+// socketConfig returns the configuration of connections on the socket uc:
+// cfg with the TLS key log (SSLKEYLOGFILE) and the max_udp_payload_size the
+// socket receives, and the size of their send buffers.
+func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
+	cfg = withKeyLog(cfg)
+	v, err := cfg.Validate()
+	if err != nil {
+		return nil, 0, err
+	}
+	local := uc.LocalAddr().(*net.UDPAddr).AddrPort()
+	if m := maxUDPPayload(local); v.MaxUDPPayloadSize > m {
+		n := *cfg
+		n.MaxUDPPayloadSize = m
+		cfg = &n
+	}
+	return cfg, v.MaxPacketSize, nil
+}
+
+// certResetKey derives a stateless reset key from the private key of the
+// first certificate of tc, nil if there is none.
+func certResetKey(tc *tls.Config) []byte {
+	if tc == nil || len(tc.Certificates) == 0 || tc.Certificates[0].PrivateKey == nil {
+		return nil
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(tc.Certificates[0].PrivateKey)
+	if err != nil {
+		return nil
+	}
+	k, err := hkdf.Key(sha256.New, der, nil, "mpquic stateless reset key from the certificate key", 32)
+	if err != nil {
+		return nil
+	}
+	return k
+}
+
+// Stats returns the listener's counters.
+func (l *Listener) Stats() ListenerStats {
+	return ListenerStats{EndpointStats: l.ep.Stats(), QueueDropped: l.queueDropped.Load()}
+}
+
 // newConn starts driving a server connection the endpoint created; it is
 // queued for Accept once its handshake completes.
 func (l *Listener) newConn(cc *core.Conn, s *socket) *Conn {
-	c := newDriverConn(cc, s)
+	c := newDriverConn(cc, l.sendSize, &l.queueDropped, s)
 	l.mu.Lock()
 	l.conns[c] = struct{}{}
 	l.mu.Unlock()
 	l.connsWG.Add(1)
+	c.onHandshake = func() {
+		select {
+		case <-l.closed:
+			return
+		default:
+		}
+		l.mu.Lock()
+		l.ready = append(l.ready, c)
+		l.mu.Unlock()
+		signal(l.sig)
+	}
 	c.onClose = func() {
 		l.mu.Lock()
 		delete(l.conns, c)
@@ -82,17 +187,6 @@ func (l *Listener) newConn(cc *core.Conn, s *socket) *Conn {
 		l.connsWG.Done()
 	}
 	go c.run()
-	go func() {
-		select {
-		case <-c.handshakeDone:
-			l.mu.Lock()
-			l.ready = append(l.ready, c)
-			l.mu.Unlock()
-			signal(l.sig)
-		case <-c.closed:
-		case <-l.closed:
-		}
-	}()
 	return c
 }
 
@@ -189,7 +283,11 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 	if err != nil {
 		return nil, fmt.Errorf("mpquic: dial %s: %w", addr, err)
 	}
-	cfg = withKeyLog(cfg)
+	cfg, sendSize, err := socketConfig(cfg, uc)
+	if err != nil {
+		uc.Close()
+		return nil, err
+	}
 	ep, err := core.NewEndpoint(core.EndpointConfig{})
 	if err != nil {
 		uc.Close()
@@ -208,7 +306,7 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 		uc.Close()
 		return nil, err
 	}
-	c := newDriverConn(cc, sock)
+	c := newDriverConn(cc, sendSize, nil, sock)
 	c.ownSockets = []*socket{sock}
 	c.noGSO = cfg.DisableGSO
 	c.ep = ep

@@ -123,6 +123,14 @@ func (c *Conn) MultipathEnabled() bool {
 	return c.c.MultipathEnabled()
 }
 
+// CopiesDropped returns, per reason, how many copies the path scheduler
+// asked for were not sent (see core.Conn.CopiesDropped).
+func (c *Conn) CopiesDropped() map[string]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.CopiesDropped()
+}
+
 // pathEvent wakes AddPath callers; called with c.mu held.
 func (c *Conn) pathEvent(e core.Event) {
 	switch e.Kind {

@@ -12,8 +12,55 @@ import (
 	"github.com/mpq/mpq/mpquic/core"
 )
 
-// recvBufSize is the size of the buffers datagrams are read into.
-const recvBufSize = 2048
+// recvBufSize is the size of the buffer each socket reads datagrams into:
+// room for the largest UDP payload of IPv6 (65,527 bytes) and IPv4 (65,507),
+// so that no datagram is cut and every size up to the max_udp_payload_size
+// we advertise (maxUDPPayload) is received.
+const recvBufSize = 1 << 16
+
+// maxUDPPayload is the largest UDP payload a socket bound to local can
+// receive, advertised to peers as max_udp_payload_size: an IPv4 datagram
+// holds at most 65,535 bytes with a 20-byte IP and an 8-byte UDP header,
+// an IPv6 UDP payload 65,527 bytes (RFC 9000 Section 18.2).
+func maxUDPPayload(local netip.AddrPort) int {
+	if local.Addr().Unmap().Is4() {
+		return 65507
+	}
+	return 65527
+}
+
+// Datagrams routed to a connection wait in its inbox in a copy sized to
+// them, from pools of a few size classes, so that a queued datagram holds
+// no more memory than its size rounded up.
+var bufClasses = [...]int{2048, 16 << 10, recvBufSize}
+
+var bufPools [len(bufClasses)]sync.Pool
+
+// getBuf returns a pooled buffer of at least n bytes (n <= recvBufSize).
+func getBuf(n int) *[]byte {
+	for i, size := range bufClasses {
+		if n <= size {
+			if bp, ok := bufPools[i].Get().(*[]byte); ok {
+				return bp
+			}
+			b := make([]byte, size)
+			return &b
+		}
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// putBuf returns a buffer of getBuf to its pool.
+func putBuf(bp *[]byte) {
+	for i, size := range bufClasses {
+		if cap(*bp) == size {
+			*bp = (*bp)[:size]
+			bufPools[i].Put(bp)
+			return
+		}
+	}
+}
 
 // socket is one UDP socket with its reader goroutine. It routes datagrams
 // through the shared sans-IO endpoint to the driver of each connection.
@@ -35,6 +82,9 @@ type socket struct {
 	// UDP generic segmentation offload (Linux); it is cleared for good
 	// when the kernel refuses such a write.
 	gso atomic.Bool
+	// icmp is set when the kernel reports the ICMP errors of the
+	// socket's datagrams (Linux).
+	icmp bool
 }
 
 // gsoMaxSegments and gsoMaxBytes bound one GSO write: the segment limit of
@@ -43,8 +93,6 @@ const (
 	gsoMaxSegments = 64
 	gsoMaxBytes    = 65000
 )
-
-var bufPool = sync.Pool{New: func() any { b := make([]byte, recvBufSize); return &b }}
 
 func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	ap := conn.LocalAddr().(*net.UDPAddr).AddrPort()
@@ -55,6 +103,7 @@ func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	// MPQUIC_DISABLE_GSO=1 turns segmentation offload off, for devices
 	// or tunnels that mishandle it.
 	s.gso.Store(os.Getenv("MPQUIC_DISABLE_GSO") != "1" && gsoSupported(conn))
+	s.icmp = enableICMPErrors(conn)
 	return s
 }
 
@@ -78,27 +127,31 @@ func (s *socket) unregister(cc *core.Conn) {
 	s.mu.Unlock()
 }
 
-// readLoop runs until the socket closes.
+// readLoop runs until the socket closes. Every datagram is read into one
+// buffer and routed there; only a datagram for a connection is copied, into
+// a buffer of its size, so that what belongs to no connection costs no
+// memory.
 func (s *socket) readLoop() {
 	defer close(s.done)
+	buf := make([]byte, recvBufSize)
 	for {
-		bp := bufPool.Get().(*[]byte)
-		n, from, err := s.conn.ReadFromUDPAddrPort(*bp)
+		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
-			bufPool.Put(bp)
 			if errors.Is(err, net.ErrClosed) {
 				return
+			}
+			if s.icmp {
+				s.handleICMP(readICMPErrors(s.conn))
 			}
 			continue
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		d := core.Datagram{Local: s.local, Remote: from, Data: (*bp)[:n]}
+		d := core.Datagram{Local: s.local, Remote: from, Data: buf[:n]}
 		r := s.ep.Route(time.Now(), d)
 		if r.Reply != nil {
 			_, _ = s.conn.WriteToUDPAddrPort(r.Reply.Data, r.Reply.Remote)
 		}
 		if r.Conn == nil {
-			bufPool.Put(bp)
 			continue
 		}
 		s.mu.Lock()
@@ -108,10 +161,36 @@ func (s *socket) readLoop() {
 			c = s.accept(r.Conn, s)
 		}
 		if c == nil {
-			bufPool.Put(bp)
 			continue
 		}
+		bp := getBuf(n)
+		d.Data = append((*bp)[:0], d.Data...)
 		c.deliver(d, bp)
+	}
+}
+
+// handleICMP passes destination unreachable errors to the connections
+// that sent the datagrams they quote: found by our connection ID in a long
+// header; otherwise, on a client's socket, every connection on it (each
+// checks the quote against its own connection IDs). A server's socket does
+// not look through all its connections for a short header's.
+func (s *socket) handleICMP(errs []icmpError) {
+	for _, e := range errs {
+		var targets []*Conn
+		s.mu.Lock()
+		if cc := s.ep.UnreachableConn(e.quoted); cc != nil {
+			if c := s.owners[cc]; c != nil {
+				targets = append(targets, c)
+			}
+		} else if s.accept == nil {
+			for _, c := range s.owners {
+				targets = append(targets, c)
+			}
+		}
+		s.mu.Unlock()
+		for _, c := range targets {
+			c.unreachable(s.local, e)
+		}
 	}
 }
 

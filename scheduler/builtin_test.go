@@ -89,3 +89,11 @@ func TestRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Packet sizes of the Select tests: full packets of simMPS bytes, of
+// which simOverhead are not stream data.
+const (
+	simMPS      = 1350
+	simOverhead = 50
+	simPayload  = simMPS - simOverhead
+)

@@ -8,7 +8,6 @@ import (
 
 func init() {
 	RegisterPath("cwr", func() PathScheduler { return NewCWR() })
-	RegisterPath("cwr-red", func() PathScheduler { return NewCWRRed() })
 }
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
@@ -50,7 +49,13 @@ const maxPending = 1024
 //   - Other data (ClassBackground, and retransmissions of other streams)
 //     goes on the lowest-RTT path p with bytes_in_flight_p + packet +
 //     reserved_p <= cwnd_p (and room in its pacer). If no path qualifies,
-//     nothing is sent now, even if some window has room.
+//     nothing is sent now, even if some window has room. Reservations do
+//     not hold data back while no candidate has anything in flight: no
+//     acknowledgement would then ever free room, and reservations larger
+//     than the windows would stop background data for good, and with
+//     priority-fifo (which serves lost data first) the priority data
+//     queued behind a lost background packet too. (The paper assumes
+//     windows large enough for the reservations, Section IV-A.)
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -114,9 +119,17 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 
 // pickBackgroundOrNot is the path choice of CWR (and CWR+RED's single
 // path): the lowest-RTT candidate that can take the packet, reservations
-// counting against background data only.
+// counting against background data only, and not when no candidate has
+// anything in flight (see CWR).
 func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64) int {
 	bg := w.Class != ClassControl && !isPriority(w)
+	if bg {
+		idle := true
+		for _, i := range cand {
+			idle = idle && paths[i].BytesInFlight == 0
+		}
+		bg = !idle
+	}
 	best := -1
 	for _, i := range cand {
 		p := &paths[i]
@@ -128,77 +141,6 @@ func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64
 		}
 	}
 	return best
-}
-
-// CWRRed is the CWR + Redundancy path scheduler of Noroozi et al., Section
-// III-D2: CWR with reservations on every path and priority packets
-// duplicated on every path.
-//
-// At a send decision, among the candidate paths (as for CWR):
-//
-//   - Reservations: every message of every announced source is reserved
-//     on every candidate path; the reserved bytes of path p are the
-//     WireBytes of the messages due in (now, now + srtt_p].
-//   - A priority packet (as for CWR) is sent at once on every candidate
-//     path if every candidate's window and pacer let it out: Select
-//     returns all of them, lowest RTT first (the core builds the packet on
-//     the first and sends copies on the others). If not every candidate
-//     can take it, it goes once on the lowest-RTT candidate that can; the
-//     copy is never made later (the decision is per packet; CWRRed keeps no
-//     record of packets that went once). With three or more candidates
-//     this is all or one, never a subset, following the paper ("sent on
-//     all paths"; otherwise "refrain from redundant sending").
-//   - Control-only and background packets as in CWR (a single path; the
-//     reservations of every path count against background data).
-//
-// reservations_missed is counted as in CWR, per path and message: with
-// reservations on every path a message can miss on one path and not on
-// another.
-type CWRRed struct {
-	res   reserver
-	cand  []int
-	order []int
-}
-
-// NewCWRRed returns a CWR+RED scheduler without sources.
-func NewCWRRed() *CWRRed { return &CWRRed{res: reserver{everyPath: true}} }
-
-// Name implements PathScheduler.
-func (*CWRRed) Name() string { return "cwr-red" }
-
-// Announce implements SourceAware.
-func (s *CWRRed) Announce(src Source) { s.res.announce(src) }
-
-// Withdraw implements SourceAware.
-func (s *CWRRed) Withdraw(id uint64) { s.res.withdraw(id) }
-
-// PathCounters implements Counters: "reservations_missed".
-func (s *CWRRed) PathCounters(pathID uint64) map[string]uint64 { return s.res.counters(pathID) }
-
-// Select implements PathScheduler.
-func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
-	s.cand = candidates(paths, s.cand)
-	reserved := s.res.reserve(now, paths, s.cand)
-	if priorityWaits(w) {
-		s.res.settle(now, paths)
-	}
-	if isPriority(w) && len(s.cand) > 1 {
-		s.order = byRTT(paths, s.cand, s.order)
-		all := true
-		for _, i := range s.order {
-			all = all && paths[i].CanSend(w.Size)
-		}
-		if all {
-			for _, i := range s.order {
-				dst = append(dst, paths[i].ID)
-			}
-			return dst
-		}
-	}
-	if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
-		dst = append(dst, paths[i].ID)
-	}
-	return dst
 }
 
 // priorityWaits reports whether priority data wait at a send decision: the
@@ -221,7 +163,9 @@ type reservation struct {
 // CWR (on the lowest-RTT path) or CWR+RED (everyPath).
 type reserver struct {
 	everyPath bool
-	sources   []Source // sorted by ID
+	// slack is added to every message's reservation (see CWRRed).
+	slack   uint64
+	sources []Source // sorted by ID
 	// pending are the reservations made and not settled yet.
 	pending  []reservation
 	settling []reservation
@@ -305,7 +249,7 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 
 // add reserves the message of src generated at at on paths[i].
 func (r *reserver) add(paths []PathInfo, i int, src *Source, at time.Time) {
-	b := uint64(WireBytes(src.Size, &paths[i]))
+	b := uint64(WireBytes(src.Size, &paths[i])) + r.slack
 	r.reserved[i] += b
 	res := reservation{source: src.ID, at: at, path: paths[i].ID, bytes: b}
 	for j := range r.pending {
@@ -377,8 +321,6 @@ func (r *reserver) settle(now time.Time, paths []PathInfo) {
 var (
 	_ SourceAware = (*CWR)(nil)
 	_ Counters    = (*CWR)(nil)
-	_ SourceAware = (*CWRRed)(nil)
-	_ Counters    = (*CWRRed)(nil)
 )
 
 // nextWakeup is the earliest time after now at which an announced message
@@ -403,6 +345,3 @@ func (r *reserver) nextWakeup(now time.Time) time.Time {
 
 // NextWakeup implements Waker.
 func (s *CWR) NextWakeup(now time.Time) time.Time { return s.res.nextWakeup(now) }
-
-// NextWakeup implements Waker.
-func (s *CWRRed) NextWakeup(now time.Time) time.Time { return s.res.nextWakeup(now) }

@@ -10,93 +10,6 @@ import (
 
 const ms = time.Millisecond
 
-// TestCWRFigure3 replays the example of Figure 3 of the paper (Section
-// III-D1): one path whose window holds 4 packets, empty; background data on
-// stream 1 from t1; a 3-packet priority message announced for t3, within one
-// RTT, written to stream 2. Only one background packet leaves before t3,
-// leaving room for the three priority packets, which leave at t3 without
-// waiting; the rest of stream 1 follows as ACKs free the window. With
-// lowrtt instead, stream 1 fills the window and the message waits one RTT.
-func TestCWRFigure3(t *testing.T) {
-	const (
-		t1   = 0 * ms
-		t2   = 1 * ms
-		t3   = 20 * ms
-		srtt = 50 * ms
-	)
-	type step struct {
-		at             time.Duration
-		writeStream    uint64 // 0: no write
-		packets        int
-		priority, poll bool
-	}
-	paper := []step{
-		// The data of stream 1 are ready at t1; the packet is built at
-		// the next send opportunity, t2, as in the paper's description.
-		{at: t1, writeStream: 1, packets: 5},
-		{at: t2, poll: true},
-		{at: t3, writeStream: 2, packets: 3, priority: true, poll: true},
-	}
-	pollAtT1 := []step{
-		{at: t1, writeStream: 1, packets: 5, poll: true},
-		{at: t2, poll: true},
-		{at: t3, writeStream: 2, packets: 3, priority: true, poll: true},
-	}
-	tests := []struct {
-		name   string
-		ps     PathScheduler
-		script []step
-		want   []simSend
-	}{
-		{"cwr, paper", NewCWR(), paper, []simSend{
-			{t2, 1, "[0]"},
-			{t3, 2, "[0]"}, {t3, 2, "[0]"}, {t3, 2, "[0]"},
-			{t2 + srtt, 1, "[0]"},
-			{t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"},
-		}},
-		{"cwr, first opportunity at t1", NewCWR(), pollAtT1, []simSend{
-			{t1, 1, "[0]"},
-			{t3, 2, "[0]"}, {t3, 2, "[0]"}, {t3, 2, "[0]"},
-			{t1 + srtt, 1, "[0]"},
-			{t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"},
-		}},
-		{"cwr-red on one path", NewCWRRed(), paper, []simSend{
-			{t2, 1, "[0]"},
-			{t3, 2, "[0]"}, {t3, 2, "[0]"}, {t3, 2, "[0]"},
-			{t2 + srtt, 1, "[0]"},
-			{t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"}, {t3 + srtt, 1, "[0]"},
-		}},
-		{"lowrtt: the message waits for ACKs", &LowRTT{}, paper, []simSend{
-			{t2, 1, "[0]"}, {t2, 1, "[0]"}, {t2, 1, "[0]"}, {t2, 1, "[0]"},
-			{t2 + srtt, 2, "[0]"}, {t2 + srtt, 2, "[0]"}, {t2 + srtt, 2, "[0]"}, {t2 + srtt, 1, "[0]"},
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newSim(t, tc.ps, &PriorityFIFO{}, path(0, srtt, 4*simMPS, 0))
-			if sa, ok := tc.ps.(SourceAware); ok {
-				sa.Announce(Source{ID: 1, Size: 3 * simPayload, Next: c.at(t3)})
-			}
-			for _, s := range tc.script {
-				c.ackUntil(s.at)
-				if s.writeStream != 0 {
-					c.write(s.writeStream, s.packets, s.priority)
-				}
-				if s.poll {
-					c.poll(s.at)
-				}
-			}
-			c.ackUntil(time.Second)
-			if got := logString(c.log); got != logString(tc.want) {
-				t.Fatalf("sends\n got %s\nwant %s", got, logString(tc.want))
-			}
-			if _, ok := tc.ps.(Counters); ok && c.missed(0) != 0 {
-				t.Fatalf("reservations_missed %d, want 0", c.missed(0))
-			}
-		})
-	}
-}
-
 func TestCWRSelect(t *testing.T) {
 	const pkt = simMPS
 	mk := func(id uint64, srtt time.Duration, inflightPkts int) PathInfo {
@@ -216,90 +129,8 @@ func TestCWRReservationPlacement(t *testing.T) {
 	}
 }
 
-// TestCWRReservationsMissed: a loss shrinks the window between the
-// reservation and the message's generation; the message is counted once,
-// on its path, at the first decision at or after its generation at which
-// priority data wait (here a retransmission decision: priority-fifo serves
-// the lost background packets first).
-func TestCWRReservationsMissed(t *testing.T) {
-	const srtt = 100 * ms
-	tests := []struct {
-		name string
-		// loss: packets lost on path 0 at 10 ms, and the window after
-		// it (in packets); 0 packets: no loss.
-		lost, cwndAfter int
-		messages        int // 3-packet messages at 50 ms, 250 ms, ...
-		want            uint64
-		skipFirst       bool // the application does not write the first message
-	}{
-		{"no loss", 0, 10, 1, 0, false},
-		{"window shrank below bytes in flight", 1, 5, 1, 1, false},
-		// Not counted: the window held the message when it was
-		// generated. (The three lost packets, which priority-fifo
-		// serves first, then take that room and delay the message;
-		// the reservation of a message ends at its generation time.)
-		{"window shrank but still holds the message", 3, 7, 1, 0, false},
-		{"window shrank by one packet too many", 3, 6, 1, 1, false},
-		{"each message counts once; the next one finds its room", 1, 5, 2, 1, false},
-		// The first message's reservation failed too, but it was
-		// never written: it must not eat the second one's room.
-		{"a message not written is not counted", 1, 5, 2, 0, true},
-	}
-	for _, tc := range tests {
-		for _, ps := range []PathScheduler{NewCWR(), NewCWRRed()} {
-			t.Run(ps.Name()+"/"+tc.name, func(t *testing.T) {
-				c := newSim(t, ps, &PriorityFIFO{}, path(0, srtt, 10*simMPS, 0))
-				src := Source{ID: 9, Size: 3 * simPayload, Next: c.at(50 * ms)}
-				if tc.messages > 1 {
-					src.Interval = 200 * ms
-				}
-				ps.(SourceAware).Announce(src)
-				c.write(1, 100, false)
-				c.poll(0)
-				if got := len(c.log); got != 7 {
-					t.Fatalf("%d background packets before the message, want 7 (3 reserved)", got)
-				}
-				if tc.lost > 0 {
-					c.lose(10*ms, 0, 1, tc.lost, uint64(tc.cwndAfter*simMPS))
-				}
-				for m := range tc.messages {
-					gen := 50*ms + time.Duration(m)*200*ms
-					c.ackUntil(gen)
-					if m > 0 || !tc.skipFirst {
-						c.write(2, 3, true)
-					}
-					c.poll(gen)
-					// More decisions on the same message do not
-					// count again.
-					c.poll(gen + ms)
-					c.ackUntil(gen + 150*ms)
-				}
-				if got := c.missed(0); got != tc.want {
-					t.Fatalf("reservations_missed %d, want %d", got, tc.want)
-				}
-			})
-		}
-	}
-}
-
-// TestCWRRedMissedPerPath: with reservations on both paths, a loss on one
-// path misses only that path's reservation.
-func TestCWRRedMissedPerPath(t *testing.T) {
-	c := newSim(t, NewCWRRed(), &PriorityFIFO{}, path(0, 40*ms, 4*simMPS, 0), path(1, 60*ms, 4*simMPS, 0))
-	c.ps.(SourceAware).Announce(Source{ID: 1, Size: 2 * simPayload, Next: c.at(30 * ms)})
-	c.write(1, 100, false)
-	c.poll(0)
-	if want := "[0s s1 [0] 0s s1 [0] 0s s1 [1] 0s s1 [1]]"; logString(c.log) != want {
-		t.Fatalf("before the message: %s, want %s", logString(c.log), want)
-	}
-	c.lose(10*ms, 1, 1, 1, 2*simMPS)
-	c.write(2, 2, true)
-	c.poll(30 * ms)
-	if m0, m1 := c.missed(0), c.missed(1); m0 != 0 || m1 != 1 {
-		t.Fatalf("reservations_missed path 0: %d, path 1: %d; want 0, 1", m0, m1)
-	}
-}
-
+// TestCWRRedSelect checks single decisions of a fresh CWRRed (each the
+// first packet of a message, or lost data).
 func TestCWRRedSelect(t *testing.T) {
 	const pkt = simMPS
 	mk := func(id uint64, srtt time.Duration, inflightPkts int) PathInfo {
@@ -308,9 +139,16 @@ func TestCWRRedSelect(t *testing.T) {
 		return p
 	}
 	backup := func(p PathInfo) PathInfo { p.Status = StatusBackup; return p }
-	work := func(c Class, prio bool) Work { return Work{Class: c, Priority: prio, Size: pkt} }
-	bg, prio := work(ClassBackground, false), work(ClassPriority, true)
-	msg := []Source{{ID: 1, Size: 2 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
+	work := func(c Class, prio bool, pending int) Work {
+		return Work{Class: c, Priority: prio, Size: pkt, Pending: uint64(pending)}
+	}
+	bg := work(ClassBackground, false, 100*simPayload)
+	prio := work(ClassPriority, true, simPayload)
+	msg3 := work(ClassPriority, true, 3*simPayload)
+	lost := work(ClassRetransmission, true, 1000)
+	lost.LostBytes = 1000
+	pinned := func(id uint64) Work { w := lost; w.Pinned, w.PinnedPath = true, id; return w }
+	src := []Source{{ID: 1, Size: 2 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
 	tests := []struct {
 		name    string
 		sources []Source
@@ -318,19 +156,27 @@ func TestCWRRedSelect(t *testing.T) {
 		w       Work
 		want    []uint64
 	}{
-		{"priority on both paths, fastest first", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, prio, []uint64{1, 0}},
-		{"priority retransmission duplicated too", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, work(ClassRetransmission, true), []uint64{1, 0}},
-		{"slow path full: once on the fast one", nil, []PathInfo{mk(0, 50*ms, 10), mk(1, 20*ms, 0)}, prio, []uint64{1}},
-		{"fast path full: once on the slow one", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 10)}, prio, []uint64{0}},
+		{"message on both paths, fastest first", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, msg3, []uint64{1, 0}},
+		{"a path without room for all of it: no copies, fastest path", nil, []PathInfo{mk(0, 50*ms, 8), mk(1, 20*ms, 0)}, msg3, []uint64{1}},
+		{"room for the message plus the slack only", nil, []PathInfo{mk(0, 50*ms, 7), mk(1, 20*ms, 0)}, msg3, []uint64{1}},
+		{"fast path full, frees room before the slow path's extra delay: wait", nil, []PathInfo{mk(0, 100*ms, 0), mk(1, 20*ms, 10)}, prio, nil},
+		{"fast path full, slow path barely slower: the slow one", nil, []PathInfo{mk(0, 25*ms, 0), mk(1, 20*ms, 10)}, prio, []uint64{0}},
 		{"both full: nothing", nil, []PathInfo{mk(0, 50*ms, 10), mk(1, 20*ms, 10)}, prio, nil},
-		{"three paths, one full: all or one", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0), mk(2, 30*ms, 10)}, prio, []uint64{1}},
+		{"three paths, one full: no copies", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0), mk(2, 30*ms, 10)}, prio, []uint64{1}},
 		{"three paths with room", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0), mk(2, 30*ms, 0)}, prio, []uint64{1, 2, 0}},
 		{"backup not duplicated onto", nil, []PathInfo{mk(0, 50*ms, 0), backup(mk(1, 20*ms, 0))}, prio, []uint64{0}},
 		{"background single path", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, bg, []uint64{1}},
-		{"reserved on both: background held on both", msg, []PathInfo{mk(0, 50*ms, 8), mk(1, 20*ms, 8)}, bg, nil},
-		{"reserved on both: background fits on one", msg, []PathInfo{mk(0, 50*ms, 7), mk(1, 20*ms, 8)}, bg, []uint64{0}},
-		{"reservation ignored by priority", msg, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, prio, []uint64{1, 0}},
-		{"control single path, never held", msg, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, work(ClassControl, false), []uint64{1}},
+		{"reserved on both: background held on both", src, []PathInfo{mk(0, 50*ms, 7), mk(1, 20*ms, 7)}, bg, nil},
+		{"reserved on both: background fits on one", src, []PathInfo{mk(0, 50*ms, 6), mk(1, 20*ms, 7)}, bg, []uint64{0}},
+		{"reservations do not hold data back when nothing is in flight", []Source{{ID: 1, Size: 20 * simPayload, Interval: ms, Next: time.Unix(1000, 0).Add(ms)}},
+			[]PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, bg, []uint64{1}},
+		{"reservation ignored by priority", src, []PathInfo{mk(0, 50*ms, 7), mk(1, 20*ms, 7)}, prio, []uint64{1, 0}},
+		{"control single path, never held", src, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, work(ClassControl, false, 0), []uint64{1}},
+		{"lost priority data duplicated when every path takes it", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, lost, []uint64{1, 0}},
+		{"lost priority data once on the earliest path", nil, []PathInfo{mk(0, 50*ms, 10), mk(1, 20*ms, 0)}, lost, []uint64{1}},
+		{"pinned lost data on its path only", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, pinned(1), []uint64{1}},
+		{"pinned lost data waits for its path", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 10)}, pinned(1), nil},
+		{"pinned to a path no longer there: as other lost data", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, pinned(7), []uint64{1, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,21 +191,136 @@ func TestCWRRedSelect(t *testing.T) {
 	}
 }
 
-// TestCWRRedNoLateDuplicate: a priority packet that went once because a
-// window was full is not copied when the window opens; only the packets
-// decided after that are duplicated.
-func TestCWRRedNoLateDuplicate(t *testing.T) {
-	c := newSim(t, NewCWRRed(), &PriorityFIFO{}, path(0, 20*ms, 10*simMPS, 0), path(1, 50*ms, 2*simMPS, 2*simMPS))
-	c.write(2, 2, true)
-	c.poll(0)
-	// The slow path's window opens: nothing is copied, as nothing waits.
-	c.path(1).BytesInFlight = 0
-	c.poll(1 * ms)
-	c.write(2, 1, true)
-	c.poll(2 * ms)
-	want := "[0s s2 [0] 0s s2 [0] 2ms s2 [0 1]]"
-	if got := logString(c.log); got != want {
-		t.Fatalf("sends %s, want %s", got, want)
+// TestCWRRedMessageDecision follows the packets of messages through one
+// CWRRed: the duplication decision of a message's first packet holds for
+// the rest of the message, a message decided without copies never gets
+// any, and the next message is decided afresh.
+func TestCWRRedMessageDecision(t *testing.T) {
+	const pkt = simMPS
+	t0 := time.Unix(1000, 0)
+	mk := func(id uint64, srtt time.Duration, cwndPkts, inflightPkts int) PathInfo {
+		p := path(id, srtt, uint64(cwndPkts*pkt), uint64(inflightPkts*pkt))
+		p.PacketOverhead = simOverhead
+		return p
+	}
+	msg := func(stream uint64, pendingPkts int) Work {
+		return Work{Class: ClassPriority, Priority: true, StreamID: stream, Size: pkt, Pending: uint64(pendingPkts * simPayload)}
+	}
+	type step struct {
+		paths []PathInfo
+		w     Work
+		want  []uint64
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"no copies afterwards", []step{
+			// The slow path has room for 2 of the 3 packets: none is
+			// copied, not even after its window opens.
+			{[]PathInfo{mk(0, 20*ms, 10, 0), mk(1, 50*ms, 10, 8)}, msg(4, 3), []uint64{0}},
+			{[]PathInfo{mk(0, 20*ms, 10, 1), mk(1, 50*ms, 10, 0)}, msg(4, 2), []uint64{0}},
+			{[]PathInfo{mk(0, 20*ms, 10, 2), mk(1, 50*ms, 10, 0)}, msg(4, 1), []uint64{0}},
+			// The next message on the same stream is decided again.
+			{[]PathInfo{mk(0, 20*ms, 10, 3), mk(1, 50*ms, 10, 0)}, msg(4, 3), []uint64{0, 1}},
+		}},
+		{"a duplicated message loses its copies for good", []step{
+			{[]PathInfo{mk(0, 20*ms, 10, 0), mk(1, 50*ms, 10, 6)}, msg(8, 3), []uint64{0, 1}},
+			// The slow path's window shrank (a loss): this packet and the
+			// rest go once, on the fastest path.
+			{[]PathInfo{mk(0, 20*ms, 10, 1), mk(1, 50*ms, 7, 7)}, msg(8, 2), []uint64{0}},
+			{[]PathInfo{mk(0, 20*ms, 10, 2), mk(1, 50*ms, 10, 0)}, msg(8, 1), []uint64{0}},
+		}},
+		{"messages of two streams decided apart", []step{
+			{[]PathInfo{mk(0, 20*ms, 10, 0), mk(1, 50*ms, 10, 0)}, msg(4, 2), []uint64{0, 1}},
+			{[]PathInfo{mk(0, 20*ms, 10, 1), mk(1, 50*ms, 10, 8)}, msg(8, 2), []uint64{0}},
+			{[]PathInfo{mk(0, 20*ms, 10, 2), mk(1, 50*ms, 10, 8)}, msg(4, 1), []uint64{0, 1}},
+			{[]PathInfo{mk(0, 20*ms, 10, 3), mk(1, 50*ms, 10, 0)}, msg(8, 1), []uint64{0}},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCWRRed()
+			for i, st := range tc.steps {
+				if got := s.Select(t0.Add(time.Duration(i)*ms), st.paths, st.w, nil); !reflect.DeepEqual(got, st.want) {
+					t.Fatalf("step %d: got %v, want %v", i, got, st.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCWRRedWait checks the wait CWRRed expects before a full path takes
+// a packet: until enough of its packets in flight are acknowledged, each
+// one smoothed RTT after it left.
+func TestCWRRedWait(t *testing.T) {
+	const pkt = simMPS
+	t0 := time.Unix(1000, 0)
+	fast := path(0, 20*ms, 4*pkt, 0)
+	s := NewCWRRed()
+	// Four packets 0, 2, 4 and 6 ms after t0 fill the window.
+	for k := range 4 {
+		info := fast
+		info.BytesInFlight = uint64(k * pkt)
+		s.OnPacketSent(t0.Add(time.Duration(2*k)*ms), &info, uint64(k), pkt, ClassBackground)
+	}
+	full := fast
+	full.BytesInFlight = 4 * pkt
+	at := t0.Add(7 * ms)
+	if got := s.wait(at, &full, pkt); got != 13*ms {
+		t.Fatalf("wait for one packet: %v, want 13ms (the first packet's ACK at 20 ms)", got)
+	}
+	// The window shrank to 3 packets: two must be acknowledged.
+	shrunk := full
+	shrunk.CWND = 3 * pkt
+	if got := s.wait(at, &shrunk, pkt); got != 15*ms {
+		t.Fatalf("wait in a shrunk window: %v, want 15ms", got)
+	}
+	// Acknowledged packets leave the estimate.
+	s.OnPacketAcked(at, 0, 0)
+	full.BytesInFlight = 3 * pkt
+	if got := s.wait(at, &full, pkt); got != 0 {
+		t.Fatalf("wait with room: %v", got)
+	}
+	full.BytesInFlight = 4 * pkt // a packet the scheduler did not see
+	if got := s.wait(at, &full, pkt); got != 15*ms {
+		t.Fatalf("wait after an ACK: %v, want 15ms", got)
+	}
+	// Nothing known in flight: one smoothed RTT.
+	other := path(1, 50*ms, 2*pkt, 2*pkt)
+	if got := s.wait(at, &other, pkt); got != 50*ms {
+		t.Fatalf("wait without packets seen: %v, want 50ms", got)
+	}
+}
+
+// TestCWRRedLossPolicy checks CWRRed's decisions on lost data.
+func TestCWRRedLossPolicy(t *testing.T) {
+	paths := []PathInfo{path(0, 20*ms, 10*simMPS, 0), path(1, 100*ms, 10*simMPS, 0)}
+	copyOn := func(id uint64) []PacketRef { return []PacketRef{{PathID: id, PacketNumber: 7}} }
+	tests := []struct {
+		name string
+		lp   LostPacket
+		want LossDecision
+	}{
+		{"fast copy lost, twin in flight on the slow path: again on the fast path",
+			LostPacket{PacketRef: PacketRef{PathID: 0}, Priority: true, Copies: copyOn(1)}, LossDecision{Action: ResendOn, Path: 0}},
+		{"slow copy lost, twin in flight on the fast path: left to it",
+			LostPacket{PacketRef: PacketRef{PathID: 1}, Priority: true, Copies: copyOn(0)}, LossDecision{Action: LeaveToCopies}},
+		{"no copy in flight: default",
+			LostPacket{PacketRef: PacketRef{PathID: 0}, Priority: true}, LossDecision{Action: ResendNow}},
+		{"background: default",
+			LostPacket{PacketRef: PacketRef{PathID: 0}, Copies: copyOn(1)}, LossDecision{Action: ResendNow}},
+		{"PTO: default",
+			LostPacket{PacketRef: PacketRef{PathID: 0}, Reason: LossPTO, Priority: true, Copies: copyOn(1)}, LossDecision{Action: ResendNow}},
+		{"path gone: default",
+			LostPacket{PacketRef: PacketRef{PathID: 5}, Priority: true, Copies: copyOn(1)}, LossDecision{Action: ResendNow}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NewCWRRed().OnDataLost(time.Unix(1000, 0), paths, &tc.lp); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
 

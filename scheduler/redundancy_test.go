@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 )
@@ -93,79 +92,6 @@ func TestSelectiveRedundancyBorrowing(t *testing.T) {
 			}
 			if got := s.Borrowed(1); got != 0 {
 				t.Fatalf("path 1 borrowed %d", got)
-			}
-		})
-	}
-}
-
-// TestSelectiveRedundancyGivesBack runs sr with priority-fifo on two paths
-// with windows of 4 packets, full of background data, when a one-packet
-// priority message arrives: it leaves at once on both paths, beyond both
-// windows, and borrows a packet of each. When the background ACKs free a
-// window, only 2 background packets follow (not 3); the other waits until
-// the priority packet is acknowledged, or declared lost.
-func TestSelectiveRedundancyGivesBack(t *testing.T) {
-	const srtt0, srtt1 = 40 * ms, 60 * ms
-	rep := func(at time.Duration, stream uint64, paths string, n int) []simSend {
-		var out []simSend
-		for range n {
-			out = append(out, simSend{at, stream, paths})
-		}
-		return out
-	}
-	start := slices.Concat(rep(0, 1, "[0]", 4), rep(0, 1, "[1]", 4), rep(10*ms, 2, "[0 1]", 1),
-		// 40 ms: path 0's background ACKs; 1 packet borrowed.
-		rep(40*ms, 1, "[0]", 2),
-		// 50 ms: path 0's priority ACK gives back.
-		rep(50*ms, 1, "[0]", 2))
-	tests := []struct {
-		name string
-		lose bool // path 1's priority copy is lost at 30 ms
-		want []simSend
-	}{
-		{"acked", false, slices.Concat(start,
-			// 60 ms: path 1's background ACKs; 1 packet borrowed.
-			rep(60*ms, 1, "[1]", 2),
-			// 70 ms: path 1's priority ACK gives back.
-			rep(70*ms, 1, "[1]", 2),
-			rep(80*ms, 1, "[0]", 2), rep(90*ms, 1, "[0]", 2))},
-		{"lost on path 1", true, slices.Concat(start,
-			// 60 ms: path 1's background ACKs; the lost copy gave
-			// back at 30 ms.
-			rep(60*ms, 1, "[1]", 4),
-			rep(80*ms, 1, "[0]", 2), rep(90*ms, 1, "[0]", 2))},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			sr := NewSelectiveRedundancy()
-			c := newSim(t, sr, &PriorityFIFO{}, path(0, srtt0, 4*simMPS, 0), path(1, srtt1, 4*simMPS, 0))
-			c.write(1, 20, false)
-			c.poll(0)
-			c.write(2, 1, true)
-			c.poll(10 * ms)
-			if b0, b1 := sr.Borrowed(0), sr.Borrowed(1); b0 != simMPS || b1 != simMPS {
-				t.Fatalf("borrowed %d and %d, want %d on each path", b0, b1, simMPS)
-			}
-			if tc.lose {
-				c.ackUntil(30 * ms)
-				c.lose(30*ms, 1, 2, 1, 4*simMPS)
-				if got := sr.Borrowed(1); got != 0 {
-					t.Fatalf("path 1 borrowed %d after the loss, want 0", got)
-				}
-				// The core would send the lost data again (the
-				// copy on path 0 is not acknowledged yet); this
-				// test is about the borrowed bytes, so the copy
-				// on path 0 stands for it.
-				for _, s := range c.streams {
-					if s.id == 2 {
-						s.retx = 0
-					}
-				}
-				c.poll(30 * ms)
-			}
-			c.ackUntil(95 * ms)
-			if got, want := logString(c.log), logString(tc.want); got != want {
-				t.Fatalf("sends\n got %s\nwant %s", got, want)
 			}
 		})
 	}

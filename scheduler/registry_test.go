@@ -16,7 +16,7 @@ func TestRegistryPaper(t *testing.T) {
 		{"lowrtt", false, false, false},
 		{"round-robin", false, false, false},
 		{"cwr", true, false, true},
-		{"cwr-red", true, false, true},
+		{"cwr-red", true, true, true},
 		{"sr", false, true, false},
 		{"redundant", false, false, false},
 	}

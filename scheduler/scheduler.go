@@ -7,7 +7,15 @@
 // the connection. This keeps policy out of the transport core and makes every
 // scheduler testable on fabricated paths. The core bypasses the path
 // scheduler only for traffic bound to one path by the protocol: PATH_CHALLENGE
-// and PATH_RESPONSE probes, PTO probes of a path, and ACK-only packets.
+// and PATH_RESPONSE probes, PTO probes of a path, and ACK-only packets of a
+// path that can carry them.
+//
+// A path scheduler also decides, through optional interfaces (policy.go),
+// what happens to lost data and to data stranded on a path whose probe
+// timeout expired (LossPolicy), which path carries the acknowledgements of a
+// path that cannot (AckPathChooser), and how large packets of lost data are
+// (RetransmissionSizer); without them the core applies the Default*
+// decisions.
 //
 // Implementations register themselves by name; NewPathScheduler and
 // NewStreamScheduler build them from configuration.
@@ -123,7 +131,15 @@ type Work struct {
 	// (also for retransmissions).
 	StreamID uint64
 	Priority bool
-	// Size is the expected size of the packet in bytes.
+	// Pending is the stream's bytes that could be sent now: its lost
+	// bytes (LostBytes) and the new bytes flow control lets out.
+	Pending, LostBytes uint64
+	// Pinned reports, for a retransmission, that a LossPolicy asked for
+	// the stream's lost data to go on path PinnedPath (ResendOn).
+	Pinned     bool
+	PinnedPath uint64
+	// Size is the expected size of the packet in bytes: the core never
+	// builds it larger, nor the copies it sends on other paths.
 	Size int
 	// Waiting summarises all data that could be sent now.
 	Waiting Waiting

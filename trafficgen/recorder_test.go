@@ -3,6 +3,7 @@ package trafficgen
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -94,9 +95,17 @@ func TestSyntheticLog(t *testing.T) {
 		t.Fatal("messages outstanding after Finish")
 	}
 	sum := r.Summarise(e, SummaryInput{
-		Server: []core.PathStats{{ID: 0}, {ID: 1}},
-		Client: []core.PathStats{{ID: 0}},
+		Server:        []core.PathStats{{ID: 0}, {ID: 1, CopiesSent: 7}},
+		Client:        []core.PathStats{{ID: 0, CopiesSent: 2}},
+		CopiesDropped: map[string]uint64{"same_path": 3, "unknown_path": 1, "too_large": 0},
 	})
+	// Copies: sent per path and end, dropped per run and reason.
+	if sum.CopiesDropped != 4 || len(sum.CopiesDroppedByReason) != 2 || sum.CopiesDroppedByReason["same_path"] != 3 {
+		t.Errorf("copies dropped %d %v, want 4 (3 same_path, 1 unknown_path)", sum.CopiesDropped, sum.CopiesDroppedByReason)
+	}
+	if c := [3]uint64{sum.Paths[0].Server.CopiesSent, sum.Paths[1].Server.CopiesSent, sum.Paths[0].Client.CopiesSent}; c != [3]uint64{0, 7, 2} {
+		t.Errorf("copies sent %v, want [0 7 2]", c)
+	}
 	p, rr, bg := sum.Sources[0], sum.Sources[1], sum.Sources[2]
 
 	// Periodic: MCTs 30, 50, 900 (delivered in the drain) and +Inf.
@@ -251,5 +260,16 @@ func TestPathSampling(t *testing.T) {
 	}
 	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || a == 0 {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
+	}
+}
+
+// TestFailReason: a reset or stopped stream fails a message as "reset",
+// any other error (the connection ended) as "connection closed".
+func TestFailReason(t *testing.T) {
+	if r := failReason(fmt.Errorf("writing: %w", &qerr.StreamError{StreamID: 4, Code: 0})); r != FailReset {
+		t.Errorf("stream error: %q", r)
+	}
+	if r := failReason(&qerr.ApplicationError{Code: 0}); r != FailClosed {
+		t.Errorf("connection error: %q", r)
 	}
 }

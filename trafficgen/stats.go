@@ -20,39 +20,46 @@ var Inf = Millis(math.Inf(1))
 
 // MarshalJSON writes finite values as numbers, +Inf as "+Inf", NaN as
 // null.
-func (m Millis) MarshalJSON() ([]byte, error) {
-	f := float64(m)
-	switch {
-	case math.IsNaN(f):
-		return []byte("null"), nil
-	case math.IsInf(f, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return strconv.AppendFloat(nil, f, 'f', -1, 64), nil
-}
+func (m Millis) MarshalJSON() ([]byte, error) { return MarshalFloat(float64(m)), nil }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (m *Millis) UnmarshalJSON(b []byte) error {
+	f, err := UnmarshalFloat(b)
+	*m = Millis(f)
+	return err
+}
+
+// MarshalFloat writes a value of a result in JSON: finite values as
+// numbers, infinities as the strings "+Inf" and "-Inf", NaN (no value)
+// as null.
+func MarshalFloat(f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return []byte("null")
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`)
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`)
+	}
+	return strconv.AppendFloat(nil, f, 'f', -1, 64)
+}
+
+// UnmarshalFloat reads what MarshalFloat writes.
+func UnmarshalFloat(b []byte) (float64, error) {
 	b = bytes.TrimSpace(b)
 	switch string(b) {
 	case "null":
-		*m = Millis(math.NaN())
-		return nil
+		return math.NaN(), nil
 	case `"+Inf"`, `"Inf"`:
-		*m = Inf
-		return nil
+		return math.Inf(1), nil
 	case `"-Inf"`:
-		*m = Millis(math.Inf(-1))
-		return nil
+		return math.Inf(-1), nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("trafficgen: bad time %s", b)
+		return math.NaN(), fmt.Errorf("trafficgen: bad value %s", b)
 	}
-	*m = Millis(f)
-	return nil
+	return f, nil
 }
 
 // FormatCSV writes a value for a CSV field: "+Inf", "" for NaN, else the

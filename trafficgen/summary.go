@@ -76,6 +76,10 @@ type PathEnd struct {
 	// in the measurement window, retransmissions and copies included.
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 	State           string `json:"state"`
+	// CopiesSent counts the copies this end sent on the path (packets a
+	// path scheduler sent on several paths, the original on another),
+	// from the connection's start to the end of the window.
+	CopiesSent uint64 `json:"copies_sent"`
 }
 
 // PathSummary summarises one path from each end.
@@ -134,7 +138,12 @@ type Summary struct {
 	ThroughputMbps Directions    `json:"throughput_mbps"`
 	GoodputMbps    Directions    `json:"goodput_mbps"`
 	Paths          []PathSummary `json:"paths"`
-	Problems       []string      `json:"problems,omitempty"`
+	// CopiesDropped counts the copies the path schedulers of both ends
+	// asked for that were not sent, up to the end of the window; by
+	// reason (mpquic/core's Copy* reasons) when there are any.
+	CopiesDropped         uint64            `json:"copies_dropped"`
+	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
+	Problems              []string          `json:"problems,omitempty"`
 }
 
 // SummaryInput is what the runner knows at the end of a run.
@@ -148,6 +157,9 @@ type SummaryInput struct {
 	BaseRTT []time.Duration
 	// Drained is how long the run went on after the window.
 	Drained time.Duration
+	// CopiesDropped counts, per reason, the copies both ends' path
+	// schedulers asked for that were not sent.
+	CopiesDropped map[string]uint64
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -165,6 +177,16 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems}
 	for i, src := range r.sources {
 		s.Sources = append(s.Sources, r.sourceSummary(i, src, dur))
+	}
+	for reason, n := range in.CopiesDropped {
+		if n == 0 {
+			continue
+		}
+		if s.CopiesDroppedByReason == nil {
+			s.CopiesDroppedByReason = map[string]uint64{}
+		}
+		s.CopiesDroppedByReason[reason] = n
+		s.CopiesDropped += n
 	}
 	mbps := func(b uint64) float64 {
 		if dur <= 0 {
@@ -222,6 +244,7 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 				SRTTMS: ms(ps.SmoothedRTT), MinRTTMS: ms(ps.MinRTT), CwndBytes: ps.CongestionWindow,
 				ReservationsMissed: ps.SchedulerCounters["reservations_missed"],
 				State:              ps.State,
+				CopiesSent:         ps.CopiesSent,
 			}
 			if pl := r.paths[pathKey{side.vantage, ps.ID}]; pl != nil {
 				end.CwndGrowthCA = math.Round(pl.ca.perRTT(rtt)*10) / 10

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,9 +31,22 @@ func TestHelpPerCommand(t *testing.T) {
 			if code != 0 || stderr != "" {
 				t.Fatalf("mpq help %s: exit %d, stderr %q", name, code, stderr)
 			}
+			fs, _ := commands[name].flagSet(name)
+			nflags := 0
+			fs.VisitAll(func(*flag.Flag) { nflags++ })
 			for _, s := range []string{"usage: mpq " + name, "examples:\n  mpq " + name, "\nflags:\n"} {
+				if s == "\nflags:\n" && nflags == 0 {
+					continue // a command without flags (aggregate)
+				}
 				if !strings.Contains(want, s) {
 					t.Fatalf("mpq help %s does not contain %q:\n%s", name, s, want)
+				}
+			}
+			// The pacing defaults differ between serve/get and experiment
+			// files: every command that has one says so.
+			if name == "run" || name == "serve" || name == "get" {
+				if !strings.Contains(want, "transport.pacing = true") || !strings.Contains(want, "pace") {
+					t.Fatalf("mpq help %s does not state the pacing defaults:\n%s", name, want)
 				}
 			}
 			if strings.Contains(want, "Usage of") {
@@ -121,6 +135,16 @@ func TestHelpExamplesParse(t *testing.T) {
 			}
 			switch name {
 			case "run":
+			case "plot":
+				if len(pos) == 0 {
+					t.Errorf("example %q: no RESULTS_DIR", strings.Join(args, " "))
+				}
+				continue
+			case "aggregate":
+				if len(pos) != 1 {
+					t.Errorf("example %q: %d directories", strings.Join(args, " "), len(pos))
+				}
+				continue
 			case "merge":
 				continue // directories of results, made by the examples before
 			case "testbed":
@@ -164,8 +188,8 @@ func TestHelpExamplesParse(t *testing.T) {
 // silently ignored with the flags after it.
 func TestFlagsAnywhereEveryCommand(t *testing.T) {
 	for _, name := range commandNames() {
-		if name == "run" || name == "testbed" || name == "merge" {
-			continue // they take arguments: TestRunFlagsAnywhere, TestTestbedFlagsAnywhere
+		if name == "run" || name == "aggregate" || name == "plot" || name == "testbed" || name == "merge" {
+			continue // TestRunFlagsAnywhere; aggregate takes a directory (and no flags); TestPlotFlagsAnywhere; testbed and merge take arguments
 		}
 		for _, tc := range []struct {
 			pos  string

@@ -42,11 +42,13 @@ const (
 // commands are mpq's subcommands. A command's help text is
 // help/NAME.txt; its code is in NAME.go.
 var commands = map[string]command{
-	"serve":   {"serve files over hq-interop until interrupted", setupServe},
-	"get":     {"download one file over hq-interop and print a JSON summary", setupGet},
-	"run":     {"run an experiment file (or its sweep) and write the results", setupRun},
-	"merge":   {"join the halves of two-host runs (mpq run --role) into ordinary runs", setupMerge},
-	"testbed": {"bring the namespace testbed of an experiment file up or down, or show it", setupTestbed},
+	"serve":     {"serve files over hq-interop until interrupted", setupServe},
+	"get":       {"download one file over hq-interop and print a JSON summary", setupGet},
+	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
+	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
+	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
+	"merge":     {"join the halves of two-host runs (mpq run --role) into ordinary runs", setupMerge},
+	"testbed":   {"bring the namespace testbed of an experiment file up or down, or show it", setupTestbed},
 }
 
 func main() {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -429,6 +430,29 @@ func TestGetFromQuicgoServer(t *testing.T) {
 	}
 }
 
+// TestServeLogsCounters checks that mpq serve logs the listener's
+// counters when it stops, and takes the limit and reset key flags.
+func TestServeLogsCounters(t *testing.T) {
+	root, data := testRoot(t)
+	key := filepath.Join(t.TempDir(), "reset.key")
+	if err := os.WriteFile(key, []byte("a secret of more than sixteen bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, stderr, stop := startServe(t, root, "--max-conns", "10", "--max-handshakes", "5", "--retry-threshold", "2",
+		"--reset-key-file", key, "--handshake-timeout", "3s")
+	code, stdout, errOut := runCmd(t, "get", "--addr", addr, "--path", "/data", "--timeout", "50s")
+	if code != 0 {
+		t.Fatalf("mpq get exited with %d; stderr:\n%s", code, errOut)
+	}
+	checkGetOutput(t, stdout, data)
+	if c := stop(); c != 0 {
+		t.Fatalf("mpq serve exited with %d", c)
+	}
+	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0, rejected 0, in handshake 0, open 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
+		t.Fatalf("no counters in the log:\n%s", stderr)
+	}
+}
+
 func TestGetFromServe(t *testing.T) {
 	root, data := testRoot(t)
 	for _, retry := range []bool{false, true} {
@@ -451,6 +475,10 @@ func TestBadInput(t *testing.T) {
 	root, _ := testRoot(t)
 	server := quicgoServer(t, root)
 	silent := silentAddr(t)
+	shortKey := filepath.Join(t.TempDir(), "short.key")
+	if err := os.WriteFile(shortKey, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -473,6 +501,12 @@ func TestBadInput(t *testing.T) {
 		{"get: missing file", []string{"get", "--addr", server, "--path", "/missing", "--out", "{tmp}/out"}, 1, "/missing: not found on the server"},
 		{"get: reset mid-transfer", []string{"get", "--addr", server, "--path", truncatedPath, "--out", "{tmp}/out"}, 1, "aborted by remote with error 0x11"},
 		{"get: unreachable server", []string{"get", "--addr", silent, "--path", "/data", "--timeout", "1s", "--out", "{tmp}/out"}, 1, "no QUIC handshake within 1s"},
+		{"serve: packet size above the UDP limit", []string{"serve", "--root", root, "--max-packet-size", "65528"}, 2, "--max-packet-size 65528: must be between 1200 and 65527"},
+		{"get: packet size below QUIC's minimum", []string{"get", "--path", "/data", "--max-packet-size", "1199"}, 2, "--max-packet-size 1199: must be between 1200 and 65527"},
+		{"serve: no handshake timeout", []string{"serve", "--root", root, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s must be positive"},
+		{"serve: no handshakes allowed", []string{"serve", "--root", root, "--max-handshakes", "0"}, 2, "--max-handshakes 0 must be at least 1"},
+		{"serve: missing reset key file", []string{"serve", "--root", root, "--reset-key-file", "{tmp}/none"}, 2, "--reset-key-file: open"},
+		{"serve: reset key too short", []string{"serve", "--root", root, "--reset-key-file", shortKey}, 2, "want at least 16"},
 		{"get: unresolvable address", []string{"get", "--addr", "no-such-host.invalid:1", "--path", "/data", "--timeout", "5s"}, 1, "no-such-host.invalid"},
 	}
 	for _, tt := range tests {
@@ -520,5 +554,24 @@ func TestGetKeepsOldOutputOnFailure(t *testing.T) {
 	}
 	if names := dirNames(t, dir); len(names) != 1 {
 		t.Fatalf("directory holds %v, want only out", names)
+	}
+}
+
+// TestGetClosedPortFailsFast: on Linux, mpq get to a port nobody listens
+// on fails at once on the ICMP port unreachable error, not after --timeout.
+func TestGetClosedPortFailsFast(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ICMP errors are read on Linux only")
+	}
+	uc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := uc.LocalAddr().String()
+	uc.Close()
+	start := time.Now()
+	code, _, stderr := runCmd(t, "get", "--addr", addr, "--path", "/data", "--timeout", "20s", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != 1 || !strings.Contains(stderr, "peer unreachable: port unreachable") || time.Since(start) > 5*time.Second {
+		t.Fatalf("exit %d after %v; stderr:\n%s", code, time.Since(start), stderr)
 	}
 }

@@ -38,6 +38,8 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
 	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
+	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
+	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
 	o.roles.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRun(ctx, &o, args, stdout, stderr)
@@ -49,6 +51,8 @@ type runOptions struct {
 	out, backend string
 	parallel     int
 	repeat       int
+	resume       bool
+	shard        string
 	sets         setFlags
 	roles        roleOptions
 }
@@ -65,6 +69,10 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		return exitUsage
 	}
 	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
+	shardK, shardN, err := parseShard(o.shard)
+	if err != nil {
+		probs = append(probs, "mpq run: "+err.Error())
+	}
 	if len(probs) > 0 {
 		for _, p := range probs {
 			fmt.Fprintln(stderr, p)
@@ -75,6 +83,10 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		return exitUsage
 	}
 	if o.roles.role != "" {
+		if o.resume || o.shard != "" {
+			fmt.Fprintln(stderr, "mpq run: --role runs every run of FILE in turn with the other end: --resume and --shard do not apply")
+			return exitUsage
+		}
 		return runRoles(ctx, o, runs, filepath.Join(o.out, sanitize(runs[0].Name)), stdout, stderr)
 	}
 	workers := max(o.parallel, 1)
@@ -88,6 +100,26 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		fmt.Fprintf(stderr, "mpq run: %v\n", err)
 		return exitFailure
 	}
+	// This shard's runs (all without --shard), and of them those still
+	// to run.
+	var mine []string
+	var todo []experiment.Experiment
+	for i := range runs {
+		if i%shardN != shardK-1 {
+			continue
+		}
+		name := runName(&runs[i])
+		mine = append(mine, filepath.ToSlash(name))
+		if o.resume && complete(filepath.Join(base, name), &runs[i]) {
+			continue
+		}
+		todo = append(todo, runs[i])
+	}
+	if kept := len(mine) - len(todo); o.resume {
+		fmt.Fprintf(stderr, "mpq run: --resume: %d of %d runs already complete, %d to run\n", kept, len(mine), len(todo))
+	}
+	total := len(runs)
+	runs = todo
 	prog := newProgress(runs, time.Now())
 	type job struct {
 		i   int
@@ -137,7 +169,40 @@ feed:
 		fmt.Fprintf(stderr, "mpq run: %d of %d runs failed\n", failed, len(runs))
 		return exitFailure
 	}
+	if shardN > 1 {
+		fmt.Fprintf(stderr, "mpq run: shard %d/%d complete (%d of %d runs); once every shard is, copy their directories together and run mpq aggregate %s\n",
+			shardK, shardN, len(mine), total, base)
+		return 0
+	}
+	if _, err := writeAggregate(base, mine, stderr); err != nil {
+		fmt.Fprintf(stderr, "mpq run: aggregating: %v\n", err)
+		return exitFailure
+	}
 	return 0
+}
+
+// parseShard parses --shard K/N; "" is 1/1.
+func parseShard(s string) (k, n int, err error) {
+	if s == "" {
+		return 1, 1, nil
+	}
+	ks, ns, ok := strings.Cut(s, "/")
+	k, err1 := strconv.Atoi(ks)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("--shard %q: want K/N with 1 <= K <= N, e.g. 2/4", s)
+	}
+	return k, n, nil
+}
+
+// complete reports whether dir holds a complete run of e: a summary, and
+// the same resolved configuration (comments aside).
+func complete(dir string, e *experiment.Experiment) bool {
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		return false
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.resolved.toml"))
+	return err == nil && experiment.SameRun(cfg, e.ResolvedTOML())
 }
 
 // loadRuns loads an experiment file with the --set and --backend

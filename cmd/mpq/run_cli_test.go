@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +82,7 @@ func TestRunDirectoryName(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	got := dirNames(t, filepath.Join(dir, "cli"))
+	got := runDirs(t, filepath.Join(dir, "cli"))
 	want := []string{"seed=3,duration=1s", "seed=3,duration=2s"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("run directories %v, want %v", got, want)
@@ -141,6 +143,41 @@ func TestETA(t *testing.T) {
 	for d, want := range map[time.Duration]string{1234 * time.Millisecond: "1.2s", 83 * time.Second: "1m23s", 754 * time.Second: "13m0s"} {
 		if got := formatETA(d); got != want {
 			t.Errorf("formatETA(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestInterruptedGet: an interrupted download exits 1 and leaves no file,
+// as README states (serve's 0 and run's 130 are checked by startServe and
+// TestRunInterrupted).
+func TestInterruptedGet(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"get", "--addr", silentAddr(t), "--path", "/f", "--out", filepath.Join(dir, "f")}, &out, &errOut)
+	if code != exitFailure || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("left %v", names)
+	}
+}
+
+// TestTransportNamesAllReported: serve and get check every name flag and
+// report every bad one, naming the flag, with exit 2.
+func TestTransportNamesAllReported(t *testing.T) {
+	names := []string{"--congestion", "cubic", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
+	for cmd, args := range map[string][]string{"serve": {"--root", t.TempDir()}, "get": {"--path", "/x"}} {
+		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
+		for _, w := range []string{
+			`mpq ` + cmd + `: --congestion: unknown congestion controller "cubic"`,
+			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
+		} {
+			if code != exitUsage || !strings.Contains(stderr, w) {
+				t.Errorf("mpq %s: exit %d, stderr %q lacks %q", cmd, code, stderr, w)
+			}
 		}
 	}
 }

@@ -157,7 +157,7 @@ func TestRunFlagsAnywhere(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			// --set fixed the swept duration: one run of 1 s, under --out.
-			runs := dirNames(t, filepath.Join(out, "cli"))
+			runs := runDirs(t, filepath.Join(out, "cli"))
 			if len(runs) != 1 {
 				t.Fatalf("runs %v under --out, want one (the --set fixes the sweep)", runs)
 			}

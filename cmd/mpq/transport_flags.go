@@ -1,19 +1,20 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/internal/names"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic"
 	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
@@ -29,6 +30,7 @@ type transportFlags struct {
 	pathSched     string
 	streamSched   string
 	idle          time.Duration
+	handshake     time.Duration
 	noMultipath   bool
 	noGSO         bool
 }
@@ -36,12 +38,13 @@ type transportFlags struct {
 func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.qlogDir, "qlog", "", "write a qlog trace (.sqlog) per connection into `DIR`")
 	fs.StringVar(&t.keylog, "keylog", "", "append TLS secrets to `FILE` (NSS key log format, for Wireshark); SSLKEYLOGFILE works too")
-	fs.IntVar(&t.maxPacketSize, "max-packet-size", 1350, "largest UDP payload to send, in `bytes`")
+	fs.IntVar(&t.maxPacketSize, "max-packet-size", 1350, "largest UDP payload to send, in `bytes` (1200 to 65527)")
 	fs.StringVar(&t.congestion, "congestion", "newreno", "congestion controller `name` ("+strings.Join(congestion.Names(), ", ")+")")
 	fs.BoolVar(&t.pacing, "pacing", true, "pace packets (RFC 9002 Section 7.7); experiment files default to no pacing")
 	fs.StringVar(&t.pathSched, "path-scheduler", "lowrtt", "path scheduler `name` ("+strings.Join(scheduler.PathSchedulers(), ", ")+")")
 	fs.StringVar(&t.streamSched, "stream-scheduler", "round-robin", "stream scheduler `name` ("+strings.Join(scheduler.StreamSchedulers(), ", ")+")")
 	fs.DurationVar(&t.idle, "idle-timeout", 30*time.Second, "idle timeout")
+	fs.DurationVar(&t.handshake, "handshake-timeout", 10*time.Second, "give up a handshake not done within this `duration` (the server counts from the client's first packet, the client from the last packet it received)")
 	fs.BoolVar(&t.noMultipath, "no-multipath", false, "do not offer the multipath extension: plain QUIC v1 on one path (for dissectors that do not know its frames)")
 	fs.BoolVar(&t.noGSO, "no-gso", false, "send every datagram with its own write, not in UDP GSO batches (for packet captures on lo)")
 }
@@ -61,6 +64,15 @@ func (t *transportFlags) check() []string {
 			probs = append(probs, c.flag+": "+msg)
 		}
 	}
+	if t.maxPacketSize < 1200 || t.maxPacketSize > 65527 {
+		probs = append(probs, fmt.Sprintf("--max-packet-size %d: must be between 1200 and 65527 bytes (the UDP payload limits of QUIC and IPv6)", t.maxPacketSize))
+	}
+	if t.handshake <= 0 {
+		probs = append(probs, fmt.Sprintf("--handshake-timeout %v must be positive", t.handshake))
+	}
+	if t.idle < 0 {
+		probs = append(probs, fmt.Sprintf("--idle-timeout %v must not be negative", t.idle))
+	}
 	return probs
 }
 
@@ -74,13 +86,9 @@ const traceFlushWait = 5 * time.Second
 // closes the key log; call it after closing the connections.
 func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Config, func(), error) {
 	var keylog *os.File
-	var traces sync.WaitGroup
+	var traces *qlogfile.Dir
 	cleanup := func() {
-		done := make(chan struct{})
-		go func() { traces.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(traceFlushWait):
+		if traces != nil && !traces.Wait(context.Background(), traceFlushWait) {
 			fmt.Fprintln(stderr, "mpq: qlog: gave up waiting for traces to be written")
 		}
 		if keylog != nil {
@@ -107,6 +115,7 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 		PathScheduler:    t.pathSched,
 		StreamScheduler:  t.streamSched,
 		MaxIdleTimeout:   t.idle,
+		HandshakeTimeout: t.handshake,
 		DisableMultipath: t.noMultipath,
 		DisableGSO:       t.noGSO,
 	}
@@ -114,33 +123,16 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 		if err := os.MkdirAll(t.qlogDir, 0o755); err != nil {
 			return nil, cleanup, fmt.Errorf("qlog directory: %w", err)
 		}
-		dir := t.qlogDir
-		cfg.Qlog = func(vantage string, odcid []byte) io.WriteCloser {
-			name := filepath.Join(dir, fmt.Sprintf("%x_%s.sqlog", odcid, vantage))
-			f, err := os.Create(name)
-			if err != nil {
-				fmt.Fprintf(stderr, "mpq: qlog: %v\n", err)
-				return nil
-			}
-			traces.Add(1)
-			return &traceFile{File: f, done: traces.Done}
-		}
+		var mu sync.Mutex
+		traces = qlogfile.NewDir(t.qlogDir, func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "mpq: %v\n", err)
+		})
+		cfg.Qlog = traces.Create
 	}
 	if _, err := cfg.Validate(); err != nil {
 		return nil, cleanup, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "mpquic: "))
 	}
 	return cfg, cleanup, nil
-}
-
-// traceFile is a qlog trace file that reports when it is closed.
-type traceFile struct {
-	*os.File
-	once sync.Once
-	done func()
-}
-
-func (f *traceFile) Close() error {
-	err := f.File.Close()
-	f.once.Do(f.done)
-	return err
 }

@@ -24,7 +24,10 @@ type Config struct {
 	// MaxIdleTimeout is the idle timeout advertised to the peer
 	// (RFC 9000 Section 10.1). Default 30 s.
 	MaxIdleTimeout time.Duration
-	// HandshakeTimeout bounds the handshake. Default 10 s.
+	// HandshakeTimeout bounds the handshake: a client gives up when it
+	// has heard nothing for this long before its handshake completes, and
+	// a server drops a connection whose handshake has not completed this
+	// long after the client's first packet. Default 10 s.
 	HandshakeTimeout time.Duration
 	// InitialRTT is the RTT assumed before the first sample
 	// (RFC 9002 Section 6.2.2). Default 333 ms.
@@ -32,6 +35,12 @@ type Config struct {
 	// MaxPacketSize is the largest UDP payload sent. Default 1350 bytes;
 	// at least 1200.
 	MaxPacketSize int
+	// MaxUDPPayloadSize is the largest UDP payload this endpoint receives,
+	// advertised to the peer as max_udp_payload_size (RFC 9000 Section
+	// 18.2). Default 65527, the most a UDP datagram carries; the mpquic
+	// driver lowers it to what its socket receives (65507 over IPv4).
+	// Between 1200 and 65527.
+	MaxUDPPayloadSize int
 
 	// Flow control (RFC 9000 Section 4). Receive windows start at the
 	// Initial values and auto-tune up to the Max values.
@@ -96,7 +105,11 @@ type Config struct {
 	Rand io.Reader
 
 	// Qlog, if set, is called once per connection and returns where its
-	// qlog trace (JSON-SEQ) goes; nil means no trace.
+	// qlog trace (JSON-SEQ) goes; nil means no trace. Each event is one
+	// Write of one whole record, made as the event happens: the writer
+	// buffers if it wants to (mpq's commands use internal/qlogfile, which
+	// writes at least every second). It is closed when the connection
+	// ends.
 	Qlog func(vantage string, odcid []byte) io.WriteCloser
 	// QlogReferenceTime, if set, is the time zero of the qlog traces
 	// (their reference_time) instead of the connection's creation: an
@@ -160,6 +173,12 @@ func (c *Config) Validate() (*Config, error) {
 	}
 	if n.MaxPacketSize < 1200 || n.MaxPacketSize > 65527 {
 		return nil, fmt.Errorf("mpquic: MaxPacketSize %d outside [1200, 65527]", n.MaxPacketSize)
+	}
+	if n.MaxUDPPayloadSize == 0 {
+		n.MaxUDPPayloadSize = 65527
+	}
+	if n.MaxUDPPayloadSize < 1200 || n.MaxUDPPayloadSize > 65527 {
+		return nil, fmt.Errorf("mpquic: MaxUDPPayloadSize %d outside [1200, 65527]", n.MaxUDPPayloadSize)
 	}
 	defU := func(v *uint64, d uint64) {
 		if *v == 0 {

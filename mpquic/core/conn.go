@@ -92,6 +92,9 @@ func newPNSpace(maxAckDelay time.Duration) pnSpace {
 type cryptoStream struct {
 	send *streams.SendStream
 	recv *streams.RecvStream
+	// framing follows the handshake messages received, to reject what
+	// is not TLS with the right alert.
+	framing hsFramer
 }
 
 // Conn is one QUIC connection. It is not safe for concurrent use.
@@ -136,17 +139,18 @@ type Conn struct {
 	pathBuf []scheduler.PathInfo
 	pathSel []uint64
 	pathSch scheduler.PathScheduler
-	// pktObs is pathSch when it observes packets; curClass the class of
-	// the packet being built.
+	// The optional interfaces of pathSch: pktObs when it observes
+	// packets, waker when it asks to be polled at a time, lossPol when it
+	// decides what happens to lost data, rtxSizer when it sizes packets
+	// of lost data.
 	pktObs   scheduler.PacketObserver
-	curClass scheduler.Class
-	// waker is pathSch when it asks to be polled at a time; noStreams
-	// keeps stream data out of the packet being built.
-	waker     scheduler.Waker
-	noStreams bool
-	// sizeCap bounds the packet being built to the size the path
-	// scheduler approved (0: no bound).
-	sizeCap int
+	waker    scheduler.Waker
+	lossPol  scheduler.LossPolicy
+	rtxSizer scheduler.RetransmissionSizer
+	// ackCand is scratch space of ackCarrier.
+	ackCand []*path
+	// copies tracks the packets sent on several paths and counts copies.
+	copies copyTracker
 
 	streams streamMap
 	strSch  scheduler.StreamScheduler

@@ -74,6 +74,8 @@ func (c *Conn) finish() {
 	if c.routedODCID != nil {
 		c.ids.host.retireConnID(c.routedODCID)
 	}
+	c.forgetPeerTokens()
+	c.ids.host.connDone(c)
 	if c.tls != nil {
 		c.tls.Close()
 	}
@@ -87,7 +89,7 @@ func (c *Conn) finish() {
 // confirmed the peer might not have 1-RTT keys yet. An application close is
 // sent as a transport APPLICATION_ERROR in Initial and Handshake packets.
 func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
-	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p)}
+	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p), bp: &buildParams{}}
 	f := c.closeFrame
 	for l := levelInitial; l <= levelHandshake; l++ {
 		if !c.keys[l].haveSeal || c.confirmed {
@@ -147,9 +149,7 @@ func (c *Conn) NextTimeout() time.Time {
 	case stateClosing, stateDraining:
 		return c.closeUntil
 	}
-	if c.idleTimeout > 0 {
-		earliest(c.lastActivity.Add(c.idleTimeout))
-	}
+	earliest(c.idleDeadline())
 	now := c.now
 	for _, p := range c.paths {
 		lt, _, _ := c.lossTimer(now, p)
@@ -177,6 +177,22 @@ func (c *Conn) NextTimeout() time.Time {
 	return t
 }
 
+// idleDeadline is when the connection ends silently for lack of progress
+// (RFC 9000 Section 10.1), zero if never. Before the handshake completes
+// the client waits HandshakeTimeout after the last packet it processed,
+// while the server bounds the whole handshake to HandshakeTimeout after its
+// first packet: a peer trickling packets cannot keep a half-open
+// connection.
+func (c *Conn) idleDeadline() time.Time {
+	if c.idleTimeout <= 0 {
+		return time.Time{}
+	}
+	if !c.tlsDone && !c.isClient {
+		return c.created.Add(c.cfg.HandshakeTimeout)
+	}
+	return c.lastActivity.Add(c.idleTimeout)
+}
+
 // HandleTimeout runs the timers that expired at now: loss detection and
 // PTO, the idle timeout, the end of closing or draining, key discards.
 func (c *Conn) HandleTimeout(now time.Time) {
@@ -190,7 +206,7 @@ func (c *Conn) HandleTimeout(now time.Time) {
 		}
 		return
 	}
-	if c.idleTimeout > 0 && !now.Before(c.lastActivity.Add(c.idleTimeout)) {
+	if dl := c.idleDeadline(); !dl.IsZero() && !now.Before(dl) {
 		// Silent close (RFC 9000 Section 10.1).
 		err := &qerr.IdleTimeoutError{Handshake: !c.tlsDone}
 		c.closeErr = err

@@ -21,6 +21,16 @@ type idHost interface {
 	newConnID(c *Conn) (cid []byte, token [16]byte, err error)
 	// retireConnID stops routing cid.
 	retireConnID(cid []byte)
+	// handshakeDone tells that c completed its handshake, connDone that
+	// its state is gone (for the endpoint's connection limits).
+	handshakeDone(c *Conn)
+	connDone(c *Conn)
+	// peerToken and peerTokenGone maintain the stateless reset tokens of
+	// the peer's unretired connection IDs, so that a reset, which carries
+	// none of our connection IDs, still finds the connection
+	// (RFC 9000 Section 10.3.1).
+	peerToken(c *Conn, token [16]byte)
+	peerTokenGone(c *Conn, token [16]byte)
 }
 
 // randomIDs is the idHost of a connection without an endpoint: random IDs
@@ -37,7 +47,11 @@ func (h randomIDs) newConnID(*Conn) ([]byte, [16]byte, error) {
 	return cid, tok, err
 }
 
-func (randomIDs) retireConnID([]byte) {}
+func (randomIDs) retireConnID([]byte)           {}
+func (randomIDs) handshakeDone(*Conn)           {}
+func (randomIDs) connDone(*Conn)                {}
+func (randomIDs) peerToken(*Conn, [16]byte)     {}
+func (randomIDs) peerTokenGone(*Conn, [16]byte) {}
 
 type localCID struct {
 	seq     uint64
@@ -266,6 +280,7 @@ func (c *Conn) handleNewConnectionID(pathID, seq, retirePriorTo uint64, cid []by
 		return nil
 	}
 	s.remote = append(s.remote, remoteCID{seq: seq, cid: append([]byte(nil), cid...), token: token, hasToken: true})
+	ids.host.peerToken(c, token)
 	if len(s.remote) == 1 {
 		s.active = 0
 	}
@@ -274,7 +289,7 @@ func (c *Conn) handleNewConnectionID(pathID, seq, retirePriorTo uint64, cid []by
 		for i := range s.remote {
 			r := &s.remote[i]
 			if !r.retired && r.seq < retirePriorTo {
-				r.retired = true
+				c.retireRemote(r)
 				ids.retireQueue = append(ids.retireQueue, cidKey(pathID, r.seq))
 				c.ctrl.retire = true
 			}
@@ -379,7 +394,28 @@ func (c *Conn) retirePathRemote(pathID uint64) {
 		return
 	}
 	for i := range s.remote {
-		s.remote[i].retired = true
+		c.retireRemote(&s.remote[i])
+	}
+}
+
+// retireRemote marks a peer connection ID retired; its reset token no
+// longer counts.
+func (c *Conn) retireRemote(r *remoteCID) {
+	if !r.retired && r.hasToken {
+		c.ids.host.peerTokenGone(c, r.token)
+	}
+	r.retired = true
+}
+
+// forgetPeerTokens withdraws every reset token of the peer from the host
+// (on close).
+func (c *Conn) forgetPeerTokens() {
+	for _, s := range c.ids.sets {
+		for i := range s.remote {
+			if r := &s.remote[i]; !r.retired && r.hasToken {
+				c.ids.host.peerTokenGone(c, r.token)
+			}
+		}
 	}
 }
 

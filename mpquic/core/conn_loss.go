@@ -8,6 +8,7 @@ import (
 	"github.com/mpq/mpq/mpquic/internal/recovery"
 	"github.com/mpq/mpq/mpquic/internal/wire"
 	"github.com/mpq/mpq/mpquic/qlog"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // spacesOf returns the packet number spaces whose loss recovery runs on
@@ -77,6 +78,7 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 		}
 		if l == levelApp {
 			c.app.noteAcked(p.id, sp0.Number)
+			c.copies.settle(pktKey{p.id, sp0.Number})
 			if c.pktObs != nil && sp0.InFlight {
 				c.pktObs.OnPacketAcked(now, p.id, sp0.Number)
 			}
@@ -141,7 +143,14 @@ func (c *Conn) detectLost(now time.Time, p *path, sp *pnSpace, l level) {
 		if c.pktObs != nil && l == levelApp && sp0.InFlight {
 			c.pktObs.OnPacketLost(now, p.id, sp0.Number)
 		}
-		c.onFramesLost(p, l, sp0.Frames)
+		if l == levelApp && sp0.AckEliciting {
+			c.onDataLost(now, p, sp0, scheduler.LossDeclared)
+		} else {
+			c.onFramesLost(p, l, sp0.Frames)
+		}
+		if l == levelApp {
+			c.copies.settle(pktKey{p.id, sp0.Number})
+		}
 	})
 	if res.LostBytes == 0 && !res.PersistentCongestion {
 		return
@@ -179,6 +188,37 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 			}
 		case refHandshakeDone:
 			c.ctrl.handshakeDone = false
+		}
+	}
+}
+
+// onDataLost handles the frames of the ack-eliciting 1-RTT packet sp0 of
+// path p, declared lost or stranded on p at a PTO, as the path scheduler's
+// LossPolicy decides (scheduler.DefaultLossDecision without one). A
+// declared loss without copies in flight is always sent again.
+func (c *Conn) onDataLost(now time.Time, p *path, sp0 *recovery.SentPacket, reason scheduler.LossReason) {
+	dec := scheduler.DefaultLossDecision(nil)
+	if c.lossPol != nil {
+		lp := c.lostPacket(p, sp0, reason)
+		c.pathBuf = c.pathBuf[:0]
+		for _, q := range c.paths {
+			c.pathBuf = append(c.pathBuf, c.info(q, now))
+		}
+		dec = c.lossPol.OnDataLost(now, c.pathBuf, lp)
+		if dec.Action == scheduler.LeaveToCopies && reason == scheduler.LossDeclared && len(lp.Copies) == 0 {
+			dec = scheduler.LossDecision{Action: scheduler.ResendNow}
+		}
+	}
+	if dec.Action == scheduler.LeaveToCopies {
+		return
+	}
+	c.onFramesLost(p, levelApp, sp0.Frames)
+	for _, r := range sp0.Frames {
+		if r.Kind != refStream {
+			continue
+		}
+		if s := c.streams.m[r.ID]; s != nil {
+			s.pinned, s.pinPath = dec.Action == scheduler.ResendOn, dec.Path
 		}
 	}
 }
@@ -364,14 +404,15 @@ func (c *Conn) onLossTimeout(now time.Time, p *path) {
 			return true
 		})
 	} else if c.otherActivePath(p) {
-		// Multipath: the path may be broken. What it carries goes again
-		// on the others at once instead of waiting for its recovery
-		// (draft-ietf-quic-multipath-21 Section 5.5). The packets stay
+		// Multipath: the path may be broken. The path scheduler decides
+		// whether what it carries goes again at once (by default on the
+		// other paths, instead of waiting for its recovery:
+		// draft-ietf-quic-multipath-21 Section 5.5). The packets stay
 		// outstanding for congestion control; whichever copy arrives
 		// first acknowledges the data.
 		sp.sent.ForEachOutstanding(func(sp0 *recovery.SentPacket) bool {
 			if sp0.AckEliciting {
-				c.onFramesLost(p, l, sp0.Frames)
+				c.onDataLost(now, p, sp0, scheduler.LossPTO)
 			}
 			return true
 		})

@@ -362,6 +362,7 @@ func (c *Conn) processPayload(now time.Time, p *path, l level, sp *pnSpace, hdr 
 		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
 	}
 	p.packetsReceived++
+	p.unreachable = 0
 	sp.recv.OnPacket(now, pn, ackEliciting, acks.NotECT)
 	// Idle timer restarts on every packet processed (Section 10.1).
 	c.lastActivity = now

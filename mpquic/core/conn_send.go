@@ -51,17 +51,46 @@ type pktBuild struct {
 	frames    []qlog.Frame
 }
 
+// buildParams are the decisions one datagram is built with. They travel
+// with the datagram through the build functions (dgram.bp) and never stay
+// on the Conn.
+type buildParams struct {
+	mode sendMode
+	// class is what the path scheduler was told the 1-RTT packet carries
+	// (ClassControl for packets built outside the schedulers).
+	class scheduler.Class
+	// sizeCap bounds the datagram, and every copy of its 1-RTT packet, to
+	// the size the path scheduler approved; 0: only the path's limits.
+	sizeCap int
+	// noStreams keeps stream data out: the scheduler held it back and
+	// the packet carries control frames alone.
+	noStreams bool
+	// firstStream is the stream the stream scheduler chose for the packet
+	// (when hasFirst).
+	firstStream uint64
+	hasFirst    bool
+	// dups are the further paths that get a copy of the 1-RTT packet (a
+	// path scheduler's redundancy decision).
+	dups []uint64
+	// copyOf, for a copy, names the original packet.
+	copyOf *pktKey
+}
+
 // dgram assembles one datagram of up to limit bytes.
 type dgram struct {
 	b     []byte
 	limit int
-	pkts  [3]pktBuild
-	n     int
+	// payloadCap, if positive, bounds the payload of the 1-RTT packet so
+	// that the packet fits every path it is copied to (see copyRoom).
+	payloadCap int
+	bp         *buildParams
+	pkts       [3]pktBuild
+	n          int
 }
 
 // PollDatagram assembles the next datagram to send into buf (which should
-// have a capacity of at least the maximum packet size) and reports whether
-// there is one. Call it until it returns false.
+// have a capacity of at least the maximum packet size; a smaller one is
+// replaced) and reports whether there is one. Call it until it returns false.
 func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	c.now = now
 	switch c.state {
@@ -89,7 +118,7 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	// 1. PTO probes, bound to the path whose timer fired.
 	for _, p := range c.paths {
 		if c.hasProbe(p) {
-			if d, ok := c.buildOn(now, p, buf, modeProbe, nil, nil); ok {
+			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modeProbe}); ok {
 				return d, true
 			}
 		}
@@ -97,7 +126,7 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	// 2. Path validation: PATH_CHALLENGE and PATH_RESPONSE on their path.
 	for _, p := range c.paths {
 		if p.challengeSend || c.hasResponseFor(p) {
-			if d, ok := c.buildOn(now, p, buf, modePathProbe, nil, nil); ok {
+			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modePathProbe}); ok {
 				return d, true
 			}
 		}
@@ -108,7 +137,7 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 		if !c.cwndAllows(now, p0) {
 			mode = modeAckOnly
 		}
-		if d, ok := c.buildOn(now, p0, buf, mode, nil, nil); ok {
+		if d, ok := c.buildOn(now, p0, buf, &buildParams{mode: mode}); ok {
 			return d, true
 		}
 	}
@@ -122,14 +151,14 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	// paths go on another path.
 	for _, p := range c.paths {
 		if c.ackDue(now, p) {
-			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil, nil); ok {
+			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modeAckOnly}); ok {
 				return d, true
 			}
 		}
 	}
 	if c.foreignAckDue(now) {
-		if p := c.ackCarrier(); p != nil {
-			if d, ok := c.buildOn(now, p, buf, modeAckOnly, nil, nil); ok {
+		if p := c.ackCarrier(now); p != nil {
+			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modeAckOnly}); ok {
 				return d, true
 			}
 		}
@@ -179,19 +208,33 @@ func (c *Conn) foreignAckDue(now time.Time) bool {
 	return false
 }
 
-// ackCarrier is the path that carries the ACKs of paths that cannot: the
-// open path with the lowest smoothed RTT that has a connection ID.
-func (c *Conn) ackCarrier() *path {
-	var best *path
+// ackCarrier is the path that carries the ACKs of paths that cannot: one
+// of the open paths that have a connection ID of the peer, as the path
+// scheduler chooses (scheduler.AckPathChooser), by default the one with
+// the lowest smoothed RTT.
+func (c *Conn) ackCarrier(now time.Time) *path {
+	c.ackCand = c.ackCand[:0]
 	for _, p := range c.paths {
-		if p.state != pathActive || !c.ownAckPath(p) {
-			continue
-		}
-		if best == nil || p.rtt.Smoothed() < best.rtt.Smoothed() {
-			best = p
+		if p.state == pathActive && c.ownAckPath(p) {
+			c.ackCand = append(c.ackCand, p)
 		}
 	}
-	return best
+	if len(c.ackCand) == 0 {
+		return nil
+	}
+	c.pathBuf = c.pathBuf[:0]
+	for _, p := range c.ackCand {
+		c.pathBuf = append(c.pathBuf, c.info(p, now))
+	}
+	if ch, ok := c.pathSch.(scheduler.AckPathChooser); ok {
+		id := ch.AckPath(now, c.pathBuf)
+		for _, p := range c.ackCand {
+			if p.id == id {
+				return p
+			}
+		}
+	}
+	return c.ackCand[scheduler.DefaultAckPath(c.pathBuf)]
 }
 
 // pollScheduled asks the stream and path schedulers what to send next.
@@ -211,24 +254,30 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	if len(infos) > 0 {
 		first = c.strSch.Next(now, infos)
 		st := infos[first]
-		w.StreamID, w.Priority = st.ID, st.Priority
+		w.StreamID, w.Priority, w.Pending = st.ID, st.Priority, st.Pending
 		// The packet's expected size: the stream data it will carry
 		// (one stream's, or all waiting, as the stream scheduler
 		// allows) with the packet's overhead and room for an ACK or a
 		// few control frames. The packet built never exceeds it, so
 		// that a scheduler's room check (e.g. a reservation sized for a
 		// message's real bytes) holds for a message's last, short
-		// packet too.
+		// packet too. Lost data is sized by the path scheduler
+		// (scheduler.RetransmissionSizer), full size by default.
 		pending := st.Pending
 		if c.strSch.MaxStreamFrames() != 1 {
 			pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
 		}
 		if !st.HasRetransmission {
-			w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+sizeSlack))
+			w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+scheduler.PacketSlack))
+		} else {
+			w.Size = scheduler.DefaultRetransmissionSize(c.cfg.MaxPacketSize)
 		}
 		switch {
 		case st.HasRetransmission:
 			w.Class = scheduler.ClassRetransmission
+			s := c.streams.m[st.ID]
+			w.LostBytes = s.send.LostBytes()
+			w.Pinned, w.PinnedPath = s.pinned, s.pinPath
 		case st.Priority:
 			w.Class = scheduler.ClassPriority
 		default:
@@ -241,6 +290,10 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	for _, p := range c.paths {
 		c.pathBuf = append(c.pathBuf, c.info(p, now))
 	}
+	if w.Class == scheduler.ClassRetransmission && c.rtxSizer != nil {
+		w.Size = min(max(c.rtxSizer.RetransmissionSize(w, c.pathBuf), scheduler.MinRetransmissionSize), c.cfg.MaxPacketSize)
+	}
+	bp := buildParams{mode: modeNormal}
 	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
 	if len(c.pathSel) == 0 && first >= 0 && (w.Waiting.Control || c.crypto[levelApp].send.HasPendingData()) {
 		// The stream data is held back; control frames are not: ask
@@ -248,8 +301,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		first = -1
 		w = scheduler.Work{Class: scheduler.ClassControl, Size: c.cfg.MaxPacketSize, Waiting: w.Waiting}
 		c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
-		c.noStreams = true
-		defer func() { c.noStreams = false }()
+		bp.noStreams = true
 	}
 	if len(c.pathSel) == 0 {
 		return Datagram{}, false
@@ -258,22 +310,12 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	if p == nil || p.state != pathActive {
 		return Datagram{}, false
 	}
-	var firstID *uint64
+	bp.class, bp.sizeCap, bp.dups = w.Class, w.Size, c.pathSel[1:]
 	if first >= 0 {
-		id := infos[first].ID
-		firstID = &id
+		bp.firstStream, bp.hasFirst = infos[first].ID, true
 	}
-	c.curClass = w.Class
-	c.sizeCap = w.Size
-	d, ok := c.buildOn(now, p, buf, modeNormal, firstID, c.pathSel[1:])
-	c.curClass = scheduler.ClassControl
-	c.sizeCap = 0
-	return d, ok
+	return c.buildOn(now, p, buf, &bp)
 }
-
-// sizeSlack is the room a scheduled packet keeps beyond its stream data
-// and overhead, for ACK and control frames.
-const sizeSlack = 64
 
 // cwndAllows reports whether path p may send a full-size packet now.
 func (c *Conn) cwndAllows(now time.Time, p *path) bool {
@@ -317,17 +359,17 @@ func (c *Conn) ackDue(now time.Time, p *path) bool {
 }
 
 // buildOn assembles one datagram on path p, coalescing Initial, Handshake
-// and 1-RTT packets as needed. dups names further paths that get a copy of
-// the 1-RTT packet (a scheduler's redundancy decision).
-func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstStream *uint64, dups []uint64) (Datagram, bool) {
-	limit := min(c.maxPacketSize(p), c.amplificationRoom(p))
-	if c.sizeCap > 0 {
-		limit = min(limit, c.sizeCap)
-	}
+// and 1-RTT packets as needed, as bp says; bp.dups name further paths that
+// get a copy of the 1-RTT packet.
+func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Datagram, bool) {
+	limit := c.packetLimit(p, bp.sizeCap)
 	if limit < 64 {
 		return Datagram{}, false
 	}
-	d := &dgram{b: buf[:0], limit: limit}
+	d := &dgram{b: buf[:0], limit: limit, bp: bp}
+	if len(bp.dups) > 0 {
+		d.payloadCap = c.copyRoom(p, bp)
+	}
 	padInitial := false
 	if p.id == 0 {
 		for l := levelInitial; l <= levelHandshake; l++ {
@@ -335,14 +377,15 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstS
 			if !k.haveSeal {
 				continue
 			}
-			pk := c.buildLong(now, p, d, l, mode)
+			pk := c.buildLong(now, p, d, l, bp.mode)
 			if pk != nil && l == levelInitial && (c.isClient || pk.ackEliciting) {
 				padInitial = true
 			}
 		}
 	}
+	mode := bp.mode
 	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) {
-		c.buildShort(now, p, d, mode, firstStream)
+		c.buildShort(now, p, d)
 	}
 	if d.n == 0 {
 		return Datagram{}, false
@@ -359,60 +402,25 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, mode sendMode, firstS
 			}
 		}
 	}
-	var dup *dupSource
-	if len(dups) > 0 && d.n == 1 && d.pkts[0].l == levelApp && !d.pkts[0].pathBound {
-		pk := &d.pkts[0]
-		dup = &dupSource{
-			payload:      append([]byte(nil), d.b[pk.payloadOff:]...),
-			refs:         append([]recovery.FrameRef(nil), pk.refs...),
-			frames:       append([]qlog.Frame(nil), pk.frames...),
-			ackEliciting: pk.ackEliciting,
-			inFlight:     pk.inFlight,
-		}
+	var src *copySource
+	if len(bp.dups) > 0 {
+		src = c.copySource(p, d)
 	}
 	out := c.seal(now, p, d)
-	if dup != nil {
-		for _, id := range dups {
-			if q := c.openPath(id); q != nil && q != p && q.state == pathActive {
-				c.buildDuplicate(now, q, dup)
-			}
-		}
+	if src != nil {
+		c.sendCopies(now, p, src, bp)
 	}
 	return Datagram{Local: p.local, Remote: p.remote, Data: out}, true
 }
 
-// dupSource is the payload of a 1-RTT packet to copy onto other paths.
-type dupSource struct {
-	payload                []byte
-	refs                   []recovery.FrameRef
-	frames                 []qlog.Frame
-	ackEliciting, inFlight bool
-}
-
-// buildDuplicate seals a copy of a packet's payload on path q, in q's
-// packet number space, and queues it for the next poll. Loss recovery
-// tracks the copy on its own: whichever copy is acknowledged first
-// acknowledges the data, a lost copy re-queues only what is still
-// unacknowledged.
-func (c *Conn) buildDuplicate(now time.Time, q *path, src *dupSource) {
-	dcid, ok := c.ids.dcidFor(q.id)
-	if !ok {
-		return
+// packetLimit is the largest datagram path p may send now, bounded by
+// sizeCap when it is positive.
+func (c *Conn) packetLimit(p *path, sizeCap int) int {
+	limit := min(c.maxPacketSize(p), c.amplificationRoom(p))
+	if sizeCap > 0 {
+		limit = min(limit, sizeCap)
 	}
-	limit := min(c.maxPacketSize(q), c.amplificationRoom(q))
-	d := &dgram{b: make([]byte, 0, limit+aeadTag), limit: limit}
-	pk := c.startPacket(d, levelApp, &q.app, dcid)
-	if len(d.b)+len(src.payload)+aeadTag > limit {
-		return
-	}
-	d.b = append(d.b, src.payload...)
-	pk.refs = append(pk.refs, src.refs...)
-	pk.frames = append(pk.frames, src.frames...)
-	pk.ackEliciting, pk.inFlight = src.ackEliciting, src.inFlight
-	c.finishPayload(d, pk)
-	d.n = 1
-	out := c.seal(now, q, d)
-	c.dupQueue = append(c.dupQueue, queuedDatagram{local: q.local, remote: q.remote, data: out})
+	return limit
 }
 
 func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
@@ -484,15 +492,20 @@ func (c *Conn) buildLong(now time.Time, p *path, d *dgram, l level, mode sendMod
 
 // buildShort appends a 1-RTT packet on path p. A path that is not active
 // (validating) carries only ACKs and path validation frames.
-func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, firstStream *uint64) {
+func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 	dcid, ok := c.ids.dcidFor(p.id)
 	if !ok {
 		return
 	}
 	c.maybeInitiateKeyUpdate(now)
+	bp := d.bp
+	mode := bp.mode
 	sp := &p.app
 	pk := c.startPacket(d, levelApp, sp, dcid)
 	room := d.limit - len(d.b) - aeadTag
+	if d.payloadCap > 0 {
+		room = min(room, d.payloadCap)
+	}
 	if room < 8 {
 		d.abandon(pk)
 		return
@@ -511,7 +524,11 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, first
 		room = c.appendAck(now, d, pk, sp, levelApp, room, p.id)
 	}
 	room = c.appendForeignAcks(now, d, pk, p, room)
-	room = c.appendPathResponses(d, pk, p, room)
+	if len(bp.dups) == 0 {
+		// PATH_RESPONSE belongs to its path: a packet to be copied
+		// leaves it to a packet of its own.
+		room = c.appendPathResponses(d, pk, p, room)
+	}
 	if p.challengeSend && p.state == pathValidating {
 		if left := c.appendFrame(d, pk, &wire.PathChallengeFrame{Data: p.challengeData}, room); left >= 0 {
 			room = left
@@ -522,8 +539,12 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram, mode sendMode, first
 	if full {
 		room = c.appendControl(d, pk, room)
 		room = c.appendCrypto(d, pk, levelApp, room)
-		if !c.noStreams {
-			room = c.appendStreams(now, d, pk, room, firstStream)
+		if !bp.noStreams {
+			var first *uint64
+			if bp.hasFirst {
+				first = &bp.firstStream
+			}
+			room = c.appendStreams(now, d, pk, room, first)
 		}
 	}
 	if probe && !pk.ackEliciting && room > 0 {
@@ -741,6 +762,12 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 		}
 	}
 	total := len(d.b) + aeadTag*d.n
+	if cap(d.b) < total {
+		// The caller's buffer was smaller than a packet: grow it.
+		grown := make([]byte, len(d.b), total)
+		copy(grown, d.b)
+		d.b = grown
+	}
 	out := d.b[:total]
 	for i := d.n - 1; i >= 0; i-- {
 		pk := &d.pkts[i]
@@ -780,7 +807,7 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 			// finishPayload prevents.
 			panic("mpquic: sealing failed: " + err.Error())
 		}
-		c.onPacketSent(now, p, pk, len(pkt))
+		c.onPacketSent(now, p, pk, len(pkt), d.bp)
 	}
 	if d.n > 0 && d.pkts[0].l == levelHandshake || d.n > 1 && d.pkts[1].l == levelHandshake {
 		if c.isClient {
@@ -796,8 +823,9 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 	return out
 }
 
-// onPacketSent records a sealed packet (RFC 9002 Section A.5).
-func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
+// onPacketSent records a sealed packet (RFC 9002 Section A.5) built with
+// bp.
+func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *buildParams) {
 	sp := pk.sp
 	slot := sp.sent.Prepare(pk.pn)
 	slot.TimeSent = now
@@ -811,7 +839,7 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
 	if c.pktObs != nil && pk.l == levelApp && pk.inFlight {
 		info := c.info(p, now)
 		info.BytesInFlight -= uint64(size)
-		c.pktObs.OnPacketSent(now, &info, pk.pn, size, c.curClass)
+		c.pktObs.OnPacketSent(now, &info, pk.pn, size, bp.class)
 	}
 	if pk.inFlight {
 		inFlight := c.bytesInFlight(p)
@@ -826,7 +854,12 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int) {
 		c.ackElicitingSince = true
 	}
 	if c.qlog != nil {
-		c.qlog.PacketSent(now, p.id, qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}, size, pk.frames)
+		h := qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}
+		if bp.copyOf != nil {
+			c.qlog.PacketSentCopy(now, p.id, h, size, pk.frames, bp.copyOf.path, bp.copyOf.pn)
+		} else {
+			c.qlog.PacketSent(now, p.id, h, size, pk.frames)
+		}
 	}
 	if c.obs != nil && pk.l == levelApp {
 		for _, r := range pk.refs {

@@ -35,6 +35,11 @@ type stream struct {
 	// blockedSignaled is the stream limit at which STREAM_DATA_BLOCKED was
 	// last queued, plus one (0: never).
 	blockedSignaled uint64
+	// pinned: the path scheduler asked for the stream's lost data to go
+	// on path pinPath (scheduler.ResendOn); cleared once no lost data
+	// waits.
+	pinned  bool
+	pinPath uint64
 }
 
 // dir indexes per-type arrays: 0 bidirectional, 1 unidirectional.
@@ -215,6 +220,9 @@ func (c *Conn) sendableStreams() []scheduler.StreamInfo {
 		}
 		q = append(q, id)
 		retx := s.send.HasRetransmission()
+		if !retx {
+			s.pinned = false
+		}
 		pending := s.send.PendingBytes(credit)
 		if !retx && pending == 0 && !s.send.HasPendingFin() {
 			c.signalBlocked(s)

@@ -47,6 +47,8 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.pathSch, c.strSch = ps.path, ps.stream
 	c.pktObs, _ = ps.path.(scheduler.PacketObserver)
 	c.waker, _ = ps.path.(scheduler.Waker)
+	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
+	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
@@ -143,7 +145,7 @@ func (c *Conn) setInitialKeys(dcid []byte) {
 func (c *Conn) buildLocalParams() {
 	p := wire.DefaultTransportParameters()
 	p.MaxIdleTimeout = c.cfg.MaxIdleTimeout
-	p.MaxUDPPayloadSize = 65527
+	p.MaxUDPPayloadSize = uint64(c.cfg.MaxUDPPayloadSize)
 	p.InitialMaxData = c.cfg.InitialConnWindow
 	p.InitialMaxStreamDataBidiLocal = c.cfg.InitialStreamWindow
 	p.InitialMaxStreamDataBidiRemote = c.cfg.InitialStreamWindow
@@ -310,6 +312,7 @@ func (c *Conn) handlePeerParams(b []byte) error {
 		if p.StatelessResetToken != nil {
 			r0 := &c.ids.p0().remote[0]
 			r0.token, r0.hasToken = *p.StatelessResetToken, true
+			c.ids.host.peerToken(c, r0.token)
 		}
 	}
 	if p.HasInitialMaxPathID && len(p.InitialSourceConnectionID) == 0 {
@@ -353,6 +356,7 @@ func (c *Conn) onHandshakeComplete() error {
 	c.enableMultipath()
 	c.emit(Event{Kind: EventHandshakeDone})
 	if !c.isClient {
+		c.ids.host.handshakeDone(c)
 		// The server's handshake is confirmed as soon as it completes
 		// (RFC 9001 Section 4.1.2).
 		c.ctrl.handshakeDone = true
@@ -407,6 +411,9 @@ func (c *Conn) handleCryptoFrame(l level, f *wire.CryptoFrame) error {
 		}
 		// The crypto stream's window only bounds buffering: slide it.
 		cs.recv.WindowUpdate(c.now, 0)
+		if err := cs.framing.check(buf[:n]); err != nil {
+			return err
+		}
 		if err := c.tls.HandleData(l.tls(), buf[:n]); err != nil {
 			return tlsError(err)
 		}

@@ -3,12 +3,14 @@ package core
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"sync"
 	"time"
@@ -22,34 +24,115 @@ type EndpointConfig struct {
 	// Server, when set, makes the endpoint accept connections with this
 	// configuration.
 	Server *Config
-	// RequireRetry makes the server validate client addresses with a Retry
-	// round trip before creating state (RFC 9000 Section 8.1.2).
+	// RequireRetry makes the server validate every client's address with
+	// a Retry round trip before creating state (RFC 9000 Section 8.1.2).
 	RequireRetry bool
+	// RetryThreshold is the number of connections in their handshake from
+	// which the server validates new clients' addresses with Retry before
+	// creating state for them (RFC 9000 Section 8.1.2 allows it under
+	// load). Default 64; negative: never (unless RequireRetry).
+	RetryThreshold int
+	// MaxHandshakes is the number of connections in their handshake from
+	// which the server refuses new connections, with a stateless
+	// CONNECTION_CLOSE of code CONNECTION_REFUSED, even from validated
+	// addresses. Default 512; negative: no limit.
+	MaxHandshakes int
+	// MaxConns is the number of server connections (in their handshake
+	// or established, until their state is gone) from which new
+	// connections are refused likewise. Default 4096; negative: no limit.
+	MaxConns int
+	// ResetKey, when set, is the secret the stateless reset tokens derive
+	// from (RFC 9000 Section 10.3.2), so that a server restarted with the
+	// same key can still reset the connections of its previous run. At
+	// least 16 bytes; default a random key.
+	ResetKey []byte
+	// ResetRate bounds the stateless resets sent, per second, with bursts
+	// of as many (RFC 9000 Section 10.3.3). Default 100; negative: none
+	// are sent.
+	ResetRate int
 	// Rand seeds the endpoint's secret keys and connection IDs. Default
 	// crypto/rand.
 	Rand io.Reader
 }
 
+// Endpoint defaults.
+const (
+	DefaultRetryThreshold = 64
+	DefaultMaxHandshakes  = 512
+	DefaultMaxConns       = 4096
+	DefaultResetRate      = 100
+)
+
+// EndpointStats are the endpoint's counters since it was created, and its
+// connection counts now.
+type EndpointStats struct {
+	// Accepted counts the server connections created.
+	Accepted uint64
+	// Retried counts the Retry packets sent (RFC 9000 Section 8.1.2).
+	Retried uint64
+	// Refused counts the new connections refused with CONNECTION_REFUSED
+	// because of MaxHandshakes or MaxConns.
+	Refused uint64
+	// Rejected counts the first Initial packets answered with another
+	// stateless CONNECTION_CLOSE: an invalid Retry token
+	// (INVALID_TOKEN), frames a client cannot send first
+	// (FRAME_ENCODING_ERROR, PROTOCOL_VIOLATION), data that is not a
+	// ClientHello (CRYPTO_ERROR with the TLS alert).
+	Rejected uint64
+	// Dropped counts the datagrams that belong to no connection and were
+	// not answered: unparsable, too short, not decryptable, or a
+	// stateless reset over the rate limit.
+	Dropped uint64
+	// Resets counts the stateless resets sent.
+	Resets uint64
+	// VersionNegotiations counts the Version Negotiation packets sent.
+	VersionNegotiations uint64
+	// Handshakes is the number of server connections in their handshake
+	// now, Conns of all server connections.
+	Handshakes, Conns int
+}
+
 // Endpoint routes datagrams to connections by connection ID, creates server
 // connections, and answers what belongs to no connection: Version
-// Negotiation (RFC 9000 Section 6), Retry (Section 8.1.2) and stateless
-// resets (Section 10.3). It is sans-IO like Conn, but safe for concurrent
-// use: a driver may route from one goroutine while connections run on
-// others.
+// Negotiation (RFC 9000 Section 6), Retry (Section 8.1.2), stateless
+// CONNECTION_CLOSE and stateless resets (Section 10.3). It is sans-IO like
+// Conn, but safe for concurrent use: a driver may route from one goroutine
+// while connections run on others.
+//
+// A client's first Initial costs no state until it is known to be one: the
+// endpoint removes its Initial protection and parses its frames first
+// (admit.go), so that garbage costs a decryption and nothing else.
 type Endpoint struct {
-	mu        sync.Mutex
-	conns     map[string]*Conn
-	server    *Config
-	retry     bool
-	rand      io.Reader
-	resetKey  [32]byte
-	tokenAEAD cipher.AEAD
-	closed    bool
+	mu    sync.Mutex
+	conns map[string]*Conn
+	// peerTokens maps the stateless reset tokens of the peers' connection
+	// IDs to their connection.
+	peerTokens map[[16]byte]*Conn
+	server     *Config
+	closed     bool
+	// servers maps each server connection to whether it is still in its
+	// handshake; handshakes counts those that are.
+	servers    map[*Conn]bool
+	handshakes int
+	limits     admission
+	rand       io.Reader
+	resetKey   [32]byte
+	resets     tokenBucket
+	tokenAEAD  cipher.AEAD
+	stats      EndpointStats
+	// scratch holds a copy of the first Initial while it is decrypted.
+	scratch sync.Pool
+}
+
+// admission holds the limits on new server connections.
+type admission struct {
+	requireRetry                          bool
+	retryThreshold, maxHandshakes, maxAll int
 }
 
 // NewEndpoint creates an endpoint.
 func NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
-	e := &Endpoint{conns: map[string]*Conn{}, retry: cfg.RequireRetry, rand: cfg.Rand}
+	e := &Endpoint{conns: map[string]*Conn{}, peerTokens: map[[16]byte]*Conn{}, servers: map[*Conn]bool{}, rand: cfg.Rand}
 	if e.rand == nil {
 		e.rand = cryptoRand{}
 	}
@@ -60,10 +143,41 @@ func NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 		}
 		e.server = s
 	}
-	var tokenKey [16]byte
-	if _, err := io.ReadFull(e.rand, e.resetKey[:]); err != nil {
-		return nil, fmt.Errorf("mpquic: endpoint key: %w", err)
+	limit := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return math.MaxInt
+		}
+		return v
 	}
+	e.limits = admission{
+		requireRetry:   cfg.RequireRetry,
+		retryThreshold: limit(cfg.RetryThreshold, DefaultRetryThreshold),
+		maxHandshakes:  limit(cfg.MaxHandshakes, DefaultMaxHandshakes),
+		maxAll:         limit(cfg.MaxConns, DefaultMaxConns),
+	}
+	rate := cfg.ResetRate
+	if rate == 0 {
+		rate = DefaultResetRate
+	}
+	e.resets = tokenBucket{rate: max(rate, 0)}
+	switch {
+	case len(cfg.ResetKey) >= 16:
+		k, err := hkdf.Key(sha256.New, cfg.ResetKey, nil, "mpquic stateless reset", len(e.resetKey))
+		if err != nil {
+			return nil, fmt.Errorf("mpquic: reset key: %w", err)
+		}
+		copy(e.resetKey[:], k)
+	case len(cfg.ResetKey) > 0:
+		return nil, fmt.Errorf("mpquic: reset key of %d bytes, want at least 16", len(cfg.ResetKey))
+	default:
+		if _, err := io.ReadFull(e.rand, e.resetKey[:]); err != nil {
+			return nil, fmt.Errorf("mpquic: endpoint key: %w", err)
+		}
+	}
+	var tokenKey [16]byte
 	if _, err := io.ReadFull(e.rand, tokenKey[:]); err != nil {
 		return nil, fmt.Errorf("mpquic: endpoint key: %w", err)
 	}
@@ -75,7 +189,17 @@ func NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.scratch.New = func() any { b := make([]byte, 0, 2048); return &b }
 	return e, nil
+}
+
+// Stats returns the endpoint's counters.
+func (e *Endpoint) Stats() EndpointStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Handshakes, s.Conns = e.handshakes, len(e.servers)
+	return s
 }
 
 // Dial starts a client connection through the endpoint.
@@ -108,6 +232,57 @@ func (e *Endpoint) retireConnID(cid []byte) {
 	e.mu.Unlock()
 }
 
+// handshakeDone implements idHost: a server connection left its handshake.
+func (e *Endpoint) handshakeDone(c *Conn) {
+	e.mu.Lock()
+	if e.servers[c] {
+		e.servers[c] = false
+		e.handshakes--
+	}
+	e.mu.Unlock()
+}
+
+// connDone implements idHost: a connection's state is gone.
+func (e *Endpoint) connDone(c *Conn) {
+	e.mu.Lock()
+	if inHandshake, ok := e.servers[c]; ok {
+		delete(e.servers, c)
+		if inHandshake {
+			e.handshakes--
+		}
+	}
+	e.mu.Unlock()
+}
+
+// peerToken implements idHost.
+func (e *Endpoint) peerToken(c *Conn, token [16]byte) {
+	e.mu.Lock()
+	e.peerTokens[token] = c
+	e.mu.Unlock()
+}
+
+// peerTokenGone implements idHost.
+func (e *Endpoint) peerTokenGone(c *Conn, token [16]byte) {
+	e.mu.Lock()
+	if e.peerTokens[token] == c {
+		delete(e.peerTokens, token)
+	}
+	e.mu.Unlock()
+}
+
+// resetOf returns the connection whose peer's stateless reset token ends
+// d, nil if none.
+func (e *Endpoint) resetOf(d []byte) *Conn {
+	if len(d) < 21 {
+		return nil
+	}
+	var tail [16]byte
+	copy(tail[:], d[len(d)-16:])
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.peerTokens[tail]
+}
+
 // resetToken derives the stateless reset token of a connection ID
 // (RFC 9000 Section 10.3.2): an HMAC under the endpoint's static key, so it
 // can be recomputed after the connection's state is gone.
@@ -135,6 +310,7 @@ type Route struct {
 func (e *Endpoint) Route(now time.Time, d Datagram) Route {
 	dcid, isLong, err := wire.ParseConnIDs(d.Data, ConnIDLen)
 	if err != nil {
+		e.count(&e.stats.Dropped)
 		return Route{}
 	}
 	e.mu.Lock()
@@ -145,77 +321,105 @@ func (e *Endpoint) Route(now time.Time, d Datagram) Route {
 		return Route{Conn: c}
 	}
 	if !isLong {
-		return Route{Reply: e.statelessReset(d, dcid)}
+		// A stateless reset from a peer that lost our connection, or
+		// a packet of a connection we do not know (Section 10.3.1).
+		if c := e.resetOf(d.Data); c != nil {
+			return Route{Conn: c}
+		}
+		return e.statelessReset(now, d, dcid)
 	}
 	if server == nil || closed {
+		e.count(&e.stats.Dropped)
 		return Route{}
 	}
 	hdr, err := wire.ParseHeader(d.Data, ConnIDLen)
 	if err != nil {
+		e.count(&e.stats.Dropped)
 		return Route{}
 	}
 	if hdr.Version != wire.Version1 {
 		if hdr.Type == wire.PacketVersionNegotiation || len(d.Data) < minInitialDatagram {
+			e.count(&e.stats.Dropped)
 			return Route{}
 		}
+		e.count(&e.stats.VersionNegotiations)
 		vn := wire.AppendVersionNegotiation(nil, hdr.SrcConnID, hdr.DstConnID, []uint32{wire.Version1}, byte(now.UnixNano()))
 		return Route{Reply: &Datagram{Local: d.Local, Remote: d.Remote, Data: vn}}
 	}
 	if hdr.Type != wire.PacketInitial || len(d.Data) < minInitialDatagram || len(hdr.DstConnID) < 8 {
+		e.count(&e.stats.Dropped)
 		return Route{} // RFC 9000 Sections 7.2 and 14.1
 	}
-	var retrySCID, odcid []byte
-	odcid = hdr.DstConnID
-	if e.retry {
-		if len(hdr.Token) == 0 {
-			return Route{Reply: e.sendRetry(now, d, hdr)}
-		}
-		o, ok := e.checkToken(now, hdr.Token, d.Remote, hdr.DstConnID)
-		if !ok {
-			return Route{} // INVALID_TOKEN would need state; drop
-		}
-		odcid, retrySCID = o, append([]byte(nil), hdr.DstConnID...)
-	}
-	c, err = newServerConn(server, e, d.Local, d.Remote, odcid, hdr.SrcConnID, retrySCID, now)
-	if err != nil {
-		return Route{}
-	}
-	// Route the client's chosen DCID too, until the handshake ends.
-	e.mu.Lock()
-	if _, taken := e.conns[string(hdr.DstConnID)]; taken {
-		e.mu.Unlock()
-		return Route{}
-	}
-	e.conns[string(hdr.DstConnID)] = c
-	e.mu.Unlock()
-	c.routedODCID = append([]byte(nil), hdr.DstConnID...)
-	return Route{Conn: c, New: true}
+	return e.admit(now, server, d, hdr)
 }
 
-// statelessReset builds a stateless reset for a short-header datagram of an
-// unknown connection (RFC 9000 Section 10.3), smaller than the trigger so
-// that two endpoints cannot loop.
-func (e *Endpoint) statelessReset(d Datagram, dcid []byte) *Datagram {
+// count adds one to a counter of e.stats.
+func (e *Endpoint) count(n *uint64) {
+	e.mu.Lock()
+	*n++
+	e.mu.Unlock()
+}
+
+// statelessReset answers a short-header datagram of an unknown connection
+// with a stateless reset (RFC 9000 Section 10.3), smaller than the trigger
+// so that two endpoints cannot loop, and within the rate limit.
+func (e *Endpoint) statelessReset(now time.Time, d Datagram, dcid []byte) Route {
 	size := len(d.Data) - 1
-	if size < 21 {
-		return nil
+	e.mu.Lock()
+	ok := size >= 21 && e.resets.take(now)
+	if ok {
+		e.stats.Resets++
+	} else {
+		e.stats.Dropped++
+	}
+	e.mu.Unlock()
+	if !ok {
+		return Route{}
 	}
 	size = min(size, 43)
 	b := make([]byte, size)
 	if _, err := io.ReadFull(e.rand, b[:size-16]); err != nil {
-		return nil
+		return Route{}
 	}
 	b[0] = 0x40 | b[0]&0x3f
 	tok := e.resetToken(dcid)
 	copy(b[size-16:], tok[:])
-	return &Datagram{Local: d.Local, Remote: d.Remote, Data: b}
+	return Route{Reply: &Datagram{Local: d.Local, Remote: d.Remote, Data: b}}
+}
+
+// tokenBucket is a rate limit of rate events per second with bursts of as
+// many, on the caller's clock.
+type tokenBucket struct {
+	rate   int
+	tokens float64
+	last   time.Time
+}
+
+// take reports whether an event may happen at now, and counts it.
+func (b *tokenBucket) take(now time.Time) bool {
+	if b.rate <= 0 {
+		return false
+	}
+	if b.last.IsZero() {
+		b.tokens = float64(b.rate)
+	} else if dt := now.Sub(b.last); dt > 0 {
+		b.tokens = min(float64(b.rate), b.tokens+dt.Seconds()*float64(b.rate))
+	}
+	if now.After(b.last) {
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Retry tokens: AES-GCM over (issue time, original DCID), bound to the
 // client's address as associated data.
 const tokenLifetime = 10 * time.Second
 
-func (e *Endpoint) sendRetry(now time.Time, d Datagram, hdr wire.Header) *Datagram {
+func (e *Endpoint) retryPacket(now time.Time, d Datagram, hdr wire.Header) *Datagram {
 	scid := make([]byte, ConnIDLen)
 	if _, err := io.ReadFull(e.rand, scid); err != nil {
 		return nil

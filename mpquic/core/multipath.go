@@ -303,6 +303,7 @@ func (c *Conn) abandonPath(p *path, code uint64, received bool) {
 	// Lost or not, what is outstanding goes again elsewhere.
 	p.app.sent.DeclareAllLost(func(sp *recovery.SentPacket) {
 		c.onFramesLost(p, levelApp, sp.Frames)
+		c.copies.settle(pktKey{p.id, sp.Number})
 		if c.pktObs != nil && sp.InFlight {
 			c.pktObs.OnPacketLost(c.now, p.id, sp.Number)
 		}

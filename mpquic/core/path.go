@@ -28,7 +28,10 @@ type path struct {
 
 	// Anti-amplification (RFC 9000 Section 8.1): until the peer's address is
 	// validated a server sends at most three times what it received.
-	validated     bool
+	validated bool
+	// unreachable counts the ICMP destination unreachable errors for the
+	// path since a packet was last received on it.
+	unreachable   int
 	bytesReceived uint64
 	bytesSentPre  uint64
 
@@ -171,6 +174,10 @@ type PathStats struct {
 	// SchedulerCounters are the path scheduler's counters of the path
 	// (for example "reservations_missed"), if it keeps any.
 	SchedulerCounters map[string]uint64
+	// CopiesSent counts the copies sent on the path: packets whose
+	// frames a path scheduler sent on several paths, the first of which
+	// was another (Conn.CopiesDropped counts the copies not sent).
+	CopiesSent uint64
 }
 
 // packetOverhead is the part of a full 1-RTT packet that is not stream
@@ -198,6 +205,7 @@ func (c *Conn) Paths() []PathStats {
 			Status:          p.status.String(),
 			PeerStatus:      peer,
 			State:           p.state.String(),
+			CopiesSent:      c.copies.sent[p.id],
 		})
 		if sc, ok := c.pathSch.(scheduler.Counters); ok {
 			out[len(out)-1].SchedulerCounters = sc.PathCounters(p.id)

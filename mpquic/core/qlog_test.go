@@ -78,12 +78,7 @@ func TestQlogTransfer(t *testing.T) {
 	if p.server.Paths()[0].PacketsLost == 0 {
 		t.Fatal("no loss was induced")
 	}
-	p.client.Close(0, "done")
-	p.runUntil(func() bool {
-		a, _ := p.client.Closed()
-		b, _ := p.server.Closed()
-		return a && b
-	}, 10*time.Second)
+	closePair(p)
 
 	for _, vantage := range []string{"client", "server"} {
 		tb := traces[vantage]

@@ -5,14 +5,19 @@
 // as quic-13). Multipath events carry the path in an extension field
 // "path_id".
 //
+// The header also carries "qlog_version": "0.3" and "qlog_format":
+// "JSON-SEQ", which the qlog drafts no longer define but qvis requires
+// before it loads a JSON-SEQ file.
+//
 // A nil *Trace is valid and logs nothing, so callers need not check whether
 // tracing is on. A Trace is not safe for concurrent use: it belongs to one
-// connection. Events are buffered and written when the trace closes or the
-// buffer fills.
+// connection. Each event is handed to the writer as it happens, as one
+// Write of one whole record; the writer decides when it reaches storage
+// (the commands' writer, internal/qlogfile, buffers and writes at least
+// every second). A Trace never reads the clock: times come from its caller.
 package qlog
 
 import (
-	"bufio"
 	"encoding/hex"
 	"io"
 	"net/netip"
@@ -30,7 +35,6 @@ type VantagePoint string
 // Trace is the qlog trace of one connection.
 type Trace struct {
 	w     io.WriteCloser
-	bw    *bufio.Writer
 	start time.Time
 	buf   []byte
 	err   error
@@ -40,10 +44,11 @@ type Trace struct {
 // milliseconds since now, which is recorded as the reference epoch. odcid
 // (the client's original destination connection ID) becomes the group_id.
 func NewTrace(w io.WriteCloser, vp VantagePoint, odcid []byte, now time.Time, title string) *Trace {
-	t := &Trace{w: w, bw: bufio.NewWriterSize(w, 64<<10), start: now}
+	t := &Trace{w: w, start: now}
 	b := t.buf[:0]
 	b = append(b, 0x1e)
-	b = append(b, `{"file_schema":"urn:ietf:params:qlog:file:sequential","serialization_format":"application/qlog+json-seq","title":`...)
+	b = append(b, `{"file_schema":"urn:ietf:params:qlog:file:sequential","serialization_format":"application/qlog+json-seq",`...)
+	b = append(b, `"qlog_version":"0.3","qlog_format":"JSON-SEQ","title":`...)
 	b = appendString(b, title)
 	b = append(b, `,"trace":{"common_fields":{"group_id":"`...)
 	b = hex.AppendEncode(b, odcid)
@@ -61,7 +66,7 @@ func (t *Trace) write(b []byte) {
 	if t.err != nil {
 		return
 	}
-	_, t.err = t.bw.Write(b)
+	_, t.err = t.w.Write(b)
 }
 
 // begin starts an event record.
@@ -82,13 +87,10 @@ func (t *Trace) end(b []byte) {
 	t.write(b)
 }
 
-// Close flushes and closes the trace's writer.
+// Close closes the trace's writer.
 func (t *Trace) Close() error {
 	if t == nil {
 		return nil
-	}
-	if err := t.bw.Flush(); err != nil && t.err == nil {
-		t.err = err
 	}
 	if err := t.w.Close(); err != nil && t.err == nil {
 		t.err = err
@@ -161,6 +163,29 @@ func appendRaw(b []byte, size int) []byte {
 // PacketSent logs quic:packet_sent.
 func (t *Trace) PacketSent(now time.Time, pathID uint64, h PacketHeader, size int, frames []Frame) {
 	t.packet(now, "packet_sent", pathID, h, size, frames)
+}
+
+// PacketSentCopy logs quic:packet_sent for a copy of a packet sent on
+// another path (a path scheduler's redundancy): besides the fields of
+// PacketSent, the event's data has "duplicate_of" {"path_id",
+// "packet_number"} naming the original (an mpq extension field).
+func (t *Trace) PacketSentCopy(now time.Time, pathID uint64, h PacketHeader, size int, frames []Frame, origPath, origPN uint64) {
+	if t == nil {
+		return
+	}
+	b := t.begin(now, "packet_sent")
+	b = appendHeader(b, h)
+	b = appendPathID(b, pathID)
+	b = appendRaw(b, size)
+	if frames != nil {
+		b = appendFrames(b, frames)
+	}
+	b = append(b, `,"duplicate_of":{"path_id":`...)
+	b = strconv.AppendUint(b, origPath, 10)
+	b = append(b, `,"packet_number":`...)
+	b = strconv.AppendUint(b, origPN, 10)
+	b = append(b, '}')
+	t.end(b)
 }
 
 // PacketReceived logs quic:packet_received.

@@ -90,6 +90,9 @@ func TestHeader(t *testing.T) {
 	}{
 		{[]string{"file_schema"}, "urn:ietf:params:qlog:file:sequential"},
 		{[]string{"serialization_format"}, "application/qlog+json-seq"},
+		// qvis refuses a JSON-SEQ file without these.
+		{[]string{"qlog_version"}, "0.3"},
+		{[]string{"qlog_format"}, "JSON-SEQ"},
 		{[]string{"title"}, `title "quoted"`},
 		{[]string{"trace", "event_schemas"}, []any{EventSchema}},
 		{[]string{"trace", "common_fields", "group_id"}, hex.EncodeToString(odcid)},
@@ -230,6 +233,38 @@ func TestEvents(t *testing.T) {
 		if _, ok := get(t, recs[7], "data").(map[string]any)[k]; ok {
 			t.Errorf("event 7 has %s", k)
 		}
+	}
+}
+
+// countingWriter counts the Write calls it receives.
+type countingWriter struct {
+	buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.writes++; return c.buffer.Write(p) }
+
+// TestEventsWrittenAsTheyHappen: every event reaches the writer at once,
+// as one Write of one whole record, not when the trace closes (issue 14:
+// traces stayed empty until the connection closed, so a long run or a
+// crash left nothing).
+func TestEventsWrittenAsTheyHappen(t *testing.T) {
+	w := &countingWriter{}
+	tr := NewTrace(w, "client", []byte{1}, epoch, "t")
+	if w.writes != 1 || len(parseSeq(t, w.Bytes())) != 1 {
+		t.Fatalf("header: %d writes, %q", w.writes, w.Bytes())
+	}
+	for i := 1; i <= 3; i++ {
+		tr.PacketSent(epoch.Add(time.Duration(i)*time.Millisecond), 0, PacketHeader{PacketType: "1RTT"}, 1200, nil)
+		if w.writes != 1+i {
+			t.Fatalf("after event %d: %d writes", i, w.writes)
+		}
+		if recs := parseSeq(t, w.Bytes()); len(recs) != 1+i {
+			t.Fatalf("after event %d the writer holds %d records", i, len(recs))
+		}
+	}
+	if err := tr.Close(); err != nil || !w.closed {
+		t.Fatalf("Close: %v, closed %v", err, w.closed)
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/trafficgen"
@@ -193,7 +195,8 @@ func checkTimeBase(t *testing.T, dir string) {
 		t.Fatalf("traces %v", traces)
 	}
 	for _, tr := range traces {
-		vantage := strings.SplitN(filepath.Base(tr), "_", 2)[0]
+		// ODCID_VANTAGE.sqlog (package qlogfile).
+		vantage := strings.TrimSuffix(filepath.Base(tr)[strings.LastIndex(filepath.Base(tr), "_")+1:], ".sqlog")
 		f, err := os.Open(tr)
 		if err != nil {
 			t.Fatal(err)
@@ -261,5 +264,35 @@ func TestPaperRunSize(t *testing.T) {
 	}
 	if total > 3<<20 {
 		t.Fatalf("a 60 s run wrote %d bytes", total)
+	}
+}
+
+// TestProvenance: summary.json says what produced the run: the build
+// (module, version, Go), the backend, the seed and when it started.
+func TestProvenance(t *testing.T) {
+	before := time.Now().UTC().Add(-time.Second)
+	res, _ := run(t, `name = "prov"
+duration = "200ms"
+seed = 42
+[[path]]
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "1kB"
+`)
+	p := res.Summary.Provenance
+	if p == nil {
+		t.Fatal("no provenance")
+	}
+	started, err := time.Parse(time.RFC3339Nano, p.Started)
+	if err != nil || started.Before(before) || started.After(time.Now()) {
+		t.Fatalf("started %q: %v", p.Started, err)
+	}
+	if p.Module != "github.com/mpq/mpq" || p.Version == "" || p.GoVersion != runtime.Version() || p.Backend != "sim" || p.Seed != 42 {
+		t.Fatalf("provenance %+v", *p)
+	}
+	if res.Summary.WallS <= 0 {
+		t.Fatalf("wall_s %v", res.Summary.WallS)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net/netip"
 	"path/filepath"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
@@ -48,13 +48,14 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 	obs := &observerQueue{}
 	scfg.Observer = obs.observer
 	ccfg.Observer = obs.observer
-	traces := &traceSet{}
+	var traces *qlogfile.Dir
+	qlogFailed := func() error { return nil }
 	// The experiment's time zero, of its result files and qlog traces;
 	// it is [t0, t0+duration) of real time.
 	t0 := time.Now()
 	if e.Output.Qlog {
-		scfg.Qlog = traces.wrap(qlogFactory(dir))
-		ccfg.Qlog = scfg.Qlog
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	ev := udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: loopbackClient(0)})
@@ -132,8 +133,10 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		}
 		in.Server, in.Multipath = st.PathStats(), st.MultipathEnabled()
 		in.BaseRTT = loopbackRTTs(e, emu, in.Server)
+		addCopiesDropped(&in, sconn)
 		if cconn != nil {
 			in.Client = pathStats(cconn)
+			addCopiesDropped(&in, cconn)
 		}
 		for _, p := range peers {
 			p.Stop()
@@ -166,14 +169,17 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		closeAll()
 		return nil, err
 	}
-	if e.Output.Qlog {
-		traces.wait(ctx, 5*time.Second)
+	if traces != nil {
+		traces.Wait(ctx, 5*time.Second)
 	}
 	closeAll()
 	if err := linkemu.WriteStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := qlogFailed(); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -294,47 +300,4 @@ func (o *queuedObserver) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 
 func (o *queuedObserver) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
 	o.q.add(observed{vantage: o.vantage, now: now, pathID: pathID, prio: priority, n: n})
-}
-
-// traceSet tells when every qlog trace it handed out was closed: the
-// connections close them when they end, on their own goroutines.
-type traceSet struct{ wg sync.WaitGroup }
-
-func (t *traceSet) wrap(f func(string, []byte) io.WriteCloser) func(string, []byte) io.WriteCloser {
-	return func(vantage string, odcid []byte) io.WriteCloser {
-		w := f(vantage, odcid)
-		if w == nil {
-			return nil
-		}
-		t.wg.Add(1)
-		return &trackedTrace{WriteCloser: w, done: t.wg.Done}
-	}
-}
-
-// wait waits until every trace is closed, at most timeout.
-func (t *traceSet) wait(ctx context.Context, timeout time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		t.wg.Wait()
-		close(done)
-	}()
-	tm := time.NewTimer(timeout)
-	defer tm.Stop()
-	select {
-	case <-done:
-	case <-tm.C:
-	case <-ctx.Done():
-	}
-}
-
-type trackedTrace struct {
-	io.WriteCloser
-	once sync.Once
-	done func()
-}
-
-func (t *trackedTrace) Close() error {
-	err := t.WriteCloser.Close()
-	t.once.Do(t.done)
-	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
@@ -161,9 +162,11 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	cfg := coreConfig(e)
 	obs := &observerQueue{}
 	cfg.Observer = obs.observer
-	traces := &traceSet{}
+	var traces *qlogfile.Dir
+	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
-		cfg.Qlog = traces.wrap(qlogFactory(dir))
+		traces, qlogFailed = qlogDir(dir)
+		cfg.Qlog = traces.Create
 	}
 	info := &RoleInfo{Side: r.Side, ConfigSHA256: configSHA256(e), Started: time.Now()}
 	if r.Side == "server" {
@@ -183,8 +186,11 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	if err != nil {
 		return nil, err
 	}
-	if e.Output.Qlog {
-		traces.wait(ctx, 5*time.Second)
+	if traces != nil {
+		traces.Wait(ctx, 5*time.Second)
+	}
+	if err := qlogFailed(); err != nil {
+		return nil, err
 	}
 	return info, nil
 }

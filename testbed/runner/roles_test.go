@@ -133,7 +133,8 @@ func TestRolesMerge(t *testing.T) {
 	traces, _ := filepath.Glob(filepath.Join(out, "qlog", "*.sqlog"))
 	var ends []string
 	for _, tr := range traces {
-		ends = append(ends, strings.SplitN(filepath.Base(tr), "_", 2)[0])
+		name := strings.TrimSuffix(filepath.Base(tr), ".sqlog")
+		ends = append(ends, name[strings.LastIndexByte(name, '_')+1:])
 	}
 	if strings.Join(ends, ",") != "client,server" {
 		t.Errorf("traces %v", traces)

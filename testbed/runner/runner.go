@@ -16,10 +16,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/buildinfo"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
@@ -132,18 +134,24 @@ func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provena
 		Started: started.UTC().Format(time.RFC3339Nano)}
 }
 
-// qlogFactory writes one trace per connection end into dir/qlog.
-func qlogFactory(dir string) func(string, []byte) io.WriteCloser {
-	return func(vantage string, odcid []byte) io.WriteCloser {
-		qd := filepath.Join(dir, "qlog")
-		if err := os.MkdirAll(qd, 0o755); err != nil {
-			return nil
+// qlogDir writes one trace per connection end into dir/qlog, named as
+// mpq serve and mpq get name theirs (package qlogfile). failed returns
+// the first error of creating or writing a trace: a run whose traces are
+// incomplete fails.
+func qlogDir(dir string) (d *qlogfile.Dir, failed func() error) {
+	var mu sync.Mutex
+	var first error
+	d = qlogfile.NewDir(filepath.Join(dir, "qlog"), func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
 		}
-		f, err := os.Create(filepath.Join(qd, fmt.Sprintf("%s_%x.sqlog", vantage, odcid)))
-		if err != nil {
-			return nil
-		}
-		return f
+	})
+	return d, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
 	}
 }
 
@@ -189,6 +197,25 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 type statser interface {
 	PathStats() []core.PathStats
 	MultipathEnabled() bool
+}
+
+// copyCounter is what connections offer for the copies_dropped count.
+type copyCounter interface {
+	CopiesDropped() map[string]uint64
+}
+
+// addCopiesDropped adds a connection's dropped copies to in.
+func addCopiesDropped(in *trafficgen.SummaryInput, c env.Conn) {
+	cc, ok := c.(copyCounter)
+	if !ok {
+		return
+	}
+	for r, n := range cc.CopiesDropped() {
+		if in.CopiesDropped == nil {
+			in.CopiesDropped = map[string]uint64{}
+		}
+		in.CopiesDropped[r] += n
+	}
 }
 
 // pathStats returns a connection's path statistics (nil without).

@@ -199,6 +199,10 @@ kind = "bulk"
 	if s := by["saw"]; s.CompletionRatio == nil || *s.CompletionRatio != 1 || s.ConnectToFirstMS == nil || *s.ConnectToFirstMS < 80 {
 		t.Fatalf("stop-and-wait %+v", s)
 	}
+	// 20 publishes one after the other, each at least a 40 ms round trip.
+	if s := by["saw"]; s.CompletionTimeMS == nil || *s.CompletionTimeMS < 20*40 || *s.CompletionTimeMS > 5000 {
+		t.Fatalf("stop-and-wait completion time %v", s.CompletionTimeMS)
+	}
 	if res.Summary.GoodputMbps.Server.Background < 10 {
 		t.Fatalf("bulk goodput %v", res.Summary.GoodputMbps)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
@@ -66,8 +67,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	scfg.TLS, ccfg.TLS = stls, ctls
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
 	ccfg.Observer = func(v string) core.Observer { return crec.Observer(v) }
+	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
-		scfg.Qlog, ccfg.Qlog = qlogFactory(dir), qlogFactory(dir)
+		var traces *qlogfile.Dir
+		traces, qlogFailed = qlogDir(dir)
+		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
 	}
 	var saddrs, caddrs []netip.AddrPort
@@ -135,8 +139,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, fmt.Errorf("simulated connection without statistics")
 	}
 	in := trafficgen.SummaryInput{Server: st.PathStats(), Multipath: st.MultipathEnabled(), BaseRTT: baseRTTs(e)}
+	addCopiesDropped(&in, sconn)
 	if cconn != nil {
 		in.Client = pathStats(cconn)
+		addCopiesDropped(&in, cconn)
 	}
 	for _, p := range peers {
 		p.Stop()
@@ -172,6 +178,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		// Close the connection so that the traces are complete.
 		sconn.Close(0, "experiment over")
 		sim.RunUntil(sim.Now().Add(5 * time.Second))
+	}
+	if err := qlogFailed(); err != nil {
+		return nil, err
 	}
 	return &Result{Summary: sum}, nil
 }

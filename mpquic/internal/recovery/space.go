@@ -178,6 +178,16 @@ func (s *Space) lookup(pn uint64) *SentPacket {
 	return s.at(int(pn - s.base))
 }
 
+// SentTime returns when packet pn was sent, if it is still outstanding
+// (neither acknowledged nor declared lost).
+func (s *Space) SentTime(pn uint64) (time.Time, bool) {
+	p := s.lookup(pn)
+	if p == nil || p.state != stateOutstanding {
+		return time.Time{}, false
+	}
+	return p.TimeSent, true
+}
+
 func (s *Space) settle(p *SentPacket, st pktState) {
 	p.state = st
 	if p.AckEliciting {

@@ -211,6 +211,14 @@ func (s *SendStream) HasRetransmission() bool {
 	return s.reset == resetNone && len(s.lost) > 0
 }
 
+// LostBytes returns how many lost bytes wait to be sent again.
+func (s *SendStream) LostBytes() uint64 {
+	if s.reset != resetNone {
+		return 0
+	}
+	return s.lostBytes
+}
+
 // HasPendingFin reports whether a FIN can be sent now without data: the
 // stream is closed, all its data was sent and nothing is to be
 // retransmitted, and the FIN was never sent or was lost.

@@ -105,3 +105,7 @@ func (c *conn) PathStats() []core.PathStats { return c.nc.Paths() }
 
 // MultipathEnabled reports whether both ends negotiated multipath.
 func (c *conn) MultipathEnabled() bool { return c.nc.MultipathEnabled() }
+
+// CopiesDropped returns, per reason, the copies the path scheduler asked
+// for that were not sent.
+func (c *conn) CopiesDropped() map[string]uint64 { return c.nc.CopiesDropped() }

@@ -38,3 +38,7 @@ func (c *conn) PathStats() []core.PathStats { return c.c.Paths() }
 
 // MultipathEnabled reports whether both ends negotiated multipath.
 func (c *conn) MultipathEnabled() bool { return c.c.MultipathEnabled() }
+
+// CopiesDropped returns, per reason, the copies the path scheduler asked
+// for that were not sent.
+func (c *conn) CopiesDropped() map[string]uint64 { return c.c.CopiesDropped() }

@@ -1,0 +1,165 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// writeRun writes a synthetic run directory: its summary and the mct_ms
+// column of its messages.
+func writeRun(t *testing.T, root, dir string, s *trafficgen.Summary, mcts ...string) {
+	t.Helper()
+	d := filepath.Join(root, dir)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "summary.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msgs := "source,kind,mct_ms,response_ms\n"
+	for _, m := range mcts {
+		msgs += "s1,periodic," + m + ",+Inf\n"
+	}
+	if err := os.WriteFile(filepath.Join(d, "messages.csv"), []byte(msgs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func summary(point, rep, repeat int, sha string, p50 float64, thr float64) *trafficgen.Summary {
+	vary := []string{"transport.path_scheduler=" + map[int]string{0: "lowrtt", 1: "cwr"}[point]}
+	return &trafficgen.Summary{Name: "synthetic", Point: point, Vary: vary, Repetition: rep, Repeat: repeat, Seed: uint64(100 + rep),
+		ConfigSHA256: sha, ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: thr}},
+		Sources: []trafficgen.SourceSummary{{Name: "s1", Kind: "periodic", Sender: "server",
+			MCTMS: &trafficgen.Dist{P50: trafficgen.Millis(p50), P99: trafficgen.Inf, P999: trafficgen.Inf, Mean: trafficgen.Inf}}}}
+}
+
+// TestBuild aggregates synthetic runs with values computed by hand:
+// point 0 has two repetitions, point 1 one of two.
+func TestBuild(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, "transport.path_scheduler=lowrtt/rep0", summary(0, 0, 2, "aaa", 20, 10), "10.000", "20.000", "30.000", "+Inf")
+	writeRun(t, root, "transport.path_scheduler=lowrtt/rep1", summary(0, 1, 2, "aaa", 15, 14), "15.000", "25.000")
+	writeRun(t, root, "transport.path_scheduler=cwr/rep1", summary(1, 1, 2, "bbb", 12, 20), "12.000")
+	// A run under way (temporary directory) is not a run.
+	writeRun(t, root, ".x.tmp-1", summary(1, 0, 2, "bbb", 1, 1), "1.000")
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs != 3 || len(a.Points) != 2 || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "1 of 2 repetitions") {
+		t.Fatalf("%d runs, %d points, warnings %v", a.Runs, len(a.Points), a.Warnings)
+	}
+	p := a.Points[0]
+	if p.Dir != "transport.path_scheduler=lowrtt" || len(p.Runs) != 2 || p.Seeds[1] != 101 {
+		t.Fatalf("point 0: %+v", p)
+	}
+	// p50 of 20 and 15: mean 17.5, sd 3.5355339, half-width
+	// 12.7062047 · 3.5355339 / √2 = 31.7655118.
+	m := p.Metrics["s1.mct_p50_ms"]
+	if m.N != 2 || m.Mean != 17.5 || math.Abs(float64(m.SD)-3.5355339059) > 1e-9 || math.Abs(float64(m.CI95[1])-(17.5+31.7655118405)) > 1e-8 {
+		t.Fatalf("s1.mct_p50_ms %+v", m)
+	}
+	if m := p.Metrics["s1.mct_p99_ms"]; m.Inf != 2 || !math.IsInf(float64(m.Mean), 1) {
+		t.Fatalf("s1.mct_p99_ms %+v", m)
+	}
+	// Pooled: 10 15 20 25 30 +Inf: p50 rank 3 = 20, p99 rank 6 = +Inf.
+	if pl := p.Pooled["s1"]; pl.Metric != "mct_ms" || pl.N != 6 || pl.Failed != 1 || pl.P50 != 20 || !math.IsInf(float64(pl.P99), 1) {
+		t.Fatalf("pooled %+v", pl)
+	}
+
+	if err := a.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSVFile(t, filepath.Join(root, RunsCSV))
+	if len(rows) != 4 || strings.Join(rows[0][:5], ",") != "point,repetition,seed,dir,transport.path_scheduler" ||
+		strings.Join(rows[2][:5], ",") != "0,1,101,transport.path_scheduler=lowrtt/rep1,lowrtt" {
+		t.Fatalf("runs.csv %v", rows)
+	}
+	col := func(rows [][]string, name string) int {
+		for i, h := range rows[0] {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s in %v", name, rows[0])
+		return -1
+	}
+	if v := rows[3][col(rows, "s1.mct_p99_ms")]; v != "+Inf" {
+		t.Fatalf("runs.csv s1.mct_p99_ms %q", v)
+	}
+	agg := readCSVFile(t, filepath.Join(root, AggregateCSV))
+	if len(agg) != 3 {
+		t.Fatalf("aggregate.csv %v", agg)
+	}
+	for name, want := range map[string]string{
+		"runs": "2", "repeat": "2", "transport.path_scheduler": "lowrtt",
+		"s1.mct_p50_ms.mean": "17.5", "s1.mct_p50_ms.sd": "3.535534", "s1.mct_p50_ms.ci95_hi": "49.265512",
+		"s1.mct_p99_ms.mean": "+Inf", "s1.mct_p99_ms.sd": "",
+		"throughput_server_mbps.mean": "12", "s1.pooled_mct_n": "6", "s1.pooled_mct_p50_ms": "20", "s1.pooled_mct_p99_ms": "+Inf",
+	} {
+		if got := agg[1][col(agg, name)]; got != want {
+			t.Errorf("aggregate.csv %s = %q, want %q", name, got, want)
+		}
+	}
+	// Point 1 has one repetition: no spread.
+	if got := agg[2][col(agg, "throughput_server_mbps.sd")]; got != "" {
+		t.Errorf("sd of one run %q", got)
+	}
+	b, err := os.ReadFile(filepath.Join(root, AggregateJSON))
+	if err != nil || !bytes.Contains(b, []byte(`"p99": "+Inf"`)) || !bytes.Contains(b, []byte(`"sd": null`)) {
+		t.Fatalf("aggregate.json: %v\n%s", err, b)
+	}
+}
+
+// TestBuildRefusesMixedRuns: runs of two experiments, a grid point with
+// two configurations, or a repetition there twice are errors.
+func TestBuildRefusesMixedRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		add  func(root string)
+		want string
+	}{
+		{"two experiments", func(root string) {
+			s := summary(1, 0, 2, "bbb", 1, 1)
+			s.Name = "other"
+			writeRun(t, root, "o", s, "1.000")
+		}, "runs of two experiments"},
+		{"two configurations", func(root string) { writeRun(t, root, "x", summary(0, 1, 2, "ccc", 1, 1), "1.000") }, "different configurations"},
+		{"a repetition twice", func(root string) { writeRun(t, root, "copy/rep0", summary(0, 0, 2, "aaa", 1, 1), "1.000") }, "the same repetition 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeRun(t, root, "p/rep0", summary(0, 0, 2, "aaa", 20, 10), "10.000")
+			tc.add(root)
+			if _, err := Build(root, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func readCSVFile(t *testing.T, name string) [][]string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}

@@ -1,0 +1,162 @@
+// Package results reads the directories mpq run writes and aggregates the
+// repetitions of a sweep: runs.csv (one row per run with its varied keys
+// and headline metrics), aggregate.csv and aggregate.json (one entry per
+// grid point: mean, standard deviation and 95 % Student-t confidence
+// interval of every headline metric across the repetitions, and message
+// times pooled over all repetitions). EXPERIMENTS.md documents the
+// formats.
+//
+// A run is a directory with summary.json (written last, under a
+// temporary name, so its presence means the run is complete); runs are
+// found anywhere below the directory aggregated, so the directories of a
+// sweep split across machines can be copied together in any layout.
+package results
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// Files the aggregation writes at the top of a sweep's directory.
+const (
+	RunsCSV       = "runs.csv"
+	AggregateCSV  = "aggregate.csv"
+	AggregateJSON = "aggregate.json"
+)
+
+// Run is one run directory.
+type Run struct {
+	// Dir is the run's directory, relative to the aggregated directory
+	// (slash-separated).
+	Dir     string
+	Summary *trafficgen.Summary
+	abs     string
+}
+
+// ReadRun reads the summary of the run in dir.
+func ReadRun(dir string) (*trafficgen.Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s trafficgen.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	return &s, nil
+}
+
+// FindRuns returns the run directories below root (those with a
+// summary.json), relative to root, sorted; it skips temporary
+// directories of runs under way (".NAME.tmp-…").
+func FindRuns(root string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == "summary.json" {
+			rel, err := filepath.Rel(root, filepath.Dir(p))
+			if err != nil {
+				return err
+			}
+			dirs = append(dirs, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(dirs)
+	return dirs, err
+}
+
+// ReadMessageTimes reads one column of a run's messages.csv by source:
+// times in milliseconds, +Inf for messages that did not complete.
+func ReadMessageTimes(dir, column string) (map[string][]float64, error) {
+	f, err := os.Open(filepath.Join(dir, "messages.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(bufio.NewReader(f))
+	head, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	src, col := -1, -1
+	for i, h := range head {
+		switch h {
+		case "source":
+			src = i
+		case column:
+			col = i
+		}
+	}
+	if src < 0 || col < 0 {
+		return nil, fmt.Errorf("%s: no %q or \"source\" column", f.Name(), column)
+	}
+	out := map[string][]float64{}
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		v, err := strconv.ParseFloat(rec[col], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %q: %w", f.Name(), column, rec[col], err)
+		}
+		out[rec[src]] = append(out[rec[src]], v)
+	}
+}
+
+// formatFloat writes a finite number with up to six decimals, without
+// trailing zeros.
+func formatFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	s = strings.TrimSuffix(s, ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// writeFile writes name under a temporary name and renames it, so that
+// it is never seen half-written.
+func writeFile(name string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := errors.Join(bw.Flush(), tmp.Chmod(0o644), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

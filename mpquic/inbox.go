@@ -1,0 +1,78 @@
+package mpquic
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpq/mpq/mpquic/core"
+)
+
+// Inbox limits: a connection in its handshake queues few datagrams (a
+// client's handshake flights are a handful), an established one enough to
+// ride out a scheduling delay at a high rate.
+const (
+	inboxHandshake   = 32
+	inboxEstablished = 1024
+)
+
+type inDatagram struct {
+	d   core.Datagram
+	buf *[]byte
+}
+
+// inbox queues the datagrams routed to a connection until its goroutine
+// takes them. It grows with use up to its limit, beyond which datagrams
+// are dropped as a full socket buffer would; dropped, if set, counts them.
+type inbox struct {
+	mu      sync.Mutex
+	q       []inDatagram
+	limit   int
+	sig     chan struct{}
+	dropped *atomic.Uint64
+}
+
+func newInbox(dropped *atomic.Uint64) *inbox {
+	return &inbox{limit: inboxHandshake, sig: make(chan struct{}, 1), dropped: dropped}
+}
+
+// push queues a datagram, or drops it and returns its buffer to the pool
+// when the inbox is full.
+func (b *inbox) push(in inDatagram) {
+	b.mu.Lock()
+	if len(b.q) >= b.limit {
+		b.mu.Unlock()
+		putBuf(in.buf)
+		if b.dropped != nil {
+			b.dropped.Add(1)
+		}
+		return
+	}
+	b.q = append(b.q, in)
+	b.mu.Unlock()
+	signal(b.sig)
+}
+
+// take returns every queued datagram, handing the inbox spare, an empty
+// slice the caller is done with, as its next queue.
+func (b *inbox) take(spare []inDatagram) []inDatagram {
+	b.mu.Lock()
+	q := b.q
+	b.q = spare[:0]
+	b.mu.Unlock()
+	return q
+}
+
+// setLimit changes how many datagrams may wait.
+func (b *inbox) setLimit(n int) {
+	b.mu.Lock()
+	b.limit = n
+	b.mu.Unlock()
+}
+
+// close drops every queued datagram and any that comes later.
+func (b *inbox) close() {
+	b.setLimit(0)
+	for _, in := range b.take(nil) {
+		putBuf(in.buf)
+	}
+}

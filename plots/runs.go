@@ -1,0 +1,332 @@
+package plots
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// Run is one run directory: what mpq run wrote for one run.
+type Run struct {
+	Dir     string
+	Summary *trafficgen.Summary
+	// config and messages are read when first needed.
+	config   *experiment.Experiment
+	messages []Message
+}
+
+// Point is one grid point of an experiment: its runs are the repetitions
+// of one configuration.
+type Point struct {
+	// Name is the experiment's, Index the grid point's index in its
+	// sweep, Vary its varied keys ("key=value") and Scheduler its path
+	// scheduler.
+	Name      string
+	Index     int
+	Vary      []string
+	Scheduler string
+	Runs      []*Run
+	// Label names the point in a figure (SetLabels); Group is the label
+	// without the path scheduler (the bars of one group), GroupValues
+	// the same with the values alone, one per line, and GroupKeys names
+	// them ("s1.interval / s1.size").
+	Label, Group, GroupValues, GroupKeys string
+}
+
+// InputError is a problem with the results given: a missing, empty or
+// wrong directory, a malformed file, a flag that selects nothing.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
+// Load reads the runs below each of dirs (run directories, grid points
+// with repetitions, whole sweeps) and groups them by grid point, in the
+// order of dirs and then of the grid. Runs are the directories with a
+// summary.json; directories whose names start with "." (runs under way)
+// are skipped.
+func Load(dirs []string) ([]*Point, error) {
+	if len(dirs) == 0 {
+		return nil, inputErr("no results directory given")
+	}
+	var points []*Point
+	byKey := map[string]*Point{}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		found, err := findRuns(d)
+		if err != nil {
+			return nil, err
+		}
+		var runs []*Run
+		for _, rd := range found {
+			abs, err := filepath.Abs(rd)
+			if err != nil {
+				return nil, err
+			}
+			if seen[abs] {
+				continue
+			}
+			seen[abs] = true
+			s, err := readSummary(rd)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, &Run{Dir: rd, Summary: s})
+		}
+		sort.SliceStable(runs, func(i, j int) bool {
+			a, b := runs[i].Summary, runs[j].Summary
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			if a.Point != b.Point {
+				return a.Point < b.Point
+			}
+			return a.Repetition < b.Repetition
+		})
+		for _, r := range runs {
+			s := r.Summary
+			key := s.Name + "\x00" + s.ConfigSHA256
+			if s.ConfigSHA256 == "" {
+				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
+			}
+			p := byKey[key]
+			if p == nil {
+				p = &Point{Name: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: s.PathScheduler}
+				byKey[key] = p
+				points = append(points, p)
+			}
+			p.Runs = append(p.Runs, r)
+		}
+	}
+	return points, nil
+}
+
+// findRuns returns the run directories below dir, sorted.
+func findRuns(dir string) ([]string, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, inputErr("%s: no such directory", dir)
+	case err != nil:
+		return nil, &InputError{err}
+	case !st.IsDir():
+		return nil, inputErr("%s: not a directory (want a results directory of mpq run)", dir)
+	}
+	rel, err := results.FindRuns(dir)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if len(rel) == 0 {
+		return nil, inputErr("%s: no runs in it (no summary.json below it; want a results directory of mpq run)", dir)
+	}
+	runs := make([]string, len(rel))
+	for i, r := range rel {
+		runs[i] = filepath.Join(dir, filepath.FromSlash(r))
+	}
+	return runs, nil
+}
+
+func readSummary(dir string) (*trafficgen.Summary, error) {
+	s, err := results.ReadRun(dir)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if s.Name == "" || s.PathScheduler == "" {
+		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", filepath.Join(dir, "summary.json"))
+	}
+	return s, nil
+}
+
+// Config is the run's resolved configuration (config.resolved.toml).
+func (r *Run) Config() (*experiment.Experiment, error) {
+	if r.config != nil {
+		return r.config, nil
+	}
+	name := filepath.Join(r.Dir, "config.resolved.toml")
+	if _, err := os.Stat(name); err != nil {
+		return nil, &InputError{err}
+	}
+	es, err := experiment.Load(name, nil)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if len(es) != 1 {
+		return nil, inputErr("%s: %d runs in a resolved configuration", name, len(es))
+	}
+	r.config = &es[0]
+	return r.config, nil
+}
+
+// Filter keeps the points whose varied keys include every "key=value" of
+// where ("path_scheduler=NAME" also matches the scheduler of points that
+// do not vary it). It fails when a condition is malformed or nothing is
+// left.
+func Filter(points []*Point, where []string) ([]*Point, error) {
+	for _, w := range where {
+		if k, v, ok := strings.Cut(w, "="); !ok || k == "" || v == "" {
+			return nil, inputErr("--where %q: want KEY=VALUE", w)
+		}
+	}
+	var out []*Point
+	for _, p := range points {
+		if p.matches(where) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 && len(points) > 0 {
+		return nil, inputErr("no run matches --where %s (the runs vary: %s)", strings.Join(where, " --where "), strings.Join(variedKeys(points), ", "))
+	}
+	return out, nil
+}
+
+func (p *Point) matches(where []string) bool {
+	for _, w := range where {
+		k, v, _ := strings.Cut(w, "=")
+		ok := false
+		for _, kv := range p.Vary {
+			if kv == w {
+				ok = true
+			}
+		}
+		if (k == "path_scheduler" || k == "transport.path_scheduler") && v == p.Scheduler {
+			ok = true
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// schedulerKey is the key of the path scheduler in a sweep.
+const schedulerKey = "transport.path_scheduler"
+
+// variedKeys are the keys the points vary, in order of appearance,
+// without output options.
+func variedKeys(points []*Point) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, p := range points {
+		for _, kv := range p.Vary {
+			k, _, _ := strings.Cut(kv, "=")
+			if !seen[k] && experiment.ChangesExperiment(k) {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// value is the point's value of a varied key, "" if it does not vary it.
+func (p *Point) value(key string) string {
+	if key == schedulerKey {
+		return p.Scheduler
+	}
+	for _, kv := range p.Vary {
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// SetLabels names the points. The label is made of the values of keys
+// (each may be a key's last part: "size" for "source.s1.size"), or by
+// default of the varied keys whose values differ between the points; the
+// path scheduler is named by its name alone, the experiment by its name
+// when the points are of several. It fails for a key no point varies.
+func SetLabels(points []*Point, keys []string) error {
+	varied := variedKeys(points)
+	var use []string
+	if len(keys) > 0 {
+		for _, k := range keys {
+			full := ""
+			for _, v := range append([]string{schedulerKey}, varied...) {
+				if v == k || strings.HasSuffix(v, "."+k) {
+					full = v
+					break
+				}
+			}
+			if full == "" {
+				return inputErr("--label %s: not a key the runs vary (they vary: %s)", k, strings.Join(varied, ", "))
+			}
+			use = append(use, full)
+		}
+	} else {
+		all := varied
+		if !slices.Contains(varied, schedulerKey) {
+			all = append([]string{schedulerKey}, varied...)
+		}
+		for _, k := range all {
+			if differs(points, k) {
+				use = append(use, k)
+			}
+		}
+	}
+	names := false
+	for _, p := range points {
+		names = names || p.Name != points[0].Name
+	}
+	var gkeys []string
+	if names {
+		gkeys = append(gkeys, "experiment")
+	}
+	for _, k := range use {
+		if k != schedulerKey {
+			gkeys = append(gkeys, shortKey(k))
+		}
+	}
+	for _, p := range points {
+		var label, group, values []string
+		if names {
+			label, group, values = append(label, p.Name), append(group, p.Name), append(values, p.Name)
+		}
+		for _, k := range use {
+			if k == schedulerKey {
+				label = append(label, p.Scheduler)
+				continue
+			}
+			kv := shortKey(k) + "=" + p.value(k)
+			label, group, values = append(label, kv), append(group, kv), append(values, p.value(k))
+		}
+		if len(label) == 0 {
+			label = []string{p.Scheduler}
+		}
+		p.Label, p.Group = strings.Join(label, " "), strings.Join(group, " ")
+		p.GroupValues, p.GroupKeys = strings.Join(values, "\n"), strings.Join(gkeys, " / ")
+	}
+	return nil
+}
+
+// differs tells whether the points have different values of key.
+func differs(points []*Point, key string) bool {
+	for _, p := range points {
+		if p.value(key) != points[0].value(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortKey drops the table of a key: "source.s1.size" is "s1.size",
+// "transport.congestion" "congestion".
+func shortKey(k string) string {
+	for _, pre := range []string{"transport.", "source."} {
+		if s, ok := strings.CutPrefix(k, pre); ok {
+			return s
+		}
+	}
+	return k
+}

@@ -1,0 +1,94 @@
+package plots
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadGroupsRepetitions: runs are grouped by grid point, in the order
+// of the grid, their repetitions in order.
+func TestLoadGroupsRepetitions(t *testing.T) {
+	points := loadFixtures(t,
+		fixture{point: 1, rep: 1, sched: "lowrtt", vary: []string{"transport.path_scheduler=lowrtt"}, times: []float64{1}},
+		fixture{point: 0, rep: 0, sched: "cwr", vary: []string{"transport.path_scheduler=cwr"}, times: []float64{1}},
+		fixture{point: 1, rep: 0, sched: "lowrtt", vary: []string{"transport.path_scheduler=lowrtt"}, times: []float64{1}},
+	)
+	if len(points) != 2 || points[0].Scheduler != "cwr" || len(points[1].Runs) != 2 ||
+		points[1].Runs[0].Summary.Repetition != 0 || points[1].Runs[1].Summary.Repetition != 1 {
+		t.Fatalf("points %+v", points)
+	}
+}
+
+// TestLabels: by default the keys whose values differ, the scheduler by
+// its name; --label chooses keys (by their last part too); the group is
+// the label without the scheduler.
+func TestLabels(t *testing.T) {
+	vary := func(s, size string) []string {
+		return []string{"transport.path_scheduler=" + s, "source.s1.size=" + size, "duration=10s"}
+	}
+	fs := []fixture{
+		{point: 0, sched: "cwr", vary: vary("cwr", "10kB"), times: []float64{1}},
+		{point: 1, sched: "cwr", vary: vary("cwr", "25kB"), times: []float64{1}},
+		{point: 2, sched: "lowrtt", vary: vary("lowrtt", "10kB"), times: []float64{1}},
+	}
+	points := loadFixtures(t, fs...)
+	var got []string
+	for _, p := range points {
+		got = append(got, p.Label+"/"+p.Group)
+	}
+	if want := "cwr s1.size=10kB/s1.size=10kB,cwr s1.size=25kB/s1.size=25kB,lowrtt s1.size=10kB/s1.size=10kB"; strings.Join(got, ",") != want {
+		t.Fatalf("labels %q, want %q", strings.Join(got, ","), want)
+	}
+	if err := SetLabels(points, []string{"size"}); err != nil || points[0].Label != "s1.size=10kB" {
+		t.Fatalf("--label size: %q, %v", points[0].Label, err)
+	}
+	if err := SetLabels(points, []string{"rtt"}); err == nil || !strings.Contains(err.Error(), "not a key the runs vary") {
+		t.Fatalf("--label rtt: %v", err)
+	}
+	kept, err := Filter(points, []string{"source.s1.size=10kB", "path_scheduler=lowrtt"})
+	if err != nil || len(kept) != 1 || kept[0].Scheduler != "lowrtt" {
+		t.Fatalf("filter: %v %v", kept, err)
+	}
+	if _, err := Filter(points, []string{"source.s1.size=50kB"}); err == nil || !strings.Contains(err.Error(), "no run matches") {
+		t.Fatalf("filter that keeps nothing: %v", err)
+	}
+	if _, err := Filter(points, []string{"size"}); err == nil {
+		t.Fatal("a malformed --where passed")
+	}
+}
+
+// TestLoadBadDirectories: a missing, empty or wrong directory, a file,
+// and a malformed summary are input errors that name the path.
+func TestLoadBadDirectories(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	wrong := filepath.Join(dir, "wrong")
+	file := filepath.Join(dir, "file.txt")
+	bad := filepath.Join(dir, "bad")
+	for _, d := range []string{empty, wrong, bad} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range map[string]string{file: "x", filepath.Join(wrong, "notes.txt"): "x", filepath.Join(bad, "summary.json"): "{"} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ dir, msg string }{
+		{filepath.Join(dir, "missing"), "no such directory"},
+		{empty, "no runs in it"},
+		{wrong, "no runs in it"},
+		{file, "not a directory"},
+		{bad, "summary.json: unexpected end of JSON input"},
+	} {
+		_, err := Load([]string{tc.dir})
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.dir) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("Load(%s): %v, want an input error naming it: %s", tc.dir, err, tc.msg)
+		}
+	}
+}

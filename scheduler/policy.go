@@ -1,0 +1,178 @@
+package scheduler
+
+import "time"
+
+// The decisions below are the path scheduler's, taken outside Select: what
+// happens to data whose packet was lost or is stranded on a path that may
+// be broken, which path carries the acknowledgements of a path that cannot
+// carry its own, and how large a packet of lost data may be. A path
+// scheduler takes one over by implementing its interface; the core applies
+// the Default* function of the others, which is the core's behaviour from
+// before these hooks existed.
+
+// LossReason says why a packet's data is offered to a LossPolicy.
+type LossReason uint8
+
+// Loss reasons.
+const (
+	// LossDeclared: loss detection declared the packet lost (RFC 9002
+	// Section 6.1). Its data is gone unless a copy in flight delivers it.
+	LossDeclared LossReason = iota
+	// LossPTO: the probe timeout of the packet's path expired while
+	// another path is open (draft-ietf-quic-multipath-21 Section 5.5: the
+	// path may be broken). The packet stays outstanding: if it arrives
+	// after all, it acknowledges its data; until then it counts in its
+	// path's bytes in flight.
+	LossPTO
+)
+
+func (r LossReason) String() string {
+	if r == LossPTO {
+		return "pto"
+	}
+	return "declared"
+}
+
+// PacketRef names a 1-RTT packet: its path, its packet number in that
+// path's number space, and when it was sent.
+type PacketRef struct {
+	PathID, PacketNumber uint64
+	SentAt               time.Time
+}
+
+// LostPacket describes an ack-eliciting 1-RTT packet whose data may have
+// to be sent again.
+type LostPacket struct {
+	PacketRef
+	Reason LossReason
+	// Priority reports that the packet carried stream data of a stream
+	// flagged as priority; StreamBytes counts the stream data it carried.
+	Priority    bool
+	StreamBytes uint64
+	// Copies are the other packets sent with the same frames (the copies
+	// a path scheduler asked for with several paths, or the original of a
+	// copy) that are still outstanding: neither acknowledged nor declared
+	// lost. Empty for a packet sent on one path only.
+	Copies []PacketRef
+}
+
+// LossAction is what the core does with the frames of a LostPacket.
+type LossAction uint8
+
+// Loss actions.
+const (
+	// ResendNow queues the packet's frames again at once; the schedulers
+	// choose the path of the stream data as for any retransmission
+	// (Work.Class ClassRetransmission). The default.
+	ResendNow LossAction = iota
+	// ResendOn queues the frames again and marks the stream data as
+	// meant for the path LossDecision.Path: the path scheduler then sees
+	// Work.Pinned and Work.PinnedPath when that data is scheduled, and
+	// decides. The core never forces the path.
+	ResendOn
+	// LeaveToCopies queues nothing now. For a declared loss this is
+	// allowed only while Copies is not empty (a copy in flight may still
+	// deliver the data; if it is lost too, the policy is asked again
+	// about it, then without copies); the core resends a declared loss
+	// without copies whatever the policy says, so that no data is ever
+	// forgotten. At a PTO the packet itself is still outstanding, and
+	// LeaveToCopies waits for it (or for its loss).
+	LeaveToCopies
+)
+
+func (a LossAction) String() string {
+	switch a {
+	case ResendOn:
+		return "resend_on"
+	case LeaveToCopies:
+		return "leave_to_copies"
+	default:
+		return "resend_now"
+	}
+}
+
+// LossDecision is a LossPolicy's answer.
+type LossDecision struct {
+	Action LossAction
+	// Path is the path named by ResendOn.
+	Path uint64
+}
+
+// LossPolicy is implemented by path schedulers that decide what happens to
+// lost or PTO-stranded data.
+type LossPolicy interface {
+	// OnDataLost is called for every ack-eliciting 1-RTT packet declared
+	// lost, and, when a path's probe timeout expires while another path
+	// is open, for every ack-eliciting packet outstanding on that path.
+	// paths are the connection's paths at that moment (as for Select).
+	// It runs inside loss processing: after the path's packet was
+	// removed from bytes in flight (for a declared loss) and before the
+	// congestion controller reacts to it.
+	OnDataLost(now time.Time, paths []PathInfo, lp *LostPacket) LossDecision
+}
+
+// DefaultLossDecision is the core's decision for path schedulers that do
+// not implement LossPolicy: resend now, copies in flight or not, and at a
+// PTO queue everything outstanding on the path again at once so that the
+// other paths carry it (the reinjection of draft-ietf-quic-multipath-21
+// Section 5.5).
+func DefaultLossDecision(*LostPacket) LossDecision { return LossDecision{Action: ResendNow} }
+
+// AckPathChooser is implemented by path schedulers that choose the path
+// carrying the acknowledgements (PATH_ACK frames) of paths that cannot
+// carry their own: abandoned paths, and paths for which the peer has not
+// provided a connection ID.
+type AckPathChooser interface {
+	// AckPath returns the ID of the path, among paths (never empty: the
+	// active paths that can carry acknowledgements), that carries them.
+	// An ID not in paths makes the core use DefaultAckPath.
+	AckPath(now time.Time, paths []PathInfo) uint64
+}
+
+// DefaultAckPath returns the index in paths (never empty) of the path with
+// the lowest smoothed RTT; equal RTTs go to the lower index.
+func DefaultAckPath(paths []PathInfo) int {
+	best := 0
+	for i := range paths {
+		if paths[i].SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	return best
+}
+
+// RetransmissionSizer is implemented by path schedulers that choose the
+// size of packets carrying lost stream data.
+type RetransmissionSizer interface {
+	// RetransmissionSize returns the size in bytes that the next packet,
+	// which carries lost data of stream w.StreamID (w.Class is
+	// ClassRetransmission, w.LostBytes its lost bytes), may have. Select
+	// then sees it as w.Size, and the core keeps the packet within it.
+	// w.Size holds the default (DefaultRetransmissionSize); paths are as
+	// for Select. The core clamps the result to at least
+	// MinRetransmissionSize and at most the configured maximum packet
+	// size.
+	RetransmissionSize(w Work, paths []PathInfo) int
+}
+
+// MinRetransmissionSize is the smallest size the core accepts from a
+// RetransmissionSizer: room for a short header, an AEAD tag, a STREAM
+// frame header and a few bytes of data.
+const MinRetransmissionSize = 128
+
+// DefaultRetransmissionSize is the size of a packet of lost data for path
+// schedulers that do not implement RetransmissionSizer: the configured
+// maximum packet size, whatever the lost bytes.
+func DefaultRetransmissionSize(maxPacketSize int) int { return maxPacketSize }
+
+// ExpectedSize is the size of a packet that carries n bytes of stream data
+// on path p, with its overhead and room for an ACK or a few control frames
+// (as the core sizes packets of new data): at most p's maximum packet
+// size.
+func ExpectedSize(n uint64, p *PathInfo) int {
+	return int(min(uint64(p.MaxPacketSize), n+uint64(p.PacketOverhead)+PacketSlack))
+}
+
+// PacketSlack is the room the core keeps in a packet beyond its stream data
+// and overhead, for ACK and control frames.
+const PacketSlack = 64
