@@ -256,7 +256,7 @@ func TestPathSampling(t *testing.T) {
 	r := feed(10 * time.Millisecond)
 	var g caGrowth
 	for _, s := range all.Samples() {
-		g.add(s.At, s.CongestionWindow, s.CongestionState)
+		g.add(s)
 	}
 	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || a == 0 {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
