@@ -3,6 +3,7 @@ package trafficgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -551,11 +552,13 @@ func (g *caGrowth) add(s PathSample) {
 	g.lastT, g.lastW = at, cwnd
 }
 
-// perRTT is the mean growth per rtt over the stretches so far.
+// perRTT is the mean growth per rtt over the stretches so far; NaN
+// without any (the path was never in congestion avoidance: no value, not
+// a growth of 0).
 func (g caGrowth) perRTT(rtt time.Duration) float64 {
 	g.flush()
 	if g.span <= 0 {
-		return 0
+		return math.NaN()
 	}
 	return g.grow / g.span.Seconds() * rtt.Seconds()
 }
@@ -565,7 +568,7 @@ func (g caGrowth) perRTT(rtt time.Duration) float64 {
 // over the maximal stretches of samples in congestion avoidance
 // (application-limited ones included, see inCongestionAvoidance), the sum
 // of the window's growth divided by the sum of their durations, times
-// rtt. Zero without such stretches.
+// rtt. NaN without such stretches.
 func CwndGrowthCA(samples []PathSample, vantage string, pathID uint64, rtt time.Duration) float64 {
 	var g caGrowth
 	for _, s := range samples {
