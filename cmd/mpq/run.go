@@ -41,6 +41,9 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
 	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		fs.Visit(func(f *flag.Flag) {
+			o.repeatSet = o.repeatSet || f.Name == "repeat"
+		})
 		return runRun(ctx, &o, args, stdout, stderr)
 	}
 }
@@ -50,6 +53,7 @@ type runOptions struct {
 	out, backend string
 	parallel     int
 	repeat       int
+	repeatSet    bool // --repeat was given (0 is then an error, not the default)
 	resume       bool
 	shard        string
 	sets         setFlags
@@ -67,6 +71,12 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		return exitUsage
 	}
 	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
+	if o.repeatSet && o.repeat == 0 {
+		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
+	}
+	if o.parallel < 1 {
+		probs = append(probs, fmt.Sprintf("mpq run: --parallel %d: want a number of runs at once, at least 1", o.parallel))
+	}
 	shardK, shardN, err := parseShard(o.shard)
 	if err != nil {
 		probs = append(probs, "mpq run: "+err.Error())
@@ -77,7 +87,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		}
 		return exitUsage
 	}
-	workers := max(o.parallel, 1)
+	workers := o.parallel
 	for _, r := range runs {
 		if r.Backend != experiment.BackendSim {
 			workers = 1 // real time: runs must not disturb each other

@@ -210,8 +210,9 @@ func readString(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestSweepFlags: bad --shard and --repeat values exit 2 with nothing run;
-// so does a repeat of 0 in the file.
+// TestSweepFlags: bad --shard, --repeat and --parallel values exit 2 with
+// nothing run (--repeat 0 and --parallel 0 are not taken for the
+// defaults); so does a repeat of 0 in the file.
 func TestSweepFlags(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "sweep.toml", sweepFile)
@@ -220,8 +221,11 @@ func TestSweepFlags(t *testing.T) {
 			t.Errorf("--shard %s: exit %d, %s", bad, code, stderr)
 		}
 	}
-	if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--repeat", "-1"); code != exitUsage || !strings.Contains(stderr, "--repeat -1") {
-		t.Errorf("--repeat -1: exit %d, %s", code, stderr)
+	for _, bad := range [][]string{{"--repeat", "-1"}, {"--repeat", "0"}, {"--repeat=0"}, {"--parallel", "0"}, {"--parallel", "-2"}} {
+		args := append([]string{"run", f, "--out", dir}, bad...)
+		if code, _, stderr := runCmd(t, args...); code != exitUsage || !strings.Contains(stderr, strings.Replace(strings.Join(bad, " "), "=", " ", 1)) {
+			t.Errorf("%s: exit %d, %s", strings.Join(bad, " "), code, stderr)
+		}
 	}
 	zero := writeFile(t, dir, "zero.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 0", 1))
 	if code, _, stderr := runCmd(t, "run", zero, "--out", dir); code != exitUsage || !strings.Contains(stderr, "zero.toml:3: repeat: 0 outside [1, 10000]") {
