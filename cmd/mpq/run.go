@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/testbed/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -193,14 +194,28 @@ func parseShard(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// complete reports whether dir holds a complete run of e: a summary, and
-// the same resolved configuration (comments aside).
+// complete reports whether dir holds a complete run of e: every file a
+// run writes, the same resolved configuration (comments aside), and a
+// summary that reads back as this run of this sweep (experiment, grid
+// point, repetition of how many, base seed and configuration), so that
+// the aggregate does not take a run of another sweep for this one.
 func complete(dir string, e *experiment.Experiment) bool {
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
-		return false
+	files := []string{"messages.csv", "paths.csv", "throughput.csv"}
+	if e.Backend == experiment.BackendLoopback {
+		files = append(files, "emulator.json")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
 	}
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.resolved.toml"))
-	return err == nil && experiment.SameRun(cfg, e.ResolvedTOML())
+	if err != nil || !experiment.SameRun(cfg, e.ResolvedTOML()) {
+		return false
+	}
+	s, err := results.ReadRun(dir)
+	return err == nil && s.Name == e.Name && s.Point == e.Point && s.Repetition == e.Repetition &&
+		s.Repeat == max(e.Repeat, 1) && s.BaseSeed == e.BaseSeed && s.Seed == e.Seed && s.ConfigSHA256 == e.PointSHA256()
 }
 
 // loadRuns loads an experiment file with the --set and --backend
