@@ -82,7 +82,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 			status, failed, delivered, mct = "failed", "timeout", "", "+Inf"
 		}
 		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s\n",
-			i, created, created, created, delivered, mct, 1+4*i, status, failed)
+			i, created, created, created, delivered, mct, 1+8*i, status, failed)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}
 	if f.paths != "" {

@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -36,8 +36,10 @@ type Point struct {
 	Scheduler string
 	Runs      []*Run
 	// Label names the point in a figure (SetLabels); Group is the label
-	// without the path scheduler (the bars of one group).
-	Label, Group string
+	// without the path scheduler (the bars of one group), GroupValues
+	// the same with the values alone, one per line, and GroupKeys names
+	// them ("s1.interval / s1.size").
+	Label, Group, GroupValues, GroupKeys string
 }
 
 // InputError is a problem with the results given: a missing, empty or
@@ -121,43 +123,29 @@ func findRuns(dir string) ([]string, error) {
 	case !st.IsDir():
 		return nil, inputErr("%s: not a directory (want a results directory of mpq run)", dir)
 	}
-	var runs []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && d.Name() == "summary.json" {
-			runs = append(runs, filepath.Dir(p))
-		}
-		return nil
-	})
+	rel, err := results.FindRuns(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if len(runs) == 0 {
+	if len(rel) == 0 {
 		return nil, inputErr("%s: no runs in it (no summary.json below it; want a results directory of mpq run)", dir)
 	}
-	sort.Strings(runs)
+	runs := make([]string, len(rel))
+	for i, r := range rel {
+		runs[i] = filepath.Join(dir, filepath.FromSlash(r))
+	}
 	return runs, nil
 }
 
 func readSummary(dir string) (*trafficgen.Summary, error) {
-	name := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(name)
+	s, err := results.ReadRun(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	var s trafficgen.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, inputErr("%s: %v", name, err)
-	}
 	if s.Name == "" || s.PathScheduler == "" {
-		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", name)
+		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", filepath.Join(dir, "summary.json"))
 	}
-	return &s, nil
+	return s, nil
 }
 
 // Config is the run's resolved configuration (config.resolved.toml).
@@ -291,11 +279,19 @@ func SetLabels(points []*Point, keys []string) error {
 	for _, p := range points {
 		names = names || p.Name != points[0].Name
 	}
+	var gkeys []string
+	if names {
+		gkeys = append(gkeys, "experiment")
+	}
+	for _, k := range use {
+		if k != schedulerKey {
+			gkeys = append(gkeys, shortKey(k))
+		}
+	}
 	for _, p := range points {
-		var label, group []string
+		var label, group, values []string
 		if names {
-			label = append(label, p.Name)
-			group = append(group, p.Name)
+			label, group, values = append(label, p.Name), append(group, p.Name), append(values, p.Name)
 		}
 		for _, k := range use {
 			if k == schedulerKey {
@@ -303,12 +299,13 @@ func SetLabels(points []*Point, keys []string) error {
 				continue
 			}
 			kv := shortKey(k) + "=" + p.value(k)
-			label, group = append(label, kv), append(group, kv)
+			label, group, values = append(label, kv), append(group, kv), append(values, p.value(k))
 		}
 		if len(label) == 0 {
 			label = []string{p.Scheduler}
 		}
 		p.Label, p.Group = strings.Join(label, " "), strings.Join(group, " ")
+		p.GroupValues, p.GroupKeys = strings.Join(values, "\n"), strings.Join(gkeys, " / ")
 	}
 	return nil
 }
