@@ -47,6 +47,7 @@ var commands = map[string]command{
 	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
 	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
 	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
+	"paper":     {"rerun the reference paper's experiments and regenerate EXPERIMENTS.md's figures and tables", setupPaper},
 }
 
 func main() {
