@@ -50,7 +50,7 @@ func (o *roleOptions) register(fs *flag.FlagSet) {
 // configure applies the flags that are not about roles.
 func (o *roleOptions) configure(stderr io.Writer) bool {
 	switch o.emulator {
-	case "auto":
+	case "auto", "":
 	case "netem", "forwarder":
 		runner.Netns.Mode = netns.Mode(o.emulator)
 	default:
