@@ -35,10 +35,10 @@ func pathIDs(points []*Point) []uint64 {
 	return ids
 }
 
-// growth is the mean growth of path id's congestion window per RTT in
+// Growth is the mean growth of path id's congestion window per RTT in
 // congestion avoidance, seen by the server (the reference paper's Table
 // I), over the point's repetitions.
-func growth(p *Point, id uint64) results.Summary {
+func Growth(p *Point, id uint64) results.Summary {
 	return metric(p, fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", id))
 }
 
@@ -64,7 +64,7 @@ func GrowthFigure(points []*Point, o Options) (*Figure, error) {
 	top := 0.0
 	for _, b := range ch.bars {
 		for k, id := range ids {
-			s := growth(b.point, id)
+			s := Growth(b.point, id)
 			off := (float64(k) - float64(len(ids)-1)/2) * ch.width / float64(len(ids)+1)
 			m := growthMark{x: b.x + off, y: float64(s.Mean), lo: float64(s.CI95[0]), hi: float64(s.CI95[1]), path: k, style: SchedulerStyle(b.point.Scheduler)}
 			marks = append(marks, m)
@@ -114,8 +114,8 @@ func GrowthTable(points []*Point, o Options) (*Table, error) {
 		n := strconv.Itoa(len(p.Runs))
 		row := []string{p.Label, n}
 		for _, id := range ids {
-			s := growth(p, id)
-			row = append(row, withCI(s, 0))
+			s := Growth(p, id)
+			row = append(row, WithCI(s, 0))
 			t.CSV = append(t.CSV, []string{p.Label, n, strconv.FormatUint(id, 10), strconv.Itoa(s.N), f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1]))})
 		}
 		t.MD = append(t.MD, row)

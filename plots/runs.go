@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mpq/mpq/experiment"
@@ -170,7 +171,8 @@ func (r *Run) Config() (*experiment.Experiment, error) {
 
 // Filter keeps the points whose varied keys include every "key=value" of
 // where ("path_scheduler=NAME" also matches the scheduler of points that
-// do not vary it). It fails when a condition is malformed or nothing is
+// do not vary it; "repetition=N" keeps only that repetition's run of
+// each point). It fails when a condition is malformed or nothing is
 // left.
 func Filter(points []*Point, where []string) ([]*Point, error) {
 	for _, w := range where {
@@ -180,8 +182,8 @@ func Filter(points []*Point, where []string) ([]*Point, error) {
 	}
 	var out []*Point
 	for _, p := range points {
-		if p.matches(where) {
-			out = append(out, p)
+		if q := p.matches(where); q != nil {
+			out = append(out, q)
 		}
 	}
 	if len(out) == 0 && len(points) > 0 {
@@ -190,23 +192,35 @@ func Filter(points []*Point, where []string) ([]*Point, error) {
 	return out, nil
 }
 
-func (p *Point) matches(where []string) bool {
+// matches returns the point if it matches every condition, with only the
+// runs of the repetition a "repetition=N" condition names; else nil.
+func (p *Point) matches(where []string) *Point {
+	q := p
 	for _, w := range where {
 		k, v, _ := strings.Cut(w, "=")
-		ok := false
-		for _, kv := range p.Vary {
-			if kv == w {
-				ok = true
+		if k == "repetition" {
+			c := *q
+			c.Runs = nil
+			for _, r := range q.Runs {
+				if strconv.Itoa(r.Summary.Repetition) == v {
+					c.Runs = append(c.Runs, r)
+				}
 			}
+			if len(c.Runs) == 0 {
+				return nil
+			}
+			q = &c
+			continue
 		}
-		if (k == "path_scheduler" || k == "transport.path_scheduler") && v == p.Scheduler {
+		ok := slices.Contains(p.Vary, w)
+		if (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler {
 			ok = true
 		}
 		if !ok {
-			return false
+			return nil
 		}
 	}
-	return true
+	return q
 }
 
 // schedulerKey is the key of the path scheduler in a sweep.
@@ -229,8 +243,8 @@ func variedKeys(points []*Point) []string {
 	return keys
 }
 
-// value is the point's value of a varied key, "" if it does not vary it.
-func (p *Point) value(key string) string {
+// Value is the point's value of a varied key, "" if it does not vary it.
+func (p *Point) Value(key string) string {
 	if key == schedulerKey {
 		return p.Scheduler
 	}
@@ -298,8 +312,8 @@ func SetLabels(points []*Point, keys []string) error {
 				label = append(label, p.Scheduler)
 				continue
 			}
-			kv := shortKey(k) + "=" + p.value(k)
-			label, group, values = append(label, kv), append(group, kv), append(values, p.value(k))
+			kv := shortKey(k) + "=" + p.Value(k)
+			label, group, values = append(label, kv), append(group, kv), append(values, p.Value(k))
 		}
 		if len(label) == 0 {
 			label = []string{p.Scheduler}
@@ -313,7 +327,7 @@ func SetLabels(points []*Point, keys []string) error {
 // differs tells whether the points have different values of key.
 func differs(points []*Point, key string) bool {
 	for _, p := range points {
-		if p.value(key) != points[0].value(key) {
+		if p.Value(key) != points[0].Value(key) {
 			return true
 		}
 	}

@@ -24,13 +24,13 @@ func metric(p *Point, name string) results.Summary {
 	return results.Summarise(vals)
 }
 
-// withCI formats a mean with the half width of its confidence interval,
+// WithCI formats a mean with the half width of its confidence interval,
 // "26.1 ± 0.3", or the mean alone without an interval (one run).
-func withCI(s results.Summary, prec int) string {
+func WithCI(s results.Summary, prec int) string {
 	m := float64(s.Mean)
 	lo, hi := float64(s.CI95[0]), float64(s.CI95[1])
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(m, 0) {
-		return fmtNum(m, prec)
+		return FormatNumber(m, prec)
 	}
-	return fmt.Sprintf("%s ± %s", fmtNum(m, prec), fmtNum((hi-lo)/2, prec))
+	return fmt.Sprintf("%s ± %s", FormatNumber(m, prec), FormatNumber((hi-lo)/2, prec))
 }

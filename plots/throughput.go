@@ -32,9 +32,9 @@ func throughputEnd(p *Point, o Options) (string, error) {
 	return "server", nil
 }
 
-// pointThroughput is a point's throughput of one end: total and priority
+// PointThroughput is a point's throughput of one end: total and priority
 // over the repetitions.
-func pointThroughput(p *Point, o Options) (total, prio results.Summary, end string, err error) {
+func PointThroughput(p *Point, o Options) (total, prio results.Summary, end string, err error) {
 	if end, err = throughputEnd(p, o); err != nil {
 		return
 	}
@@ -53,7 +53,7 @@ func ThroughputFigure(points []*Point, o Options) (*Figure, error) {
 	var bs []bar
 	var end string
 	for _, p := range points {
-		total, prio, e, err := pointThroughput(p, o)
+		total, prio, e, err := PointThroughput(p, o)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func ThroughputTable(points []*Point, o Options) (*Table, error) {
 		CSV: [][]string{{"label", "runs", "end", "total_mbps", "total_ci95_lo", "total_ci95_hi", "priority_mbps", "priority_ci95_lo", "priority_ci95_hi"}},
 	}
 	for _, p := range points {
-		total, prio, end, err := pointThroughput(p, o)
+		total, prio, end, err := PointThroughput(p, o)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func ThroughputTable(points []*Point, o Options) (*Table, error) {
 			share = 100 * float64(prio.Mean) / float64(total.Mean)
 		}
 		n := strconv.Itoa(len(p.Runs))
-		t.MD = append(t.MD, []string{p.Label, n, withCI(total, 1), withCI(prio, 2), fmtNum(share, 1) + " %"})
+		t.MD = append(t.MD, []string{p.Label, n, WithCI(total, 1), WithCI(prio, 2), FormatNumber(share, 1) + " %"})
 		f := trafficgen.FormatCSV
 		t.CSV = append(t.CSV, []string{p.Label, n, end, f(float64(total.Mean)), f(float64(total.CI95[0])), f(float64(total.CI95[1])),
 			f(float64(prio.Mean)), f(float64(prio.CI95[0])), f(float64(prio.CI95[1]))})

@@ -93,7 +93,6 @@ func TimelineFigure(points []*Point, o Options) (*Figure, error) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min = -0.6
 	p.Add(gridLines())
-	p.X.Tick.Marker = niceTicks{}
 	pl := &packetLanes{marks: marks, lane: lane, style: st}
 	ml.style = st
 	p.Add(pl, ml)
@@ -266,34 +265,4 @@ func (l *messageLane) Plot(c draw.Canvas, plt *plot.Plot) {
 			c.FillText(txt, vg.Point{X: x1 - vg.Points(3), Y: y + vg.Points(1.5)}, fmt.Sprintf("%.1f ms", end-m.Created))
 		}
 	}
-}
-
-// niceTicks labels a linear axis at steps of 1, 2 or 5 times a power of
-// ten, about five labels, with as many decimals as the step needs.
-type niceTicks struct{}
-
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: fmt.Sprint(lo)}}
-	}
-	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, f := range []float64{1, 2, 5, 10} {
-		if f*mag >= raw {
-			step = f * mag
-			break
-		}
-	}
-	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
-	var ticks []plot.Tick
-	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
-		ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprintf("%.*f", prec, v)})
-		for k := 1; k < 5; k++ {
-			if m := v + float64(k)*step/5; m < hi {
-				ticks = append(ticks, plot.Tick{Value: m})
-			}
-		}
-	}
-	return ticks
 }
