@@ -316,7 +316,8 @@ func sanitize(s string) string {
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
 // completion ratio and time; bulk: goodput), with the messages completed
-// of those generated, and each end's throughput.
+// of those generated, each end's throughput, and the paths the client
+// could not open.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
@@ -325,6 +326,9 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 		b.WriteString(headline(src))
 	}
 	fmt.Fprintf(&b, "  throughput server %.1f client %.1f Mbit/s", s.ThroughputMbps.Server.Total, s.ThroughputMbps.Client.Total)
+	for _, f := range s.PathsFailed {
+		fmt.Fprintf(&b, "  path %d failed", f.Path)
+	}
 	return b.String()
 }
 

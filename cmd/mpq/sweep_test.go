@@ -336,4 +336,8 @@ func TestConsoleHeadlines(t *testing.T) {
 	if got := oneLine("dir", s); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
+	s.PathsFailed = []trafficgen.PathFailure{{Path: 1, Error: "validation failed"}}
+	if got := oneLine("dir", s); got != want+"  path 1 failed" {
+		t.Fatalf("with a failed path: %s", got)
+	}
 }

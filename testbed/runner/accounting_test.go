@@ -296,3 +296,40 @@ size = "1kB"
 		t.Fatalf("wall_s %v", res.Summary.WallS)
 	}
 }
+
+// TestDeadPath: a second path that loses every packet cannot be validated.
+// That is an outcome of the experiment, recorded in summary.json, not a
+// failure of the run: the messages go over the first path, every one
+// accounted for, and a sweep over loss rates keeps the repetitions in
+// which a path failed instead of losing them.
+func TestDeadPath(t *testing.T) {
+	res, _ := run(t, `name = "dead"
+duration = "6s"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+loss = 1.0
+[[source]]
+name = "p"
+kind = "periodic"
+interval = "100ms"
+size = "2kB"
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "100ms"
+size = "1kB"
+`)
+	s := res.Summary
+	if len(s.PathsFailed) != 1 || s.PathsFailed[0].Path != 1 || s.PathsFailed[0].Error == "" {
+		t.Fatalf("paths failed %+v, want path 1", s.PathsFailed)
+	}
+	for _, src := range s.Sources {
+		if src.Messages != 60 || src.Completed != 60 {
+			t.Errorf("%s: %d of %d messages completed, want 60 of 60", src.Name, src.Completed, src.Messages)
+		}
+	}
+}
