@@ -333,3 +333,46 @@ size = "1kB"
 		}
 	}
 }
+
+// openFilesBelow lists the files below dir this process has open.
+func openFilesBelow(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var open []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			open = append(open, target)
+		}
+	}
+	return open
+}
+
+// TestFailedRunClosesTraces: a run that fails (the client cannot connect
+// over a path that loses everything) leaves none of its qlog traces open.
+func TestFailedRunClosesTraces(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Run(context.Background(), load(t, `name = "noconn"
+duration = "2s"
+[[path]]
+loss = 1.0
+[[source]]
+kind = "periodic"
+interval = "100ms"
+size = "1kB"
+[output]
+qlog = true
+`), dir)
+	if err == nil {
+		t.Fatal("a run without a connection succeeded")
+	}
+	if traces, _ := filepath.Glob(filepath.Join(dir, "qlog", "*.sqlog")); len(traces) == 0 {
+		t.Fatal("no trace was created: the test tests nothing")
+	}
+	if open := openFilesBelow(t, dir); len(open) > 0 {
+		t.Fatalf("files left open after the run failed: %v", open)
+	}
+}
