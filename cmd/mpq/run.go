@@ -134,7 +134,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 			defer wg.Done()
 			for j := range jobs {
 				dir := filepath.Join(base, runName(j.run))
-				res, err := runOne(ctx, j.run, dir)
+				res, replaced, err := runOne(ctx, j.run, dir)
 				mu.Lock()
 				head := prog.finished(j.i, time.Now())
 				if err != nil {
@@ -143,6 +143,9 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 						fmt.Fprintf(stderr, "%s %s: failed: %v\n", head, dir, err)
 					}
 				} else {
+					if len(replaced) > 0 {
+						fmt.Fprintf(stderr, "mpq run: %s: replaced %s\n", dir, describeRuns(replaced))
+					}
 					fmt.Fprintf(stderr, "%s %s (%.1fs)%s\n", head, dir, res.Wall.Seconds(), prog.left(time.Now()))
 					fmt.Fprintln(stdout, oneLine(dir, res.Summary))
 				}
@@ -249,34 +252,50 @@ func loadRuns(file string, sets []string, backend string, repeat int) ([]experim
 }
 
 // runOne runs an experiment into a temporary directory and renames it to
-// dir once complete, so that dir never holds a partial run.
-func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.Result, error) {
+// dir once complete, so that dir never holds a partial run. What dir held
+// before is replaced; replaced lists the runs that were in it (relative
+// to dir), for the command to say so.
+func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *runner.Result, replaced []string, err error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := runner.Run(ctx, e, tmp)
+	res, err = runner.Run(ctx, e, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
-	// A previous run of the same name is replaced.
+	if _, err := os.Stat(dir); err == nil {
+		replaced, _ = results.FindRuns(dir)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, replaced, nil
+}
+
+// describeRuns names the runs a run directory held ("." for the
+// directory itself).
+func describeRuns(dirs []string) string {
+	switch {
+	case len(dirs) == 1 && dirs[0] == ".":
+		return "the earlier run in it"
+	case len(dirs) == 1:
+		return "the earlier run in it (" + dirs[0] + ")"
+	}
+	return fmt.Sprintf("the %d earlier runs in it (%s)", len(dirs), strings.Join(dirs, ", "))
 }
 
 // runName names a run's directory after its label (the values the sweep
