@@ -41,6 +41,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
 	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
+	o.roles.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Visit(func(f *flag.Flag) {
 			o.repeatSet = o.repeatSet || f.Name == "repeat"
@@ -58,6 +59,7 @@ type runOptions struct {
 	resume       bool
 	shard        string
 	sets         setFlags
+	roles        roleOptions
 }
 
 // runRun runs the experiment file named by args.
@@ -87,6 +89,16 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 			fmt.Fprintln(stderr, p)
 		}
 		return exitUsage
+	}
+	if !o.roles.configure(stderr) {
+		return exitUsage
+	}
+	if o.roles.role != "" {
+		if o.resume || o.shard != "" {
+			fmt.Fprintln(stderr, "mpq run: --role runs every run of FILE in turn with the other end: --resume and --shard do not apply")
+			return exitUsage
+		}
+		return runRoles(ctx, o, runs, filepath.Join(o.out, sanitize(runs[0].Name)), stdout, stderr)
 	}
 	workers := o.parallel
 	for _, r := range runs {

@@ -303,7 +303,17 @@ size = "1kB"
 // accounted for, and a sweep over loss rates keeps the repetitions in
 // which a path failed instead of losing them.
 func TestDeadPath(t *testing.T) {
-	res, _ := run(t, `name = "dead"
+	res, _ := run(t, deadPathDoc)
+	checkDeadPath(t, res.Summary)
+	// The same with the ends recording halves, as two hosts do.
+	split, err := simulate(context.Background(), load(t, deadPathDoc), t.TempDir(), time.Now(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDeadPath(t, split.Summary)
+}
+
+const deadPathDoc = `name = "dead"
 duration = "6s"
 [[path]]
 rate = "20Mbit"
@@ -322,8 +332,10 @@ name = "rr"
 kind = "request-response"
 interval = "100ms"
 size = "1kB"
-`)
-	s := res.Summary
+`
+
+func checkDeadPath(t *testing.T, s *trafficgen.Summary) {
+	t.Helper()
 	if len(s.PathsFailed) != 1 || s.PathsFailed[0].Path != 1 || s.PathsFailed[0].Error == "" {
 		t.Fatalf("paths failed %+v, want path 1", s.PathsFailed)
 	}
