@@ -67,7 +67,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
 	}
 	for i, g := range f.growth {
-		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: g}})
+		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
