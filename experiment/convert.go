@@ -312,6 +312,7 @@ func (d *document) convert() (Experiment, Errors) {
 	if len(e.Paths) > 8 {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
+	checkAddrs(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
 		maxRTT = max(maxRTT, p.RTT())
@@ -427,6 +428,7 @@ func convertPath(t *table) Path {
 		t.fail("delay", "give either rtt (round trip) or delay (one way), not both")
 	}
 	p := Path{Up: base, Down: base}
+	readAddrs(t, &p)
 	if ut := t.sub("up"); ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()

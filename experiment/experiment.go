@@ -46,6 +46,7 @@ package experiment
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -112,6 +113,10 @@ type Experiment struct {
 type Path struct {
 	// Up carries client-to-server packets, Down server-to-client ones.
 	Up, Down Link
+	// ClientAddr and ServerAddr are the path's addresses in the namespace
+	// testbed (client_address, server_address); zero for the defaults
+	// (see Experiment.Addrs).
+	ClientAddr, ServerAddr netip.Prefix
 }
 
 // Link is one direction of a path.

@@ -36,6 +36,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("backend", q(e.Backend))
 	for _, p := range e.Paths {
 		b.WriteString("\n[[path]]\n")
+		writeAddrs(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)

@@ -64,6 +64,13 @@ func mpquicServer(t *testing.T, cfg *mpquic.Config) netip.AddrPort {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	serveFiles(l, f.root)
+	return l.Addr().(*net.UDPAddr).AddrPort()
+}
+
+// serveFiles answers hq-interop requests for the files under root on every
+// connection the listener accepts, until it is closed.
+func serveFiles(l *mpquic.Listener, root string) {
 	go func() {
 		for {
 			c, err := l.Accept(context.Background())
@@ -76,12 +83,11 @@ func mpquicServer(t *testing.T, cfg *mpquic.Config) netip.AddrPort {
 					if err != nil {
 						return
 					}
-					go hq.Serve(s, f.root)
+					go hq.Serve(s, root)
 				}
 			}()
 		}
 	}()
-	return l.Addr().(*net.UDPAddr).AddrPort()
 }
 
 // client abstracts the two client stacks.

@@ -50,10 +50,10 @@ func NewCCDF(vals []float64) CCDF {
 	return c
 }
 
-// pooledTimes are the times of a source's messages in every run of the
+// PooledTimes are the times of a source's messages in every run of the
 // point, in run order: the time its distributions count (+Inf for a
 // message that did not complete).
-func pooledTimes(p *Point, o Options) ([]float64, *trafficgen.SourceSummary, error) {
+func PooledTimes(p *Point, o Options) ([]float64, *trafficgen.SourceSummary, error) {
 	src, err := o.pointSource(p)
 	if err != nil {
 		return nil, nil, err
@@ -136,15 +136,15 @@ func timeAxis(kind string) (string, string) {
 // network allows (lowerBound).
 func CCDFFigure(points []*Point, o Options) (*Figure, error) {
 	var lines []*ccdfLine
-	var kind string
+	var kind, source string
 	marks := map[float64]bool{}
 	for i, pt := range points {
-		vals, src, err := pooledTimes(pt, o)
+		vals, src, err := PooledTimes(pt, o)
 		if err != nil {
 			return nil, err
 		}
 		if kind == "" {
-			kind = src.Kind
+			kind, source = src.Kind, src.Name
 		}
 		c := NewCCDF(vals)
 		if c.N == 0 {
@@ -174,7 +174,7 @@ func CCDFFigure(points []*Point, o Options) (*Figure, error) {
 	}
 	ymin := math.Pow(10, math.Floor(math.Log10(math.Max(1e-4, 1/float64(n)))+1e-9))
 	long, short := timeAxis(kind)
-	p := newPlot(long+" t (ms)", "P("+short+" > t)")
+	p := newPlot(long+" t of "+source+" (ms)", "P("+short+" > t)")
 	p.Title.Text = o.Title
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = decadeTicks{}
@@ -327,7 +327,7 @@ func CCDFTable(points []*Point, o Options) (*Table, error) {
 		CSV: [][]string{{"label", "runs", "n", "failed", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"}},
 	}
 	for _, pt := range points {
-		vals, src, err := pooledTimes(pt, o)
+		vals, src, err := PooledTimes(pt, o)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +339,7 @@ func CCDFTable(points []*Point, o Options) (*Table, error) {
 		md := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
 		cs := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
 		for _, v := range q {
-			md = append(md, fmtNum(v, 1))
+			md = append(md, FormatNumber(v, 1))
 			cs = append(cs, trafficgen.FormatCSV(v))
 		}
 		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,6 +133,7 @@ func newPlot(xlabel, ylabel string) *plot.Plot {
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Tick.Marker = niceTicks{}
 		a.Label.TextStyle.Font.Size = labelSize
 		a.Tick.Label.Font.Size = tickSize
 		a.Padding = vg.Points(2)
@@ -144,4 +146,38 @@ func newPlot(xlabel, ylabel string) *plot.Plot {
 	p.Legend.Padding = vg.Points(1)
 	p.Title.TextStyle.Font.Size = labelSize
 	return p
+}
+
+// niceTicks labels a linear axis at steps of 1, 2 or 5 times a power of
+// ten, about five labels, with as many decimals as the step needs.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: fmt.Sprint(lo)}}
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if f*mag >= raw {
+			step = f * mag
+			break
+		}
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		if i == 0 {
+			v = 0 // not -0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprintf("%.*f", prec, v)})
+		for k := 1; k < 5; k++ {
+			if m := v + float64(k)*step/5; m < hi {
+				ticks = append(ticks, plot.Tick{Value: m})
+			}
+		}
+	}
+	return ticks
 }

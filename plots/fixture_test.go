@@ -67,7 +67,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
 	}
 	for i, g := range f.growth {
-		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: g}})
+		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -82,7 +82,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 			status, failed, delivered, mct = "failed", "timeout", "", "+Inf"
 		}
 		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s\n",
-			i, created, created, created, delivered, mct, 1+4*i, status, failed)
+			i, created, created, created, delivered, mct, 1+8*i, status, failed)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}
 	if f.paths != "" {

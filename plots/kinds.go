@@ -6,7 +6,7 @@ import (
 )
 
 // Kinds are the figures, by name.
-var Kinds = []string{"ccdf"}
+var Kinds = []string{"ccdf", "throughput", "cwnd", "growth", "timeline"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -16,6 +16,14 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 	switch kind {
 	case "ccdf":
 		return CCDFFigure(points, o)
+	case "throughput":
+		return ThroughputFigure(points, o)
+	case "growth":
+		return GrowthFigure(points, o)
+	case "cwnd":
+		return CwndFigure(points, o)
+	case "timeline":
+		return TimelineFigure(points, o)
 	}
 	return nil, inputErr("unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 }
@@ -28,6 +36,10 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 	switch kind {
 	case "ccdf":
 		return CCDFTable(points, o)
+	case "throughput":
+		return ThroughputTable(points, o)
+	case "growth":
+		return GrowthTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

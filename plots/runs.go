@@ -1,7 +1,6 @@
 package plots
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -36,8 +37,10 @@ type Point struct {
 	Scheduler string
 	Runs      []*Run
 	// Label names the point in a figure (SetLabels); Group is the label
-	// without the path scheduler (the bars of one group).
-	Label, Group string
+	// without the path scheduler (the bars of one group), GroupValues
+	// the same with the values alone, one per line, and GroupKeys names
+	// them ("s1.interval / s1.size").
+	Label, Group, GroupValues, GroupKeys string
 }
 
 // InputError is a problem with the results given: a missing, empty or
@@ -121,43 +124,29 @@ func findRuns(dir string) ([]string, error) {
 	case !st.IsDir():
 		return nil, inputErr("%s: not a directory (want a results directory of mpq run)", dir)
 	}
-	var runs []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && d.Name() == "summary.json" {
-			runs = append(runs, filepath.Dir(p))
-		}
-		return nil
-	})
+	rel, err := results.FindRuns(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if len(runs) == 0 {
+	if len(rel) == 0 {
 		return nil, inputErr("%s: no runs in it (no summary.json below it; want a results directory of mpq run)", dir)
 	}
-	sort.Strings(runs)
+	runs := make([]string, len(rel))
+	for i, r := range rel {
+		runs[i] = filepath.Join(dir, filepath.FromSlash(r))
+	}
 	return runs, nil
 }
 
 func readSummary(dir string) (*trafficgen.Summary, error) {
-	name := filepath.Join(dir, "summary.json")
-	b, err := os.ReadFile(name)
+	s, err := results.ReadRun(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	var s trafficgen.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, inputErr("%s: %v", name, err)
-	}
 	if s.Name == "" || s.PathScheduler == "" {
-		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", name)
+		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", filepath.Join(dir, "summary.json"))
 	}
-	return &s, nil
+	return s, nil
 }
 
 // Config is the run's resolved configuration (config.resolved.toml).
@@ -182,7 +171,8 @@ func (r *Run) Config() (*experiment.Experiment, error) {
 
 // Filter keeps the points whose varied keys include every "key=value" of
 // where ("path_scheduler=NAME" also matches the scheduler of points that
-// do not vary it). It fails when a condition is malformed or nothing is
+// do not vary it; "repetition=N" keeps only that repetition's run of
+// each point). It fails when a condition is malformed or nothing is
 // left.
 func Filter(points []*Point, where []string) ([]*Point, error) {
 	for _, w := range where {
@@ -192,8 +182,8 @@ func Filter(points []*Point, where []string) ([]*Point, error) {
 	}
 	var out []*Point
 	for _, p := range points {
-		if p.matches(where) {
-			out = append(out, p)
+		if q := p.matches(where); q != nil {
+			out = append(out, q)
 		}
 	}
 	if len(out) == 0 && len(points) > 0 {
@@ -202,23 +192,35 @@ func Filter(points []*Point, where []string) ([]*Point, error) {
 	return out, nil
 }
 
-func (p *Point) matches(where []string) bool {
+// matches returns the point if it matches every condition, with only the
+// runs of the repetition a "repetition=N" condition names; else nil.
+func (p *Point) matches(where []string) *Point {
+	q := p
 	for _, w := range where {
 		k, v, _ := strings.Cut(w, "=")
-		ok := false
-		for _, kv := range p.Vary {
-			if kv == w {
-				ok = true
+		if k == "repetition" {
+			c := *q
+			c.Runs = nil
+			for _, r := range q.Runs {
+				if strconv.Itoa(r.Summary.Repetition) == v {
+					c.Runs = append(c.Runs, r)
+				}
 			}
+			if len(c.Runs) == 0 {
+				return nil
+			}
+			q = &c
+			continue
 		}
-		if (k == "path_scheduler" || k == "transport.path_scheduler") && v == p.Scheduler {
+		ok := slices.Contains(p.Vary, w)
+		if (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler {
 			ok = true
 		}
 		if !ok {
-			return false
+			return nil
 		}
 	}
-	return true
+	return q
 }
 
 // schedulerKey is the key of the path scheduler in a sweep.
@@ -241,8 +243,8 @@ func variedKeys(points []*Point) []string {
 	return keys
 }
 
-// value is the point's value of a varied key, "" if it does not vary it.
-func (p *Point) value(key string) string {
+// Value is the point's value of a varied key, "" if it does not vary it.
+func (p *Point) Value(key string) string {
 	if key == schedulerKey {
 		return p.Scheduler
 	}
@@ -291,24 +293,33 @@ func SetLabels(points []*Point, keys []string) error {
 	for _, p := range points {
 		names = names || p.Name != points[0].Name
 	}
+	var gkeys []string
+	if names {
+		gkeys = append(gkeys, "experiment")
+	}
+	for _, k := range use {
+		if k != schedulerKey {
+			gkeys = append(gkeys, shortKey(k))
+		}
+	}
 	for _, p := range points {
-		var label, group []string
+		var label, group, values []string
 		if names {
-			label = append(label, p.Name)
-			group = append(group, p.Name)
+			label, group, values = append(label, p.Name), append(group, p.Name), append(values, p.Name)
 		}
 		for _, k := range use {
 			if k == schedulerKey {
 				label = append(label, p.Scheduler)
 				continue
 			}
-			kv := shortKey(k) + "=" + p.value(k)
-			label, group = append(label, kv), append(group, kv)
+			kv := shortKey(k) + "=" + p.Value(k)
+			label, group, values = append(label, kv), append(group, kv), append(values, p.Value(k))
 		}
 		if len(label) == 0 {
 			label = []string{p.Scheduler}
 		}
 		p.Label, p.Group = strings.Join(label, " "), strings.Join(group, " ")
+		p.GroupValues, p.GroupKeys = strings.Join(values, "\n"), strings.Join(gkeys, " / ")
 	}
 	return nil
 }
@@ -316,7 +327,7 @@ func SetLabels(points []*Point, keys []string) error {
 // differs tells whether the points have different values of key.
 func differs(points []*Point, key string) bool {
 	for _, p := range points {
-		if p.value(key) != points[0].value(key) {
+		if p.Value(key) != points[0].Value(key) {
 			return true
 		}
 	}

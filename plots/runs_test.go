@@ -55,6 +55,14 @@ func TestLabels(t *testing.T) {
 	if _, err := Filter(points, []string{"source.s1.size=50kB"}); err == nil || !strings.Contains(err.Error(), "no run matches") {
 		t.Fatalf("filter that keeps nothing: %v", err)
 	}
+	two := loadFixtures(t, fixture{sched: "cwr", times: []float64{1}}, fixture{rep: 1, sched: "cwr", times: []float64{2}})
+	rep, err := Filter(two, []string{"repetition=1"})
+	if err != nil || len(rep) != 1 || len(rep[0].Runs) != 1 || rep[0].Runs[0].Summary.Repetition != 1 || len(two[0].Runs) != 2 {
+		t.Fatalf("--where repetition=1: %v %v", rep, err)
+	}
+	if _, err := Filter(two, []string{"repetition=2"}); err == nil {
+		t.Fatal("a missing repetition passed")
+	}
 	if _, err := Filter(points, []string{"size"}); err == nil {
 		t.Fatal("a malformed --where passed")
 	}

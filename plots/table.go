@@ -57,9 +57,9 @@ func (t *Table) markdown(w io.Writer) error {
 	return err
 }
 
-// fmtNum formats a number for a Markdown cell with prec decimals: "+Inf",
+// FormatNumber formats a number for a Markdown cell with prec decimals: "+Inf",
 // "–" for a value that does not exist.
-func fmtNum(v float64, prec int) string {
+func FormatNumber(v float64, prec int) string {
 	switch {
 	case math.IsNaN(v):
 		return "–"

@@ -3,6 +3,7 @@ package trafficgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -442,7 +443,7 @@ func (r *Recorder) pathMetrics(s PathSample) {
 		r.paths[k] = pl
 	}
 	if r.inWindow(s.At) {
-		pl.ca.add(s.At, s.CongestionWindow, s.CongestionState)
+		pl.ca.add(s)
 	}
 	keep := !pl.seen || r.cfg.PathInterval <= 0 || s.At.Sub(pl.keptAt) >= r.cfg.PathInterval
 	if pl.seen && s.CongestionState != pl.last.CongestionState {
@@ -517,11 +518,29 @@ func (g *caGrowth) flush() {
 	g.in = false
 }
 
-func (g *caGrowth) add(at time.Time, cwnd uint64, state string) {
-	if state != "congestion_avoidance" {
+// inCongestionAvoidance reports whether a sample is in the congestion
+// avoidance phase: neither slow start nor recovery. A controller that
+// reports the sender application limited (newreno-cwl, which then does
+// not grow the window) is still in that phase when its window is at or
+// above the slow start threshold: leaving those periods out would count
+// only the moments the window grows and overstate the growth per RTT, the
+// very effect of window reservation Table I measures.
+func inCongestionAvoidance(s PathSample) bool {
+	switch s.CongestionState {
+	case "congestion_avoidance":
+		return true
+	case "application_limited":
+		return s.CongestionWindow >= s.SSThresh
+	}
+	return false
+}
+
+func (g *caGrowth) add(s PathSample) {
+	if !inCongestionAvoidance(s) {
 		g.flush()
 		return
 	}
+	at, cwnd := s.At, s.CongestionWindow
 	if !g.in {
 		g.in, g.startT, g.startW = true, at, cwnd
 	} else if cwnd < g.lastW && at != g.startT {
@@ -533,25 +552,28 @@ func (g *caGrowth) add(at time.Time, cwnd uint64, state string) {
 	g.lastT, g.lastW = at, cwnd
 }
 
-// perRTT is the mean growth per rtt over the stretches so far.
+// perRTT is the mean growth per rtt over the stretches so far; NaN
+// without any (the path was never in congestion avoidance: no value, not
+// a growth of 0).
 func (g caGrowth) perRTT(rtt time.Duration) float64 {
 	g.flush()
 	if g.span <= 0 {
-		return 0
+		return math.NaN()
 	}
 	return g.grow / g.span.Seconds() * rtt.Seconds()
 }
 
 // CwndGrowthCA is the mean growth of a path's congestion window per RTT
 // while in congestion avoidance, as in Table I of the reference paper:
-// over the maximal stretches of samples in congestion avoidance, the sum
+// over the maximal stretches of samples in congestion avoidance
+// (application-limited ones included, see inCongestionAvoidance), the sum
 // of the window's growth divided by the sum of their durations, times
-// rtt. Zero without such stretches.
+// rtt. NaN without such stretches.
 func CwndGrowthCA(samples []PathSample, vantage string, pathID uint64, rtt time.Duration) float64 {
 	var g caGrowth
 	for _, s := range samples {
 		if s.Vantage == vantage && s.PathID == pathID {
-			g.add(s.At, s.CongestionWindow, s.CongestionState)
+			g.add(s)
 		}
 	}
 	return g.perRTT(rtt)

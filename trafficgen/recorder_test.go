@@ -3,6 +3,7 @@ package trafficgen
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -77,6 +78,9 @@ func synthetic(t *testing.T) (*Recorder, *experiment.Experiment) {
 	so.StreamDataSent(at(400), 0, 3, false, 60_000)
 	so.StreamDataSent(at(600), 1, 3, false, 40_000)
 	so.StreamDataSent(at(1005), 1, 1, true, 1000)
+	// Path 0 stays in slow start.
+	so.PathMetricsUpdated(at(5), core.PathMetrics{PathID: 0, CongestionWindow: 13500, SSThresh: math.MaxUint64, CongestionState: "slow_start"})
+	so.PathMetricsUpdated(at(400), core.PathMetrics{PathID: 0, CongestionWindow: 80000, SSThresh: math.MaxUint64, CongestionState: "slow_start"})
 	for _, ms := range []float64{1, 101, 201, 301} {
 		co.StreamDataSent(at(ms), 0, 0, false, 250)
 	}
@@ -159,6 +163,16 @@ func TestSyntheticLog(t *testing.T) {
 	// Per source: messages and replies read in the window.
 	if p.GoodputMbps != 0.016 || *p.ReplyGoodputMbps != 0 || rr.GoodputMbps != 0.006 || *rr.ReplyGoodputMbps != 0.008 || bg.GoodputMbps != 0.4 {
 		t.Errorf("per-source goodput p %v/%v rr %v/%v bg %v", p.GoodputMbps, *p.ReplyGoodputMbps, rr.GoodputMbps, *rr.ReplyGoodputMbps, bg.GoodputMbps)
+	}
+	// No path was in congestion avoidance: its growth is no value (null
+	// in JSON), not a growth of 0.
+	for _, ps := range sum.Paths {
+		if ps.Server.CwndGrowthCA != nil {
+			t.Errorf("path %d: cwnd growth %v without congestion avoidance, want none", ps.ID, *ps.Server.CwndGrowthCA)
+		}
+	}
+	if js, _ := json.Marshal(sum.Paths[0].Server); !strings.Contains(string(js), `"cwnd_growth_ca_bytes_per_rtt":null`) {
+		t.Errorf("path JSON %s", js)
 	}
 	// Per path, each end's own counters.
 	if len(sum.Paths) != 2 || sum.Paths[0].Server.StreamBytesSent != 62_000 || sum.Paths[1].Server.StreamBytesSent != 40_000 ||
@@ -256,9 +270,9 @@ func TestPathSampling(t *testing.T) {
 	r := feed(10 * time.Millisecond)
 	var g caGrowth
 	for _, s := range all.Samples() {
-		g.add(s.At, s.CongestionWindow, s.CongestionState)
+		g.add(s)
 	}
-	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || a == 0 {
+	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || !(a > 0) {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
 	}
 }

@@ -63,15 +63,18 @@ type SourceSummary struct {
 // PathEnd is one end's view of a path at the end of the measurement
 // window.
 type PathEnd struct {
-	BytesSent          uint64  `json:"bytes_sent"`
-	BytesReceived      uint64  `json:"bytes_received"`
-	PacketsSent        uint64  `json:"packets_sent"`
-	PacketsLost        uint64  `json:"packets_lost"`
-	SRTTMS             float64 `json:"srtt_ms"`
-	MinRTTMS           float64 `json:"min_rtt_ms"`
-	CwndBytes          uint64  `json:"cwnd_bytes"`
-	CwndGrowthCA       float64 `json:"cwnd_growth_ca_bytes_per_rtt"`
-	ReservationsMissed uint64  `json:"reservations_missed"`
+	BytesSent     uint64  `json:"bytes_sent"`
+	BytesReceived uint64  `json:"bytes_received"`
+	PacketsSent   uint64  `json:"packets_sent"`
+	PacketsLost   uint64  `json:"packets_lost"`
+	SRTTMS        float64 `json:"srtt_ms"`
+	MinRTTMS      float64 `json:"min_rtt_ms"`
+	CwndBytes     uint64  `json:"cwnd_bytes"`
+	// CwndGrowthCA is the window's mean growth per RTT in congestion
+	// avoidance in the window (Table I); nil (null) when the path was
+	// never in congestion avoidance then.
+	CwndGrowthCA       *float64 `json:"cwnd_growth_ca_bytes_per_rtt"`
+	ReservationsMissed uint64   `json:"reservations_missed"`
 	// StreamBytesSent counts the stream bytes this end sent on the path
 	// in the measurement window, retransmissions and copies included.
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
@@ -247,7 +250,10 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 				CopiesSent:         ps.CopiesSent,
 			}
 			if pl := r.paths[pathKey{side.vantage, ps.ID}]; pl != nil {
-				end.CwndGrowthCA = math.Round(pl.ca.perRTT(rtt)*10) / 10
+				if g := pl.ca.perRTT(rtt); !math.IsNaN(g) {
+					g = math.Round(g*10) / 10
+					end.CwndGrowthCA = &g
+				}
 			}
 			if w := r.sentWin[side.vantage][ps.ID]; w != nil {
 				end.StreamBytesSent = w[0] + w[1]

@@ -98,8 +98,42 @@ func TestCwndGrowthCA(t *testing.T) {
 	if math.Abs(got-want) > 1e-6 {
 		t.Fatalf("growth %v, want %v", got, want)
 	}
-	if g := CwndGrowthCA(s, "server", 7, 50*time.Millisecond); g != 0 {
+	if g := CwndGrowthCA(s, "server", 7, 50*time.Millisecond); !math.IsNaN(g) {
 		t.Fatalf("growth %v of a path without samples", g)
+	}
+}
+
+// TestCwndGrowthCAApplicationLimited: with newreno-cwl the controller
+// reports the sender application limited between ACKs that grow the
+// window (a reservation scheduler leaving window unused); those periods
+// are congestion avoidance too. Here the window grows 1350 bytes every
+// 100 ms for a second, each growth followed by 90 ms application limited:
+// 675 bytes per 50 ms, where counting only the stretches reported as
+// congestion_avoidance gave ten times that, above the one packet per RTT
+// NewReno can grow. Application limited in slow start (below ssthresh)
+// does not count.
+func TestCwndGrowthCAApplicationLimited(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ms := time.Millisecond
+	var s []PathSample
+	add := func(at time.Duration, cwnd, ssthresh uint64, state string) {
+		s = append(s, PathSample{At: t0.Add(at), Vantage: "server", PathMetrics: core.PathMetrics{PathID: 0,
+			CongestionWindow: cwnd, SSThresh: ssthresh, CongestionState: state}})
+	}
+	const ss = 100000
+	add(0, 20000, math.MaxUint64, "application_limited") // slow start, limited
+	add(50*ms, 90000, ss, "slow_start")
+	for i := range 10 {
+		at := time.Second + time.Duration(i)*100*ms
+		w := uint64(ss + i*1350)
+		add(at, w, ss, "congestion_avoidance")
+		add(at+10*ms, w+1350, ss, "congestion_avoidance")
+		add(at+10*ms, w+1350, ss, "application_limited")
+	}
+	add(2*time.Second, ss+13500, ss, "congestion_avoidance")
+	got := CwndGrowthCA(s, "server", 0, 50*ms)
+	if want := 13500.0 / 1.0 * 0.05; math.Abs(got-want) > 1e-6 {
+		t.Fatalf("growth %v bytes per RTT, want %v", got, want)
 	}
 }
 

@@ -133,19 +133,31 @@ func TestHelpExamplesParse(t *testing.T) {
 				t.Errorf("example %q: %v", strings.Join(args, " "), err)
 				continue
 			}
-			if name == "plot" {
+			switch name {
+			case "run":
+			case "plot":
 				if len(pos) == 0 {
 					t.Errorf("example %q: no RESULTS_DIR", strings.Join(args, " "))
 				}
 				continue
-			}
-			if name == "aggregate" {
+			case "aggregate":
 				if len(pos) != 1 {
 					t.Errorf("example %q: %d directories", strings.Join(args, " "), len(pos))
 				}
 				continue
-			}
-			if name != "run" {
+			case "merge":
+				continue // directories of results, made by the examples before
+			case "testbed":
+				// up, down or status, and an experiment file.
+				if len(pos) == 0 || len(pos) > 2 || !slices.Contains([]string{"up", "down", "status"}, pos[0]) {
+					t.Errorf("example %q: arguments %v", strings.Join(args, " "), pos)
+					continue
+				}
+				pos = pos[1:]
+				if len(pos) == 0 {
+					continue
+				}
+			default:
 				if len(pos) > 0 {
 					t.Errorf("example %q: stray arguments %v", strings.Join(args, " "), pos)
 				}
@@ -159,7 +171,11 @@ func TestHelpExamplesParse(t *testing.T) {
 				t.Errorf("example %q: %d files", strings.Join(args, " "), len(pos))
 				continue
 			}
-			if _, probs := loadRuns(pos[0], sets, fs.Lookup("backend").Value.String(), 0); len(probs) > 0 {
+			backend := ""
+			if f := fs.Lookup("backend"); f != nil {
+				backend = f.Value.String()
+			}
+			if _, probs := loadRuns(pos[0], sets, backend, 0); len(probs) > 0 {
 				t.Errorf("example %q: %s", strings.Join(args, " "), strings.Join(probs, "\n"))
 			}
 		}
@@ -172,8 +188,8 @@ func TestHelpExamplesParse(t *testing.T) {
 // silently ignored with the flags after it.
 func TestFlagsAnywhereEveryCommand(t *testing.T) {
 	for _, name := range commandNames() {
-		if name == "run" || name == "aggregate" || name == "plot" {
-			continue // TestRunFlagsAnywhere; aggregate takes a directory (and no flags); TestPlotFlagsAnywhere
+		if name == "run" || name == "aggregate" || name == "plot" || name == "testbed" || name == "merge" {
+			continue // TestRunFlagsAnywhere; aggregate takes a directory (and no flags); TestPlotFlagsAnywhere; testbed and merge take arguments
 		}
 		for _, tc := range []struct {
 			pos  string

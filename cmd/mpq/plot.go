@@ -98,14 +98,6 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, countRuns(points), len(points))
+	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, plots.CountRuns(points), len(points))
 	return 0
-}
-
-func countRuns(points []*plots.Point) int {
-	n := 0
-	for _, p := range points {
-		n += len(p.Runs)
-	}
-	return n
 }

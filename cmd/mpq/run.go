@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/testbed/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -40,7 +41,11 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
 	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
+	o.roles.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		fs.Visit(func(f *flag.Flag) {
+			o.repeatSet = o.repeatSet || f.Name == "repeat"
+		})
 		return runRun(ctx, &o, args, stdout, stderr)
 	}
 }
@@ -50,9 +55,11 @@ type runOptions struct {
 	out, backend string
 	parallel     int
 	repeat       int
+	repeatSet    bool // --repeat was given (0 is then an error, not the default)
 	resume       bool
 	shard        string
 	sets         setFlags
+	roles        roleOptions
 }
 
 // runRun runs the experiment file named by args.
@@ -67,6 +74,12 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		return exitUsage
 	}
 	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
+	if o.repeatSet && o.repeat == 0 {
+		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
+	}
+	if o.parallel < 1 {
+		probs = append(probs, fmt.Sprintf("mpq run: --parallel %d: want a number of runs at once, at least 1", o.parallel))
+	}
 	shardK, shardN, err := parseShard(o.shard)
 	if err != nil {
 		probs = append(probs, "mpq run: "+err.Error())
@@ -77,7 +90,17 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		}
 		return exitUsage
 	}
-	workers := max(o.parallel, 1)
+	if !o.roles.configure(stderr) {
+		return exitUsage
+	}
+	if o.roles.role != "" {
+		if o.resume || o.shard != "" {
+			fmt.Fprintln(stderr, "mpq run: --role runs every run of FILE in turn with the other end: --resume and --shard do not apply")
+			return exitUsage
+		}
+		return runRoles(ctx, o, runs, filepath.Join(o.out, sanitize(runs[0].Name)), stdout, stderr)
+	}
+	workers := o.parallel
 	for _, r := range runs {
 		if r.Backend != experiment.BackendSim {
 			workers = 1 // real time: runs must not disturb each other
@@ -183,14 +206,28 @@ func parseShard(s string) (k, n int, err error) {
 	return k, n, nil
 }
 
-// complete reports whether dir holds a complete run of e: a summary, and
-// the same resolved configuration (comments aside).
+// complete reports whether dir holds a complete run of e: every file a
+// run writes, the same resolved configuration (comments aside), and a
+// summary that reads back as this run of this sweep (experiment, grid
+// point, repetition of how many, base seed and configuration), so that
+// the aggregate does not take a run of another sweep for this one.
 func complete(dir string, e *experiment.Experiment) bool {
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
-		return false
+	files := []string{"messages.csv", "paths.csv", "throughput.csv"}
+	if e.Backend == experiment.BackendLoopback {
+		files = append(files, "emulator.json")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
 	}
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.resolved.toml"))
-	return err == nil && experiment.SameRun(cfg, e.ResolvedTOML())
+	if err != nil || !experiment.SameRun(cfg, e.ResolvedTOML()) {
+		return false
+	}
+	s, err := results.ReadRun(dir)
+	return err == nil && s.Name == e.Name && s.Point == e.Point && s.Repetition == e.Repetition &&
+		s.Repeat == max(e.Repeat, 1) && s.BaseSeed == e.BaseSeed && s.Seed == e.Seed && s.ConfigSHA256 == e.PointSHA256()
 }
 
 // loadRuns loads an experiment file with the --set and --backend

@@ -21,7 +21,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 	f := writeFile(t, dir, "cli.toml", strings.Replace(runFile, `kind = "periodic"`, "kind = \"periodic\"\nrate = 3", 1)+
 		"[transport]\npath_scheduler = \"lowrt\"\nstream_scheduler = \"priority\"\n")
 	code, stdout, stderr := runCmd(t, "run", f, "--out", dir,
-		"--set", "transport.congestion=cubic", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "netns")
+		"--set", "transport.congestion=cubic", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "loopbak")
 	if code != exitUsage || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, want 2 and nothing; stderr:\n%s", code, stdout, stderr)
 	}
@@ -33,7 +33,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 		f + `:16: transport.stream_scheduler: unknown stream scheduler "priority"`,
 		f + `: transport.congestion (from --set transport.congestion=cubic): unknown congestion controller "cubic"`,
 		f + `: source.0.size (from --set source.s1.size=big): bad size "big"`,
-		f + `: backend (from --backend): backend "netns" is not available yet`,
+		f + `: backend (from --backend): unknown backend "loopbak"`,
 	}
 	for _, w := range want {
 		if !strings.Contains(stderr, w) {

@@ -201,6 +201,50 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	}
 }
 
+// TestResumeRerunsStaleRuns: --resume keeps only runs that are whole and
+// of this sweep. A run directory with a summary.json that does not read
+// (a copy cut short), one without messages.csv, and runs of the same
+// configuration but of another sweep (the sweep's values reordered, so
+// that their summaries name other grid points; run with another
+// --repeat) are run again, and the aggregate is right.
+func TestResumeRerunsStaleRuns(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	if code, _, errs := runCmd(t, "run", f, "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	base := filepath.Join(dir, "sweep")
+	if err := os.WriteFile(filepath.Join(base, "transport.path_scheduler=lowrtt", "rep0", "summary.json"), []byte("{\"name\": \"swe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(base, "transport.path_scheduler=cwr", "rep1", "messages.csv")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := runCmd(t, "run", f, "--out", dir, "--resume")
+	if code != 0 || !strings.Contains(errs, "2 of 4 runs already complete, 2 to run") ||
+		!strings.Contains(stdout, "lowrtt/rep0") || !strings.Contains(stdout, "cwr/rep1") {
+		t.Fatalf("--resume of damaged runs: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	// The sweep's values in the other order: same directories and
+	// configurations, other grid points.
+	swapped := writeFile(t, dir, "swapped.toml", strings.Replace(sweepFile, `["lowrtt", "cwr"]`, `["cwr", "lowrtt"]`, 1))
+	code, stdout, errs = runCmd(t, "run", swapped, "--out", dir, "--resume")
+	if code != 0 || !strings.Contains(errs, "0 of 4 runs already complete") {
+		t.Fatalf("--resume of a reordered sweep: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	agg := readString(t, filepath.Join(base, "aggregate.csv"))
+	if !strings.Contains(agg, "\n0,2,2,transport.path_scheduler=cwr,cwr,") {
+		t.Fatalf("aggregate.csv after the reordered sweep:\n%s", agg)
+	}
+	// --repeat 3 over repeat = 2: rep0 and rep1 are the same runs, but
+	// their summaries say repeat 2 and the aggregate would mix them with
+	// runs that say 3.
+	code, _, errs = runCmd(t, "run", swapped, "--out", dir, "--resume", "--repeat", "3")
+	if code != 0 || !strings.Contains(errs, "0 of 6 runs already complete") {
+		t.Fatalf("--resume --repeat 3 over repeat = 2: exit %d\n%s", code, errs)
+	}
+}
+
 func readString(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(name)
@@ -210,8 +254,9 @@ func readString(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestSweepFlags: bad --shard and --repeat values exit 2 with nothing run;
-// so does a repeat of 0 in the file.
+// TestSweepFlags: bad --shard, --repeat and --parallel values exit 2 with
+// nothing run (--repeat 0 and --parallel 0 are not taken for the
+// defaults); so does a repeat of 0 in the file.
 func TestSweepFlags(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "sweep.toml", sweepFile)
@@ -220,8 +265,11 @@ func TestSweepFlags(t *testing.T) {
 			t.Errorf("--shard %s: exit %d, %s", bad, code, stderr)
 		}
 	}
-	if code, _, stderr := runCmd(t, "run", f, "--out", dir, "--repeat", "-1"); code != exitUsage || !strings.Contains(stderr, "--repeat -1") {
-		t.Errorf("--repeat -1: exit %d, %s", code, stderr)
+	for _, bad := range [][]string{{"--repeat", "-1"}, {"--repeat", "0"}, {"--repeat=0"}, {"--parallel", "0"}, {"--parallel", "-2"}} {
+		args := append([]string{"run", f, "--out", dir}, bad...)
+		if code, _, stderr := runCmd(t, args...); code != exitUsage || !strings.Contains(stderr, strings.Replace(strings.Join(bad, " "), "=", " ", 1)) {
+			t.Errorf("%s: exit %d, %s", strings.Join(bad, " "), code, stderr)
+		}
 	}
 	zero := writeFile(t, dir, "zero.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 0", 1))
 	if code, _, stderr := runCmd(t, "run", zero, "--out", dir); code != exitUsage || !strings.Contains(stderr, "zero.toml:3: repeat: 0 outside [1, 10000]") {

@@ -45,6 +45,8 @@ type Point struct {
 	// repetitions' rep* directories).
 	Dir          string `json:"dir"`
 	ConfigSHA256 string `json:"config_sha256"`
+	// BaseSeed is the seed the repetitions' seeds derive from.
+	BaseSeed uint64 `json:"base_seed"`
 	// Repeat is the number of repetitions the sweep asked for, Runs the
 	// directories found, by repetition, with their Repetitions and Seeds.
 	Repeat      int      `json:"repeat"`
@@ -63,7 +65,8 @@ type Point struct {
 // Build reads the runs below root (dirs, relative to root, or every run
 // found there when dirs is nil) and aggregates them. It fails when the
 // runs are of several experiments, when runs of one grid point disagree
-// on its configuration, or when a repetition is there twice.
+// on its configuration or on the base seed of their repetitions, or when
+// a repetition is there twice.
 func Build(root string, dirs []string) (*Aggregate, error) {
 	if dirs == nil {
 		var err error
@@ -92,7 +95,7 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 	})
 	a.Name = a.runs[0].Summary.Name
 	byPoint := map[int]*Point{}
-	seen := map[string]string{} // sha/repetition -> dir
+	seen := map[[2]int]string{} // point, repetition -> dir
 	for _, r := range a.runs {
 		s := r.Summary
 		if s.Name != a.Name {
@@ -100,7 +103,7 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 		}
 		p := byPoint[s.Point]
 		if p == nil {
-			p = &Point{Point: s.Point, Vary: s.Vary, ConfigSHA256: s.ConfigSHA256, Repeat: s.Repeat, Dir: r.Dir}
+			p = &Point{Point: s.Point, Vary: s.Vary, ConfigSHA256: s.ConfigSHA256, BaseSeed: s.BaseSeed, Repeat: s.Repeat, Dir: r.Dir}
 			if s.Repeat > 1 {
 				p.Dir = path.Dir(r.Dir)
 			}
@@ -110,7 +113,13 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 		if s.ConfigSHA256 != p.ConfigSHA256 || s.Repeat != p.Repeat {
 			return nil, fmt.Errorf("runs %s and %s are of grid point %d with different configurations (the experiment file changed between them?)", p.runs[0].Dir, r.Dir, s.Point)
 		}
-		key := fmt.Sprintf("%s/%d", s.ConfigSHA256, s.Repetition)
+		if s.BaseSeed != p.BaseSeed {
+			return nil, fmt.Errorf("runs %s and %s are of grid point %d with seeds derived from different base seeds, %d and %d (the seed changed between them?)", p.runs[0].Dir, r.Dir, s.Point, p.BaseSeed, s.BaseSeed)
+		}
+		// The configuration's hash leaves the seed out (the repetitions
+		// share it), so a sweep over the seed has one hash for several
+		// grid points: a repetition is told by its grid point.
+		key := [2]int{s.Point, s.Repetition}
 		if other, ok := seen[key]; ok {
 			return nil, fmt.Errorf("runs %s and %s are the same repetition %d of grid point %d", other, r.Dir, s.Repetition, s.Point)
 		}

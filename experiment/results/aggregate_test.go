@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,6 +139,11 @@ func TestBuildRefusesMixedRuns(t *testing.T) {
 		}, "runs of two experiments"},
 		{"two configurations", func(root string) { writeRun(t, root, "x", summary(0, 1, 2, "ccc", 1, 1), "1.000") }, "different configurations"},
 		{"a repetition twice", func(root string) { writeRun(t, root, "copy/rep0", summary(0, 0, 2, "aaa", 1, 1), "1.000") }, "the same repetition 0"},
+		{"two base seeds", func(root string) {
+			s := summary(0, 1, 2, "aaa", 1, 1)
+			s.BaseSeed = 7
+			writeRun(t, root, "p/rep1", s, "1.000")
+		}, "different base seeds, 0 and 7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -147,6 +153,25 @@ func TestBuildRefusesMixedRuns(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestBuildSeedSweep: a sweep over the seed has grid points whose
+// configurations hash alike (the hash leaves the seed out); each is a
+// grid point of its own, not a repetition found twice.
+func TestBuildSeedSweep(t *testing.T) {
+	root := t.TempDir()
+	for i, seed := range []uint64{1, 2, 3} {
+		s := summary(0, 0, 1, "aaa", float64(10*(i+1)), 1)
+		s.Point, s.Vary, s.Seed, s.BaseSeed = i, []string{fmt.Sprintf("seed=%d", seed)}, seed, seed
+		writeRun(t, root, fmt.Sprintf("seed=%d", seed), s, "1.000")
+	}
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Points) != 3 || a.Points[2].BaseSeed != 3 || a.Points[2].Metrics["s1.mct_p50_ms"].Mean != 30 {
+		t.Fatalf("points %+v", a.Points)
 	}
 }
 

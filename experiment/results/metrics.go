@@ -95,7 +95,7 @@ func Headline(s *trafficgen.Summary) []Metric {
 	for _, p := range s.Paths {
 		g := nan
 		if p.Server != nil {
-			g = p.Server.CwndGrowthCA
+			g = opt(p.Server.CwndGrowthCA)
 		}
 		add(fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", p.ID), g)
 	}

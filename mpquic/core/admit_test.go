@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -489,5 +490,40 @@ func TestEndpointRoutesResetByToken(t *testing.T) {
 	p.client.finish()
 	if len(cEP.peerTokens) != 0 {
 		t.Fatalf("%d peer tokens left after the connection ended", len(cEP.peerTokens))
+	}
+}
+
+// Until the client's address is validated the server sends no more than
+// three times what it received (RFC 9000 Section 8.1), and with a flight
+// larger than that to send, exactly three times.
+func TestAntiAmplificationExactlyThreeTimes(t *testing.T) {
+	cc, sc := testConfigs(t)
+	// A certificate chain large enough that the server's first flight
+	// exceeds three times the ClientHello.
+	crt := sc.TLS.Certificates[0]
+	crt.Certificate = append(append([][]byte(nil), crt.Certificate...), make([]byte, 6000))
+	sc.TLS.Certificates = []tls.Certificate{crt}
+	p := newPair(t, cc, sc, EndpointConfig{})
+	received, sent := 0, 0
+	p.drop = func(toServer bool, d []byte) bool {
+		if toServer {
+			if p.server != nil {
+				return true // the client's address is never validated
+			}
+			received += len(d)
+			return false
+		}
+		sent += len(d)
+		return false
+	}
+	p.runUntil(func() bool {
+		if p.server == nil {
+			return false
+		}
+		done, _ := p.server.Closed()
+		return done
+	}, time.Minute)
+	if received < 1200 || sent != 3*received {
+		t.Fatalf("server received %d bytes and sent %d, want exactly %d", received, sent, 3*received)
 	}
 }

@@ -29,10 +29,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.ids.init(host)
 	c.mp.init()
 	for l := range numLevels {
-		c.crypto[l] = cryptoStream{
-			send: streams.NewSendStream(0, 1<<62, 1<<30),
-			recv: streams.NewRecvStream(0, maxCryptoBuffer),
-		}
+		c.crypto[l] = newCryptoStream()
 	}
 	for l := range c.spaces {
 		c.spaces[l] = newPNSpace(0) // handshake packets are acknowledged at once
@@ -387,10 +384,19 @@ func (c *Conn) discardLevel(l level) {
 	sp.sent.Discard()
 	sp.discarded = true
 	sp.probes = 0
+	// The level's CRYPTO data is done with: free its buffers.
+	c.crypto[l] = newCryptoStream()
 	if p := c.pathByID(0); p != nil {
 		p.ptoCount = 0
 	}
 	c.qlog.KeyDiscarded(c.now, l.String())
+}
+
+func newCryptoStream() cryptoStream {
+	return cryptoStream{
+		send: streams.NewSendStream(0, 1<<62, 1<<30),
+		recv: streams.NewRecvStream(0, maxCryptoBuffer),
+	}
 }
 
 // handleCryptoFrame feeds CRYPTO data to TLS (RFC 9001 Section 4.1.3).

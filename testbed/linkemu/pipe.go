@@ -44,6 +44,11 @@ type LinkStats struct {
 	// (the loopback emulator's datagrams from strangers, the forwarder's
 	// frames it cannot carry); they are not in Sent.
 	Foreign uint64
+	// DroppedSocket counts packets the kernel dropped before the driver
+	// read them (its socket's receive buffer was full: the driver fell
+	// behind); they are not in Sent either. The loopback emulator does
+	// not count them.
+	DroppedSocket uint64
 	// InFlight is the packets held now, queued or propagating.
 	InFlight uint64
 	// LateMean and LateMax are how much later than the model's arrival
@@ -69,6 +74,7 @@ type Pipe struct {
 	sent, delivered, bytesSent, bytesDelivered atomic.Uint64
 	dropLoss, dropQueue, dropOverflow          atomic.Uint64
 	unroutable, writeErrors, foreign           atomic.Uint64
+	droppedSocket                              atomic.Uint64
 	lateSum, lateMax                           atomic.Int64
 }
 
@@ -140,6 +146,10 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 
 // CountForeign counts a packet the driver ignored (LinkStats.Foreign).
 func (p *Pipe) CountForeign() { p.foreign.Add(1) }
+
+// CountSocketDrops counts n packets the kernel dropped before the driver
+// read them (LinkStats.DroppedSocket).
+func (p *Pipe) CountSocketDrops(n uint64) { p.droppedSocket.Add(n) }
 
 // Run hands the held packets to the output at their arrival times until
 // done is closed; then it drops what it holds. It never hands a packet on
@@ -227,8 +237,9 @@ func (p *Pipe) Stats() LinkStats {
 		BytesSent: p.bytesSent.Load(), BytesDelivered: p.bytesDelivered.Load(),
 		DroppedLoss: p.dropLoss.Load(), DroppedQueue: p.dropQueue.Load(), DroppedOverflow: p.dropOverflow.Load(),
 		Unroutable: p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
-		InFlight: uint64(p.count.Load()),
-		LateMax:  time.Duration(p.lateMax.Load()),
+		DroppedSocket: p.droppedSocket.Load(),
+		InFlight:      uint64(p.count.Load()),
+		LateMax:       time.Duration(p.lateMax.Load()),
 	}
 	if n := s.Delivered + s.Unroutable + s.WriteErrors; n > 0 {
 		s.LateMean = time.Duration(p.lateSum.Load() / int64(n))

@@ -14,7 +14,7 @@ import (
 // in EXPERIMENTS.md (issue 14: write_errors was explained nowhere).
 func TestEmulatorJSONDocumented(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "emulator.json")
-	if err := writeEmulatorStats(name, []linkemu.PathStats{{}}); err != nil {
+	if err := linkemu.WriteStats(name, []linkemu.PathStats{{}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(name)

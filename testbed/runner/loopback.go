@@ -3,10 +3,8 @@ package runner
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -116,36 +114,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 			func(i int) string { return emu.Front(i).String() },
 			func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c }, fail))
 	})
-	// wait waits until d passed or check (run on the loop every
-	// drainStep, if not nil) reports true.
-	wait := func(until time.Time, check func() bool) error {
-		for {
-			d := time.Until(until)
-			if d <= 0 {
-				return nil
-			}
-			if check != nil {
-				d = min(d, drainStep)
-			}
-			timer := time.NewTimer(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				timer.Stop()
-				return ctx.Err()
-			case err := <-failed:
-				timer.Stop()
-				return err
-			}
-			if check != nil {
-				done := false
-				ev.Exec(func() { done = check() })
-				if done {
-					return nil
-				}
-			}
-		}
-	}
+	wait := func(until time.Time, check func() bool) error { return waitReal(ctx, ev, failed, until, check) }
 	end := t0.Add(e.Duration)
 	if err := wait(end, nil); err != nil {
 		closeAll()
@@ -204,7 +173,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		traces.Wait(ctx, 5*time.Second)
 	}
 	closeAll()
-	if err := writeEmulatorStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
+	if err := linkemu.WriteStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -331,42 +300,4 @@ func (o *queuedObserver) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 
 func (o *queuedObserver) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
 	o.q.add(observed{vantage: o.vantage, now: now, pathID: pathID, prio: priority, n: n})
-}
-
-// writeEmulatorStats writes emulator.json.
-func writeEmulatorStats(name string, stats []linkemu.PathStats) error {
-	type link struct {
-		Sent            uint64  `json:"sent"`
-		Delivered       uint64  `json:"delivered"`
-		BytesSent       uint64  `json:"bytes_sent"`
-		BytesDelivered  uint64  `json:"bytes_delivered"`
-		DroppedLoss     uint64  `json:"dropped_loss"`
-		DroppedQueue    uint64  `json:"dropped_queue"`
-		DroppedOverflow uint64  `json:"dropped_overflow"`
-		Unroutable      uint64  `json:"unroutable"`
-		WriteErrors     uint64  `json:"write_errors"`
-		Foreign         uint64  `json:"foreign"`
-		InFlight        uint64  `json:"in_flight"`
-		LateMeanMS      float64 `json:"late_mean_ms"`
-		LateMaxMS       float64 `json:"late_max_ms"`
-	}
-	conv := func(s linkemu.LinkStats) link {
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
-		return link{s.Sent, s.Delivered, s.BytesSent, s.BytesDelivered, s.DroppedLoss, s.DroppedQueue, s.DroppedOverflow,
-			s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
-	}
-	type path struct {
-		ID   int  `json:"path"`
-		Up   link `json:"up"`
-		Down link `json:"down"`
-	}
-	out := make([]path, len(stats))
-	for i, s := range stats {
-		out[i] = path{i, conv(s.Up), conv(s.Down)}
-	}
-	js, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(name, append(js, '\n'), 0o644)
 }

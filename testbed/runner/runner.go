@@ -24,6 +24,7 @@ import (
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env"
+	"github.com/mpq/mpq/testbed/env/udpenv"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -51,6 +52,10 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 		res, err = runSim(ctx, e, dir, start)
 	case experiment.BackendLoopback:
 		res, err = runLoopback(ctx, e, dir, start)
+	case experiment.BackendNetns:
+		res, err = runNetns(ctx, e, dir, start)
+	case BackendHosts:
+		return nil, errors.New("backend hosts runs the two ends in two processes: mpq run FILE --role server --listen ADDR:PORT on one host, mpq run FILE --role client --connect ADDR:PORT --local ADDR on the other")
 	default:
 		return nil, fmt.Errorf("backend %q is not available yet: use \"sim\" or \"loopback\"", e.Backend)
 	}
@@ -83,6 +88,38 @@ func coreConfig(e *experiment.Experiment) core.Config {
 // drainStep is how often a run checks in its drain period whether every
 // message is done.
 const drainStep = 50 * time.Millisecond
+
+// waitReal waits on the wall clock until the time until, or until check
+// (run on ev's loop every drainStep, if not nil) reports true; it returns
+// early with ctx's error or the first error failed receives.
+func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until time.Time, check func() bool) error {
+	for {
+		d := time.Until(until)
+		if d <= 0 {
+			return nil
+		}
+		if check != nil {
+			d = min(d, drainStep)
+		}
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case err := <-failed:
+			timer.Stop()
+			return err
+		}
+		if check != nil {
+			done := false
+			ev.Exec(func() { done = check() })
+			if done {
+				return nil
+			}
+		}
+	}
+}
 
 // recorderConfig is the recorder configuration of an experiment starting
 // at t0.

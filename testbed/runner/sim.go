@@ -26,6 +26,14 @@ const (
 // 10.i.0.1 and server address 10.i.0.2; the client connects over path 0
 // and opens the other paths from its other addresses.
 func runSim(ctx context.Context, e *experiment.Experiment, dir string, started time.Time) (*Result, error) {
+	return simulate(ctx, e, dir, started, false)
+}
+
+// simulate is runSim; with split, each end records into a recorder of its
+// own, as the ends of a two-host run do, and the results are their
+// halves merged (the test of the merge: in the simulator, a split run
+// must give the results of one recorder).
+func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
 	for i, p := range e.Paths {
@@ -50,10 +58,15 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 	t0 := sim.Now()
 	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	rec.ConnectStart = t0
+	crec := rec
+	if split {
+		crec = trafficgen.NewRecorder(recorderConfig(e, t0))
+		crec.ConnectStart = t0
+	}
 	scfg, ccfg := coreConfig(e), coreConfig(e)
 	scfg.TLS, ccfg.TLS = stls, ctls
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
-	ccfg.Observer = scfg.Observer
+	ccfg.Observer = func(v string) core.Observer { return crec.Observer(v) }
 	qlogFailed := func() error { return nil }
 	if e.Output.Qlog {
 		var traces *qlogfile.Dir
@@ -89,7 +102,7 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 	}); err != nil {
 		return nil, err
 	}
-	chost.Dial(saddrs[0].String(), dialed(chost, e, rec, t0,
+	chost.Dial(saddrs[0].String(), dialed(chost, e, crec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
 		func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c },
@@ -135,11 +148,28 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 		p.Stop()
 	}
 	// The drain: until every message is done, at most e.Drain.
-	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 }); err != nil {
+	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 && crec.Outstanding() == 0 }); err != nil {
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
 	rec.Finish()
+	if split {
+		crec.Finish()
+		// Through JSON, as the halves of two processes are.
+		ch, err := jsonCopy(crec.Half("client", in))
+		if err != nil {
+			return nil, err
+		}
+		sh, err := jsonCopy(rec.Half("server", in))
+		if err != nil {
+			return nil, err
+		}
+		rec, in, err = trafficgen.MergeHalves(e, ch, sh)
+		if err != nil {
+			return nil, err
+		}
+		in.BaseRTT = baseRTTs(e)
+	}
 	sum := rec.Summarise(e, in)
 	if err := writeResults(dir, e, rec, sum, started); err != nil {
 		return nil, err

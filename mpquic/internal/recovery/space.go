@@ -78,9 +78,13 @@ type Space struct {
 	bytesInFlight        uint64
 }
 
+// minRing is the first size of the history's ring: it doubles as packets
+// are outstanding, so that a connection's memory grows with use.
+const minRing = 8
+
 // NewSpace returns an empty history.
 func NewSpace() *Space {
-	return &Space{ring: make([]SentPacket, 64), largestAcked: -1}
+	return &Space{ring: make([]SentPacket, minRing), largestAcked: -1}
 }
 
 // LargestAcked returns the largest packet number the peer acknowledged, or -1.
@@ -406,6 +410,9 @@ func (s *Space) Discard() uint64 {
 		return true
 	})
 	s.trim()
+	if s.count == 0 && len(s.ring) > minRing {
+		s.ring, s.head = make([]SentPacket, minRing), 0 // memory back
+	}
 	s.bytesInFlight = 0
 	s.ackElicitingInFlight = 0
 	s.lossTime = time.Time{}

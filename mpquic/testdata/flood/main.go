@@ -1,0 +1,391 @@
+// Command flood measures how an mpquic server holds under a flood of
+// connection attempts: the server's resident memory and the time of a
+// legitimate download, without load, during genuine ClientHellos at a rate,
+// and during Initials of random bytes at a rate; optionally it then sends
+// malformed datagrams of every kind and checks that the server still
+// serves. It lives under testdata so that it is no part of the mpq binary
+// or of "go test ./...":
+//
+//	go build -o /tmp/mpq ./cmd/mpq
+//	/tmp/mpq serve --addr 127.0.0.1:4433 --root DIR &   # DIR/file: 2 MB
+//	go run ./mpquic/testdata/flood --addr 127.0.0.1:4433 --pid $!
+//
+// It sends to loopback only, and every phase is bounded in time and rate.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpq/mpq/internal/hq"
+	"github.com/mpq/mpq/mpquic"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/mpquic/internal/floodgen"
+)
+
+// Bounds on what the tool may be asked to do.
+const (
+	maxPhase     = 5 * time.Minute
+	maxRate      = 50_000
+	maxMalformed = 1_000_000
+)
+
+type options struct {
+	addr          netip.AddrPort
+	pid           int
+	path          string
+	phase         time.Duration
+	helloRate     int
+	garbageRate   int
+	ports         int
+	downloadEvery time.Duration
+	malformed     int
+	malformedRate int
+	out           string
+}
+
+func main() {
+	var o options
+	addr := flag.String("addr", "127.0.0.1:4433", "the server's loopback UDP `address`")
+	flag.IntVar(&o.pid, "pid", 0, "the server's process ID, for its resident memory (required)")
+	flag.StringVar(&o.path, "path", "/file", "the `file` the legitimate client downloads")
+	flag.DurationVar(&o.phase, "phase", time.Minute, "length of each phase (at most 5m)")
+	flag.IntVar(&o.helloRate, "hello-rate", 1000, "genuine ClientHellos per second in the second phase")
+	flag.IntVar(&o.garbageRate, "garbage-rate", 10_000, "Initials of random bytes per second in the third phase")
+	flag.IntVar(&o.ports, "ports", 64, "source ports the flood comes from")
+	flag.DurationVar(&o.downloadEvery, "download-every", 2*time.Second, "time between two legitimate downloads")
+	flag.IntVar(&o.malformed, "malformed", 0, "then send this many malformed datagrams and check the server still serves")
+	flag.IntVar(&o.malformedRate, "malformed-rate", 20_000, "malformed datagrams per second")
+	flag.StringVar(&o.out, "json", "", "also write the results as JSON to `FILE`")
+	flag.Parse()
+	ap, err := netip.ParseAddrPort(*addr)
+	if err != nil || !ap.Addr().IsLoopback() {
+		fail("--addr %s: a loopback address and port, please", *addr)
+	}
+	o.addr = ap
+	switch {
+	case o.pid <= 0:
+		fail("--pid is required")
+	case o.phase <= 0 || o.phase > maxPhase:
+		fail("--phase %v: between 0 and %v", o.phase, maxPhase)
+	case o.helloRate < 0 || o.helloRate > maxRate || o.garbageRate < 0 || o.garbageRate > maxRate || o.malformedRate <= 0 || o.malformedRate > maxRate:
+		fail("rates between 0 and %d per second", maxRate)
+	case o.malformed < 0 || o.malformed > maxMalformed:
+		fail("--malformed between 0 and %d", maxMalformed)
+	case o.ports < 1 || o.ports > 1024:
+		fail("--ports between 1 and 1024")
+	}
+	if _, err := rss(o.pid); err != nil {
+		fail("--pid %d: %v", o.pid, err)
+	}
+	if err := run(o); err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "flood: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+// phaseResult is what one phase measured.
+type phaseResult struct {
+	Name           string    `json:"name"`
+	Sent           int       `json:"datagrams_sent"`
+	SentPerSecond  float64   `json:"datagrams_per_second"`
+	RSSMedianMB    float64   `json:"rss_median_mb"`
+	RSSMaxMB       float64   `json:"rss_max_mb"`
+	Downloads      int       `json:"downloads"`
+	Failed         int       `json:"downloads_failed"`
+	DownloadMedian float64   `json:"download_median_ms"`
+	DownloadMax    float64   `json:"download_max_ms"`
+	DownloadsMs    []float64 `json:"downloads_ms"`
+	Errors         []string  `json:"errors,omitempty"`
+	LoadBefore     string    `json:"loadavg_before"`
+	LoadAfter      string    `json:"loadavg_after"`
+}
+
+func run(o options) error {
+	socks := make([]*net.UDPConn, o.ports)
+	for i := range socks {
+		uc, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(o.addr))
+		if err != nil {
+			return err
+		}
+		defer uc.Close()
+		socks[i] = uc
+	}
+	// Everything is made before the phases, so that making it does not
+	// compete with the server for the CPU while it is measured.
+	n := int(o.phase.Seconds() * float64(o.helloRate))
+	fmt.Fprintf(os.Stderr, "flood: making %d ClientHellos...\n", n)
+	hellos := make([][][]byte, n)
+	for i := range hellos {
+		hellos[i] = clientHello()
+	}
+	r := mrand.New(mrand.NewPCG(1, 2))
+	garbage := make([][]byte, min(int(o.phase.Seconds()*float64(o.garbageRate)), 50_000))
+	for i := range garbage {
+		garbage[i] = floodgen.GarbageInitial(r)
+	}
+
+	var results []phaseResult
+	phases := []struct {
+		name string
+		rate int
+		next func(i int) [][]byte
+	}{
+		{"no load", 0, nil},
+		{fmt.Sprintf("%d genuine ClientHellos/s", o.helloRate), o.helloRate, func(i int) [][]byte { return hellos[i%len(hellos)] }},
+		{fmt.Sprintf("%d garbage Initials/s", o.garbageRate), o.garbageRate, func(i int) [][]byte { return [][]byte{garbage[i%len(garbage)]} }},
+	}
+	for _, ph := range phases {
+		if ph.rate == 0 && ph.next != nil {
+			continue
+		}
+		res := measure(o, socks, ph.name, ph.rate, ph.next)
+		results = append(results, res)
+		report(res)
+	}
+	if o.malformed > 0 {
+		res := malformed(o, socks, r)
+		results = append(results, res)
+		report(res)
+	}
+	if o.out != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(o.out, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure runs one phase: flood at rate units per second (each unit the
+// datagrams next returns), sample the server's memory every 100 ms and
+// download the file every downloadEvery.
+func measure(o options, socks []*net.UDPConn, name string, rate int, next func(int) [][]byte) phaseResult {
+	res := phaseResult{Name: name, LoadBefore: loadavg()}
+	ctx, cancel := context.WithTimeout(context.Background(), o.phase)
+	defer cancel()
+	sent := make(chan int, 1)
+	go func() { sent <- send(ctx, socks, rate, next) }()
+	rssDone := make(chan []float64, 1)
+	go func() {
+		var samples []float64
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				rssDone <- samples
+				return
+			case <-tk.C:
+				if v, err := rss(o.pid); err == nil {
+					samples = append(samples, v)
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	for ctx.Err() == nil {
+		ms, err := download(ctx, o)
+		switch {
+		case err != nil && ctx.Err() != nil: // cut by the phase's end
+		case err != nil:
+			res.Failed++
+			res.Errors = append(res.Errors, err.Error())
+		default:
+			res.Downloads++
+			res.DownloadsMs = append(res.DownloadsMs, ms)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(o.downloadEvery):
+		}
+	}
+	res.Sent = <-sent
+	res.SentPerSecond = float64(res.Sent) / time.Since(start).Seconds()
+	samples := <-rssDone
+	res.RSSMedianMB, res.RSSMaxMB = median(samples), slices.Max(append(samples, 0))
+	res.DownloadMedian, res.DownloadMax = median(res.DownloadsMs), slices.Max(append(res.DownloadsMs, 0))
+	res.LoadAfter = loadavg()
+	return res
+}
+
+// send paces the flood until ctx is done and returns how many datagrams
+// went out.
+func send(ctx context.Context, socks []*net.UDPConn, rate int, next func(int) [][]byte) int {
+	if rate == 0 {
+		<-ctx.Done()
+		return 0
+	}
+	start := time.Now()
+	units, dgrams := 0, 0
+	tk := time.NewTicker(time.Millisecond)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return dgrams
+		case <-tk.C:
+		}
+		due := int(time.Since(start).Seconds() * float64(rate))
+		for ; units < due; units++ {
+			s := socks[units%len(socks)]
+			for _, d := range next(units) {
+				if _, err := s.Write(d); err == nil {
+					dgrams++
+				}
+			}
+		}
+	}
+}
+
+// download fetches the file over a new connection and returns how long
+// the connection and the transfer took, in milliseconds.
+func download(ctx context.Context, o options) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, err := mpquic.Dial(ctx, o.addr.String(), &mpquic.Config{TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		return 0, err
+	}
+	dl, _ := ctx.Deadline()
+	s.SetReadDeadline(dl)
+	var b bytes.Buffer
+	if _, err := hq.Get(ctx, s, o.path, &b); err != nil {
+		return 0, err
+	}
+	return float64(time.Since(start).Microseconds()) / 1000, nil
+}
+
+// malformed sends o.malformed datagrams of every malformed kind, then
+// checks that the server process lives and serves.
+func malformed(o options, socks []*net.UDPConn, r *mrand.Rand) phaseResult {
+	res := phaseResult{Name: fmt.Sprintf("%d malformed datagrams", o.malformed), LoadBefore: loadavg()}
+	kinds := []func() []byte{
+		func() []byte { return floodgen.Random(r, 1+r.IntN(1500)) }, // anything
+		func() []byte { // a short header of an unknown connection
+			b := floodgen.Random(r, 20+r.IntN(1300))
+			b[0] = 0x40 | b[0]&0x3f
+			return b
+		},
+		func() []byte { // a long header of an unknown version
+			b := floodgen.Random(r, 1200+r.IntN(300))
+			b[0] |= 0xc0
+			b[5] = 8
+			return b
+		},
+		func() []byte { // a version 1 Initial whose Length runs past the datagram
+			b := floodgen.GarbageInitial(r)
+			return b[:len(b)-1-r.IntN(100)]
+		},
+		func() []byte { return floodgen.GarbageInitial(r) },
+		func() []byte { // a truncated long header
+			b := floodgen.GarbageInitial(r)
+			return b[:1+r.IntN(30)]
+		},
+		func() []byte { // Handshake and 0-RTT packets of no connection
+			b := floodgen.GarbageInitial(r)
+			b[0] = b[0]&0xcf | byte(1+r.IntN(2))<<4
+			return b
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), maxPhase)
+	defer cancel()
+	start := time.Now()
+	tk := time.NewTicker(time.Millisecond)
+	defer tk.Stop()
+	for res.Sent < o.malformed && ctx.Err() == nil {
+		<-tk.C
+		due := min(o.malformed, int(time.Since(start).Seconds()*float64(o.malformedRate)))
+		for ; res.Sent < due; res.Sent++ {
+			socks[res.Sent%len(socks)].Write(kinds[res.Sent%len(kinds)]())
+		}
+	}
+	res.SentPerSecond = float64(res.Sent) / time.Since(start).Seconds()
+	if _, err := os.Stat("/proc/" + strconv.Itoa(o.pid)); err != nil {
+		res.Errors = append(res.Errors, "the server is gone: "+err.Error())
+	}
+	ms, err := download(context.Background(), o)
+	if err != nil {
+		res.Failed++
+		res.Errors = append(res.Errors, err.Error())
+	} else {
+		res.Downloads, res.DownloadsMs = 1, []float64{ms}
+		res.DownloadMedian, res.DownloadMax = ms, ms
+	}
+	if v, err := rss(o.pid); err == nil {
+		res.RSSMedianMB, res.RSSMaxMB = v, v
+	}
+	res.LoadAfter = loadavg()
+	return res
+}
+
+func report(r phaseResult) {
+	fmt.Printf("%-30s sent %8d (%7.0f/s)  server RSS median %6.1f MB max %6.1f MB  downloads %3d ok %2d failed  median %8.1f ms max %8.1f ms  load %s -> %s\n",
+		r.Name, r.Sent, r.SentPerSecond, r.RSSMedianMB, r.RSSMaxMB, r.Downloads, r.Failed, r.DownloadMedian, r.DownloadMax, r.LoadBefore, r.LoadAfter)
+	for _, e := range r.Errors {
+		fmt.Printf("  error: %s\n", e)
+	}
+}
+
+func clientHello() [][]byte {
+	d, err := floodgen.ClientHello(&core.Config{TLS: &tls.Config{InsecureSkipVerify: true, ServerName: "localhost", NextProtos: []string{hq.ALPN}}})
+	if err != nil {
+		fail("%v", err)
+	}
+	return d
+}
+
+// rss returns the resident memory of a process in MB.
+func rss(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,269 @@
+package plots
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// PathState is one row of paths.csv: a path's congestion state seen by
+// one end at a time (ms since the experiment's time zero).
+type PathState struct {
+	Time           float64
+	Vantage        string
+	PathID         uint64
+	Cwnd, InFlight float64
+	State          string
+}
+
+// PathStates reads the run's paths.csv.
+func (r *Run) PathStates() ([]PathState, error) {
+	name := filepath.Join(r.Dir, "paths.csv")
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	defer f.Close()
+	rows, err := readPathStates(f)
+	if err != nil {
+		return nil, inputErr("%s: %v", name, err)
+	}
+	return rows, nil
+}
+
+func readPathStates(rd io.Reader) ([]PathState, error) {
+	cr := csv.NewReader(bufio.NewReader(rd))
+	head, err := cr.Read()
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, c := range []string{"time_ms", "vantage", "path_id", "cwnd", "bytes_in_flight", "state"} {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("no column %q", c)
+		}
+	}
+	var out []PathState
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var s PathState
+		var errs []error
+		num := func(c string) float64 {
+			v, err := strconv.ParseFloat(rec[col[c]], 64)
+			errs = append(errs, err)
+			return v
+		}
+		s.Time, s.Cwnd, s.InFlight = num("time_ms"), num("cwnd"), num("bytes_in_flight")
+		id, err := strconv.ParseUint(rec[col["path_id"]], 10, 64)
+		errs = append(errs, err)
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		s.PathID, s.Vantage, s.State = id, rec[col["vantage"]], rec[col["state"]]
+		out = append(out, s)
+	}
+}
+
+// oneRun is the single run a figure of one run draws.
+func oneRun(points []*Point, kind string) (*Run, error) {
+	n := CountRuns(points)
+	if n != 1 {
+		return nil, inputErr("--kind %s draws one run, and %d are selected: give one run's directory (a repetition's, rep0 …) or select one with --where", kind, n)
+	}
+	return points[0].Runs[0], nil
+}
+
+// CountRuns counts the runs of the points.
+func CountRuns(points []*Point) int {
+	n := 0
+	for _, p := range points {
+		n += len(p.Runs)
+	}
+	return n
+}
+
+// window is the time window [from, to] in ms of a figure of one run:
+// the options', else all of the data from 0 to last.
+func (o Options) window(last float64) (from, to float64) {
+	from, to = 0, last
+	if !math.IsNaN(o.From) {
+		from = o.From
+	}
+	if !math.IsNaN(o.To) {
+		to = o.To
+	}
+	return from, to
+}
+
+// CwndFigure draws, for one run, each path's congestion window and bytes
+// in flight over time, seen by one end (the chosen source's sender by
+// default), one panel per path, the stretches in congestion avoidance
+// shaded. The values hold from one row of paths.csv to the next (its
+// rows are sampled every [output] path_interval, and at every
+// congestion state change).
+func CwndFigure(points []*Point, o Options) (*Figure, error) {
+	r, err := oneRun(points, "cwnd")
+	if err != nil {
+		return nil, err
+	}
+	end, err := throughputEnd(points[0], o)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.PathStates()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[uint64][]PathState{}
+	last := 0.0
+	for _, s := range rows {
+		if s.Vantage == end {
+			byPath[s.PathID] = append(byPath[s.PathID], s)
+			last = math.Max(last, s.Time)
+		}
+	}
+	if len(byPath) == 0 {
+		return nil, inputErr("%s: no path states of the %s in paths.csv", r.Dir, end)
+	}
+	var ids []uint64
+	for id := range byPath {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	from, to := o.window(last)
+	st := SchedulerStyle(points[0].Scheduler)
+	ymax := 0.0
+	var plots []*plot.Plot
+	for i, id := range ids {
+		ss := byPath[id]
+		xlabel := ""
+		if i == len(ids)-1 {
+			xlabel = "time (s)"
+		}
+		p := newPlot(xlabel, fmt.Sprintf("path %d (kB)", id))
+		if i == 0 {
+			p.Title.Text = o.Title
+		}
+		p.X.Min, p.X.Max = from/1e3, to/1e3
+		p.Y.Min = 0
+		for _, s := range ss {
+			if s.Time >= from && s.Time <= to {
+				ymax = math.Max(ymax, math.Max(s.Cwnd, s.InFlight)/1e3)
+			}
+		}
+		p.Add(&caShade{states: ss, color: draw.LineStyle{Color: tint(st.Color, 0.85)}})
+		p.Add(gridLines())
+		inflight := &stepLine{states: ss, value: func(s PathState) float64 { return s.InFlight / 1e3 }, style: draw.LineStyle{Color: grey, Width: vg.Points(0.5)}}
+		cwnd := &stepLine{states: ss, value: func(s PathState) float64 { return s.Cwnd / 1e3 }, style: draw.LineStyle{Color: st.Color, Width: vg.Points(0.9)}}
+		p.Add(inflight, cwnd)
+		if i == 0 {
+			leg := newRowLegend(p)
+			leg.add("cwnd ("+points[0].Scheduler+", "+end+")", lineThumb{cwnd.style})
+			leg.add("bytes in flight", lineThumb{inflight.style})
+			leg.add("congestion avoidance", boxThumb{fill: draw.LineStyle{Color: tint(st.Color, 0.85)}})
+			p.Add(leg)
+		}
+		plots = append(plots, p)
+	}
+	if ymax <= 0 {
+		ymax = 1
+	}
+	for i, p := range plots {
+		p.Y.Max = ymax * 1.05
+		if i == 0 {
+			p.Y.Max = ymax * 1.3
+		}
+	}
+	return &Figure{Plots: plots, Width: ColumnWidth, Height: 0.5*vg.Inch + vg.Length(len(plots))*1.25*vg.Inch}, nil
+}
+
+// stepLine draws a value of path states as a step function of time in
+// seconds, clipped to the plot.
+type stepLine struct {
+	states []PathState
+	value  func(PathState) float64
+	style  draw.LineStyle
+}
+
+func (l *stepLine) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	var pts []vg.Point
+	for i, s := range l.states {
+		t := s.Time / 1e3
+		if t > plt.X.Max {
+			break
+		}
+		if i+1 < len(l.states) && l.states[i+1].Time/1e3 < plt.X.Min {
+			continue
+		}
+		x := trX(math.Max(t, plt.X.Min))
+		if len(pts) > 0 {
+			pts = append(pts, vg.Point{X: x, Y: pts[len(pts)-1].Y})
+		}
+		pts = append(pts, vg.Point{X: x, Y: trY(l.value(s))})
+	}
+	if len(pts) > 0 {
+		last := l.states[len(l.states)-1].Time / 1e3
+		pts = append(pts, vg.Point{X: trX(math.Min(plt.X.Max, math.Max(last, plt.X.Min))), Y: pts[len(pts)-1].Y})
+	}
+	c.StrokeLines(l.style, c.ClipLinesXY(pts)...)
+}
+
+// caShade shades the stretches in congestion avoidance: from a row in
+// that state to the next row in another.
+type caShade struct {
+	states []PathState
+	color  draw.LineStyle
+}
+
+func (s *caShade) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	for _, st := range caStretches(s.states) {
+		x0, x1 := trX(math.Max(st[0]/1e3, plt.X.Min)), trX(math.Min(st[1]/1e3, plt.X.Max))
+		if x1 > x0 {
+			c.FillPolygon(s.color.Color, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		}
+	}
+}
+
+// caStretches are the stretches [start, end] (ms) in which the path
+// states of one path and end are in congestion avoidance: from a row in
+// that state to the next row in another state, or to the last row.
+func caStretches(states []PathState) [][2]float64 {
+	var out [][2]float64
+	start := math.NaN()
+	for _, st := range states {
+		ca := st.State == "congestion_avoidance"
+		switch {
+		case ca && math.IsNaN(start):
+			start = st.Time
+		case !ca && !math.IsNaN(start):
+			out = append(out, [2]float64{start, st.Time})
+			start = math.NaN()
+		}
+	}
+	if !math.IsNaN(start) {
+		out = append(out, [2]float64{start, states[len(states)-1].Time})
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package netns
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+)
+
+// Files of the forwarder in a testbed's state directory.
+const (
+	forwardConfigFile = "forward.json"
+	readyFile         = "forward.ready"
+	// StatsFile is the forwarder's statistics, in the format of the
+	// loopback emulator's emulator.json (linkemu.WriteStats): rewritten
+	// every second and when it exits.
+	StatsFile = "emulator.json"
+)
+
+// ForwardConfig is what the forwarder reads from forward.json.
+type ForwardConfig struct {
+	// Seed seeds the links' random sources: path i's directions are the
+	// links "path<i>/up" and "path<i>/down" of linkmodel.Rand, as in the
+	// simulator.
+	Seed  uint64        `json:"seed"`
+	Paths []ForwardPath `json:"paths"`
+}
+
+// ForwardPath is one path between the router's interfaces Client (the
+// veth towards the client) and Server.
+type ForwardPath struct {
+	Up     experiment.Link `json:"up"`
+	Down   experiment.Link `json:"down"`
+	RTT    time.Duration   `json:"rtt_ns"`
+	Client string          `json:"client_if"`
+	Server string          `json:"server_if"`
+}
+
+// WriteForwardConfig writes the forwarder's configuration of t into dir.
+func WriteForwardConfig(dir string, t *Topology) error {
+	c := ForwardConfig{Seed: t.Seed}
+	for i, p := range t.Paths {
+		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Client: routerC(i), Server: routerS(i)})
+	}
+	js, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, forwardConfigFile), append(js, '\n'), 0o644)
+}
+
+// ReadForwardConfig reads the forwarder's configuration in dir.
+func ReadForwardConfig(dir string) (*ForwardConfig, error) {
+	b, err := os.ReadFile(filepath.Join(dir, forwardConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	var c ForwardConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", forwardConfigFile, err)
+	}
+	if len(c.Paths) == 0 {
+		return nil, fmt.Errorf("%s: no paths", forwardConfigFile)
+	}
+	return &c, nil
+}

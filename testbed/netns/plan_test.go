@@ -1,0 +1,136 @@
+package netns
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpq/mpq/experiment"
+)
+
+func loadGolden(t *testing.T) *experiment.Experiment {
+	t.Helper()
+	runs, err := experiment.Load(filepath.Join("testdata", "golden.toml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runs[0]
+}
+
+// The netem branch cannot run on a kernel without netem: it is tested by
+// the exact commands it generates for an experiment with every kind of
+// link, checked by hand in testdata/netem-plan.txt (path 0: 100 Mbit/s,
+// 25 ms each way, 0.05 % random loss, a queue of one BDP, 625,000 bytes;
+// path 1 up: 20 Mbit/s, 10 ms plus uniform jitter [0, 2 ms) as netem's
+// 11 ms +- 1 ms, Gilbert loss of 1 % in bursts of 4 (Bad->Good 25 %,
+// Good->Bad 0.25 x 1 %/99 % = 0.252525 %), a 30 kB queue; path 1 down:
+// unlimited rate, 30 ms and the same jitter; netem's rate keeps jittered
+// packets in order; custom addresses on path 1). The forwarder's plan
+// (testdata/forwarder-plan.txt) is checked the same way; the forwarder
+// itself runs in the root tests.
+func TestPlansGolden(t *testing.T) {
+	e := loadGolden(t)
+	for _, tt := range []struct {
+		mode Mode
+		file string
+	}{{ModeNetem, "netem-plan.txt"}, {ModeForwarder, "forwarder-plan.txt"}} {
+		topo, err := FromExperiment(e, "golden", tt.mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if _, err := Up(context.Background(), topo, Options{Out: &out, DryRun: true, Forwarder: []string{"mpq", "testbed", "forward"}}); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if !strings.HasPrefix(l, "+ ") {
+				t.Fatalf("%s: line %q is not a command", tt.mode, l)
+			}
+			got = append(got, strings.TrimPrefix(l, "+ "))
+		}
+		wantB, err := os.ReadFile(filepath.Join("testdata", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Split(strings.TrimSpace(string(wantB)), "\n")
+		for i := range max(len(got), len(want)) {
+			var g, w string
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			if g != w {
+				t.Errorf("%s line %d:\n got  %s\n want %s", tt.file, i+1, g, w)
+				break
+			}
+		}
+	}
+}
+
+// An auto plan in a dry run is netem's, and says so; down's plan removes
+// the three namespaces and the state.
+func TestDryRunAutoAndDown(t *testing.T) {
+	e := loadGolden(t)
+	topo, _ := FromExperiment(e, "golden", "")
+	var out bytes.Buffer
+	st, err := Up(context.Background(), topo, Options{Out: &out, DryRun: true})
+	if err != nil || st.Mode != ModeNetem || !strings.HasPrefix(out.String(), "# dry run: the plan for a kernel with netem") {
+		t.Fatalf("mode %v, %v:\n%s", st.Mode, err, out.String())
+	}
+	out.Reset()
+	if err := Down(context.Background(), "golden", Options{Out: &out, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := "+ ip netns del golden-client\n+ ip netns del golden-router\n+ ip netns del golden-server\n+ rm -r " + filepath.Join(StateDir, "golden") + "\n"
+	if out.String() != want {
+		t.Errorf("down plan:\n%s", out.String())
+	}
+}
+
+func TestBadTags(t *testing.T) {
+	for _, tag := range []string{"", "A", "-x", "a b", "a/b", strings.Repeat("a", 25)} {
+		if CheckTag(tag) == nil {
+			t.Errorf("tag %q accepted", tag)
+		}
+	}
+	if err := Down(context.Background(), "../etc", Options{}); err == nil {
+		t.Error("down of a bad tag")
+	}
+}
+
+// completeChecksum completes a partial checksum as the kernel would: here
+// the UDP checksum of a datagram with a known checksum (computed by hand
+// below), given the pseudo-header sum the sending kernel leaves in the
+// field.
+func TestCompleteChecksum(t *testing.T) {
+	// IPv4 10.0.0.1 -> 10.0.0.2, UDP 1000 -> 2000, payload "hi".
+	udp := []byte{0x03, 0xe8, 0x07, 0xd0, 0x00, 0x0a, 0, 0, 'h', 'i'}
+	// Pseudo-header: 0a00 + 0001 + 0a00 + 0002 + 0011 + 000a = 0x141e.
+	// Header and payload: 03e8 + 07d0 + 000a + 6869 = 0x742b.
+	// Sum 0x141e + 0x742b = 0x8849, checksum ^0x8849 = 0x77b6 (as the
+	// checksum of pseudo-header and datagram computed in one go).
+	frame := append(make([]byte, 34), udp...)
+	frame[34+6], frame[34+7] = 0x14, 0x1e // the pseudo-header sum, as CHECKSUM_PARTIAL leaves it
+	if !completeChecksum(frame, 34, 6) {
+		t.Fatal("refused")
+	}
+	if got := uint16(frame[40])<<8 | uint16(frame[41]); got != 0x77b6 {
+		t.Errorf("checksum %#04x, want 0x77b6", got)
+	}
+	// A sum of 0xffff gives 0xffff, not 0 (UDP's "no checksum").
+	z := []byte{0xff, 0xff, 0, 0}
+	if completeChecksum(z, 0, 2); z[2] != 0xff || z[3] != 0xff {
+		t.Errorf("zero checksum as %x", z[2:])
+	}
+	for _, bad := range [][2]int{{-1, 0}, {0, 40}, {40, 0}} {
+		if completeChecksum(make([]byte, 40), bad[0], bad[1]) {
+			t.Errorf("offsets %v accepted", bad)
+		}
+	}
+}

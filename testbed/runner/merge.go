@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// A run of two processes (mpq run --role, and the netns backend, which
+// starts both roles) leaves each end's half in a directory of its own:
+// HalfFile (trafficgen.Half as JSON), the end's role.json, its qlog
+// traces if asked for, and with the client's the resolved configuration.
+// Merge joins the halves into the files of an ordinary run.
+const (
+	// HalfFile is the name of an end's half of a run.
+	HalfFile = "half.json"
+	// RoleFile describes the end that wrote a half (RoleInfo).
+	RoleFile = "role.json"
+)
+
+// RoleInfo describes one end of a two-process run, next to its half.
+type RoleInfo struct {
+	Side string `json:"side"`
+	// ConfigSHA256 identifies the resolved configuration the end ran.
+	ConfigSHA256 string `json:"config_sha256"`
+	// Local and Remote are the end's address on each path and the
+	// other end's (the client's --local and --connect, the server's
+	// --listen).
+	Local  []string `json:"local"`
+	Remote []string `json:"remote,omitempty"`
+	// Started is when the end began the run (wall clock).
+	Started time.Time `json:"started"`
+	// Clock is the client's measurement of the server's clock (nil on the
+	// server's side).
+	Clock *ClockReport `json:"clock,omitempty"`
+	// PathIndex maps the connection's path IDs to the experiment's paths
+	// (the client's view: path i starts at its i-th --local address).
+	PathIndex map[uint64]int `json:"path_index,omitempty"`
+}
+
+// writeJSON writes v to name through a temporary file, so that name is
+// never half-written.
+func writeJSON(name string, v any) error {
+	js, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// jsonCopy returns a copy of v made through JSON.
+func jsonCopy[T any](v *T) (*T, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var c T
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func readJSON(name string, v any) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// writeHalf writes an end's half and description into dir.
+func writeHalf(dir string, h *trafficgen.Half, info *RoleInfo) error {
+	if err := writeJSON(filepath.Join(dir, HalfFile), h); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, RoleFile), info)
+}
+
+// readHalf reads the half and the description in dir.
+func readHalf(dir string) (*trafficgen.Half, *RoleInfo, error) {
+	var h trafficgen.Half
+	var info RoleInfo
+	if err := readJSON(filepath.Join(dir, HalfFile), &h); err != nil {
+		return nil, nil, err
+	}
+	if err := readJSON(filepath.Join(dir, RoleFile), &info); err != nil {
+		return nil, nil, err
+	}
+	if h.Side != info.Side {
+		return nil, nil, fmt.Errorf("%s: a %s half described as the %s's", dir, h.Side, info.Side)
+	}
+	return &h, &info, nil
+}
+
+// Merge joins the client's half in clientDir and the server's in
+// serverDir into the result files of an ordinary run in dir:
+// config.resolved.toml, summary.json, messages.csv, paths.csv,
+// throughput.csv, the qlog traces of both ends, and clock.json (the
+// measured offset of the server's clock). e is the run's experiment (the
+// client's resolved configuration); both halves must come from it.
+func Merge(e *experiment.Experiment, clientDir, serverDir, dir string) (*Result, error) {
+	ch, ci, err := readHalf(clientDir)
+	if err != nil {
+		return nil, err
+	}
+	sh, si, err := readHalf(serverDir)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Side != "client" || sh.Side != "server" {
+		return nil, fmt.Errorf("want a client's and a server's half, got a %s's and a %s's", ch.Side, sh.Side)
+	}
+	if want := configSHA256(e); ci.ConfigSHA256 != want || si.ConfigSHA256 != want {
+		return nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
+			e.File, ci.ConfigSHA256, si.ConfigSHA256, want)
+	}
+	rec, in, err := trafficgen.MergeHalves(e, ch, sh)
+	if err != nil {
+		return nil, err
+	}
+	in.BaseRTT = roleRTTs(e, ci.PathIndex)
+	sum := rec.Summarise(e, in)
+	if err := writeResults(dir, e, rec, sum, ci.Started); err != nil {
+		return nil, err
+	}
+	for _, side := range []string{clientDir, serverDir} {
+		if err := copyQlog(filepath.Join(side, "qlog"), filepath.Join(dir, "qlog")); err != nil {
+			return nil, err
+		}
+	}
+	if ci.Clock != nil {
+		if err := writeJSON(filepath.Join(dir, "clock.json"), ci.Clock); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Summary: sum}, nil
+}
+
+// roleRTTs lists by path ID the round-trip propagation delay of the
+// experiment path each path ID runs over.
+func roleRTTs(e *experiment.Experiment, index map[uint64]int) []time.Duration {
+	var out []time.Duration
+	ids := make([]uint64, 0, len(index))
+	for id := range index {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		i := index[id]
+		if id > 1<<16 || i < 0 || i >= len(e.Paths) {
+			continue
+		}
+		for uint64(len(out)) <= id {
+			out = append(out, 0)
+		}
+		out[id] = e.Paths[i].RTT()
+	}
+	return out
+}
+
+// copyQlog copies the traces in from into to (nothing if from does not
+// exist).
+func copyQlog(from, to string) error {
+	ents, err := os.ReadDir(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, d := range ents {
+		if d.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, d.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, d.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

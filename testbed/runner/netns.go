@@ -1,0 +1,280 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/testbed/netns"
+)
+
+// BackendHosts is the backend of the runs of mpq run --role: two
+// processes, on two hosts or in two namespaces, each running one end.
+const BackendHosts = "hosts"
+
+func init() {
+	experiment.RegisterBackend(experiment.BackendNetns)
+	experiment.RegisterBackend(BackendHosts)
+}
+
+// NetnsOptions configure the netns backend.
+type NetnsOptions struct {
+	// Executable is the mpq binary the backend runs in the namespaces
+	// (both ends, with --role, and the forwarder); default the running
+	// program.
+	Executable string
+	// Mode forces netem or the forwarder; "" chooses netem if the
+	// kernel has it.
+	Mode netns.Mode
+	// Notes receives what the user should know once (netem missing,
+	// testbeds left behind cleaned up); default nowhere.
+	Notes io.Writer
+}
+
+// Netns configures the netns backend of this process.
+var Netns NetnsOptions
+
+// serverPortNetns is the server's QUIC port in the namespace testbed.
+const serverPortNetns = 4433
+
+var noteOnce sync.Once
+
+// runNetns runs an experiment in the namespace testbed (package netns):
+// it brings up a testbed of its own (named after the process, so that
+// runs of other processes do not collide), runs the server with --role
+// server in the server's namespace and the client with --role client in
+// the client's, merges their halves into dir, adds the testbed's commands
+// (testbed.log) and, in forwarder mode, the forwarder's statistics
+// (emulator.json), and takes the testbed down: after the run, when it
+// fails, and when ctx is cancelled (Ctrl-C, SIGTERM). A testbed left by a
+// run killed with SIGKILL is removed by the next run or mpq testbed up.
+func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started time.Time) (res *Result, err error) {
+	if err := netns.CheckRoot(); err != nil {
+		return nil, fmt.Errorf("backend netns: %w", err)
+	}
+	exe := Netns.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	tag := fmt.Sprintf("mpqrun%d", os.Getpid())
+	t, err := netns.FromExperiment(e, tag, Netns.Mode)
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "testbed.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	notes := &noteWriter{w: log, notes: Netns.Notes}
+	st, err := netns.Up(ctx, t, netns.Options{Out: notes, Owner: netns.Self(), Attached: true, File: e.File,
+		Forwarder: []string{exe, "testbed", "forward"}})
+	if err != nil {
+		return nil, fmt.Errorf("testbed up: %w (commands in %s)", err, filepath.Join(dir, "testbed.log"))
+	}
+	defer func() {
+		// Down with a context of its own: ctx may be cancelled.
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		fmt.Fprintln(log, "# the run is over")
+		if st.Mode == netns.ModeForwarder {
+			if ferr := netns.StopForwarder(tag); ferr != nil {
+				err = errors.Join(err, ferr)
+			} else if res != nil {
+				err = errors.Join(err, copyFile(filepath.Join(netns.StateDir, tag, netns.StatsFile), filepath.Join(dir, "emulator.json")))
+			}
+		}
+		if res != nil {
+			netns.Status(dctx, tag, nil, log)
+		}
+		err = errors.Join(err, netns.Down(dctx, tag, netns.Options{Out: log}))
+		if err != nil {
+			res = nil
+		}
+	}()
+
+	// Both ends run the resolved configuration.
+	roles := filepath.Join(dir, ".roles")
+	if err := os.MkdirAll(roles, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(roles)
+	cfg := filepath.Join(roles, "experiment.toml")
+	if err := os.WriteFile(cfg, e.ResolvedTOML(), 0o644); err != nil {
+		return nil, err
+	}
+	var listen, connect, local []string
+	for i := range e.Paths {
+		c, s := e.Addrs(i)
+		listen = append(listen, "--listen", netip.AddrPortFrom(s.Addr(), serverPortNetns).String())
+		connect = append(connect, "--connect", netip.AddrPortFrom(s.Addr(), serverPortNetns).String())
+		local = append(local, "--local", c.Addr().String())
+	}
+	// The server waits for the client's start at most until the client
+	// should have started.
+	wait := []string{"--wait", (30 * time.Second).String()}
+	server := roleCmd(t.Server(), exe, cfg, "server", filepath.Join(roles, "server"), append(listen, wait...))
+	client := roleCmd(t.Client(), exe, cfg, "client", filepath.Join(roles, "client"), append(append(connect, local...), wait...))
+	fmt.Fprintln(log, "+ "+strings.Join(server.Args, " "))
+	fmt.Fprintln(log, "+ "+strings.Join(client.Args, " "))
+	if err := runBoth(ctx, server, client); err != nil {
+		return nil, err
+	}
+	cdir, err := findHalf(filepath.Join(roles, "client"))
+	if err != nil {
+		return nil, err
+	}
+	sdir, err := findHalf(filepath.Join(roles, "server"))
+	if err != nil {
+		return nil, err
+	}
+	res, err = Merge(e, cdir, sdir, dir)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// noteWriter writes the testbed's output to w and its notes ("# …"
+// lines about the kernel and leftovers) once to notes as well.
+type noteWriter struct {
+	w     io.Writer
+	notes io.Writer
+}
+
+func (n *noteWriter) Write(p []byte) (int, error) {
+	if n.notes != nil {
+		for _, l := range strings.Split(string(p), "\n") {
+			switch {
+			case strings.HasPrefix(l, "# netem is not available"):
+				noteOnce.Do(func() { fmt.Fprintln(n.notes, "mpq run: "+strings.TrimPrefix(l, "# ")) })
+			case strings.HasPrefix(l, "# testbed ") && strings.Contains(l, "which is gone"):
+				fmt.Fprintln(n.notes, "mpq run: "+strings.TrimPrefix(l, "# "))
+			}
+		}
+	}
+	return n.w.Write(p)
+}
+
+// roleCmd is the command that runs one end in its namespace, writing its
+// output to a log next to its results.
+func roleCmd(ns, exe, cfg, side, out string, flags []string) *exec.Cmd {
+	args := append([]string{"netns", "exec", ns, exe, "run", cfg, "--role", side, "--out", out}, flags...)
+	c := exec.Command("ip", args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return c
+}
+
+// runBoth runs the two ends and waits for both; when one fails, or ctx
+// ends, the other is stopped (SIGTERM, then SIGKILL). The error has the
+// output of the ends that failed.
+func runBoth(ctx context.Context, cmds ...*exec.Cmd) error {
+	type result struct {
+		i   int
+		err error
+	}
+	outs := make([]*strings.Builder, len(cmds))
+	done := make(chan result, len(cmds))
+	for i, c := range cmds {
+		outs[i] = &strings.Builder{}
+		w := &lockedWriter{w: outs[i]}
+		c.Stdout, c.Stderr = w, w
+		if err := c.Start(); err != nil {
+			for _, o := range cmds[:i] {
+				o.Process.Kill()
+			}
+			return err
+		}
+		go func() { done <- result{i, c.Wait()} }()
+	}
+	var errs []error
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		for _, c := range cmds {
+			c.Process.Signal(syscall.SIGTERM)
+		}
+		go func() {
+			time.Sleep(5 * time.Second)
+			for _, c := range cmds {
+				c.Process.Signal(syscall.SIGKILL)
+			}
+		}()
+	}
+	for range cmds {
+		var r result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			stop()
+			r = <-done
+		}
+		if r.err != nil {
+			side := "server"
+			if r.i == 1 {
+				side = "client"
+			}
+			if !stopped {
+				errs = append(errs, fmt.Errorf("the %s failed (%v): %s", side, r.err, strings.TrimSpace(outs[r.i].String())))
+			}
+			stop()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// findHalf returns the directory under root that holds a half.
+func findHalf(root string) (string, error) {
+	var found string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == HalfFile && found == "" {
+			found = filepath.Dir(p)
+		}
+		return nil
+	})
+	if err == nil && found == "" {
+		err = fmt.Errorf("no %s under %s", HalfFile, root)
+	}
+	return found, err
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}

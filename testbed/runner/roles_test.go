@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// freePort returns a UDP port p of 127.0.0.1 with p+1 free too (for the
+// clock protocol).
+func freePort(t *testing.T) uint16 {
+	t.Helper()
+	for range 50 {
+		a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.LocalAddr().(*net.UDPAddr).Port
+		b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + 1})
+		a.Close()
+		if err == nil {
+			b.Close()
+			return uint16(p)
+		}
+	}
+	t.Fatal("no free ports")
+	return 0
+}
+
+const rolesDoc = `name = "roles"
+duration = "2s"
+seed = 5
+[[path]]
+rate = 0
+rtt = "0s"
+[[path]]
+rate = 0
+rtt = "0s"
+[transport]
+path_scheduler = "round-robin"
+[[source]]
+name = "prio"
+kind = "periodic"
+interval = "20ms"
+size = "5kB"
+priority = true
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "50ms"
+size = 300
+reply_size = "3kB"
+[output]
+qlog = true
+`
+
+// The two roles of a run, here in one process over loopback (a client
+// with an address per path, the server with one), each write their half;
+// merged, they make an ordinary run: every message of both ends'
+// sources completed, data on both paths, the clock offset measured (zero
+// on one host, within the probes' round trip), the traces of both ends.
+func TestRolesMerge(t *testing.T) {
+	e := load(t, rolesDoc)
+	port := freePort(t)
+	srv := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
+	server := &Role{Side: "server", Listen: []netip.AddrPort{srv}, Wait: 20 * time.Second}
+	client := &Role{Side: "client", Connect: []netip.AddrPort{srv, srv},
+		Local: []netip.Addr{netip.MustParseAddr("127.0.1.1"), netip.MustParseAddr("127.0.2.1")}, Wait: 20 * time.Second}
+	if err := OpenRole(server); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	dir := t.TempDir()
+	sdir, cdir := filepath.Join(dir, "server"), filepath.Join(dir, "client")
+	for _, d := range []string{sdir, cdir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var serr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, serr = RunRole(ctx, e, server, sdir)
+	}()
+	ci, cerr := RunRole(ctx, e, client, cdir)
+	wg.Wait()
+	if serr != nil || cerr != nil {
+		t.Fatalf("server: %v; client: %v", serr, cerr)
+	}
+	if len(ci.PathIndex) != 2 || ci.Clock == nil {
+		t.Fatalf("client info %+v", ci)
+	}
+	if c := ci.Clock.Start; c.Replies < 16 || abs(c.OffsetMS) > c.RTTMS/2+1 {
+		t.Errorf("clock at the start %+v", c)
+	}
+	out := filepath.Join(dir, "run")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(e, cdir, sdir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	for _, src := range s.Sources {
+		if src.Messages < 30 || src.Completed != src.Messages {
+			t.Errorf("source %s: %d of %d completed (%v)", src.Name, src.Completed, src.Messages, src.Failures)
+		}
+	}
+	if len(s.Paths) != 2 {
+		t.Fatalf("%d paths", len(s.Paths))
+	}
+	for _, p := range s.Paths {
+		if p.Server == nil || p.Client == nil || p.Server.StreamBytesSent == 0 || p.Client.StreamBytesSent == 0 {
+			t.Errorf("path %d: server %+v client %+v", p.ID, p.Server, p.Client)
+		}
+	}
+	for _, f := range []string{"config.resolved.toml", "summary.json", "messages.csv", "paths.csv", "throughput.csv", "clock.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	traces, _ := filepath.Glob(filepath.Join(out, "qlog", "*.sqlog"))
+	var ends []string
+	for _, tr := range traces {
+		name := strings.TrimSuffix(filepath.Base(tr), ".sqlog")
+		ends = append(ends, name[strings.LastIndexByte(name, '_')+1:])
+	}
+	if strings.Join(ends, ",") != "client,server" {
+		t.Errorf("traces %v", traces)
+	}
+	// Halves of another configuration are refused.
+	e2 := load(t, strings.Replace(rolesDoc, "seed = 5", "seed = 6", 1))
+	if _, err := Merge(e2, cdir, sdir, out); err == nil {
+		t.Error("merged halves of another configuration")
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
