@@ -204,6 +204,8 @@ type Recorder struct {
 	// finished: the run is over; later events are ignored.
 	finished bool
 	problems []string
+	// pathsFailed lists the paths the client could not open.
+	pathsFailed []PathFailure
 	// ConnectStart is when the client started connecting, for the
 	// connect-to-first-message time of stop-and-wait sources.
 	ConnectStart time.Time
@@ -359,6 +361,23 @@ func (r *Recorder) protocolError(err error) {
 	if len(r.problems) < 100 {
 		r.problems = append(r.problems, err.Error())
 	}
+}
+
+// PathFailure is a path of the experiment the client could not open.
+type PathFailure struct {
+	// Path is the path's index in the experiment's [[path]] list.
+	Path  int    `json:"path"`
+	Error string `json:"error"`
+}
+
+// PathFailed records that the client could not open path i of the
+// experiment (for instance, its validation was lost to the path's
+// losses); the run goes on over the other paths.
+func (r *Recorder) PathFailed(i int, err error) {
+	if r.finished {
+		return
+	}
+	r.pathsFailed = append(r.pathsFailed, PathFailure{Path: i, Error: err.Error()})
 }
 
 // Problems lists unexpected errors seen during the run.

@@ -141,6 +141,9 @@ type Summary struct {
 	ThroughputMbps Directions    `json:"throughput_mbps"`
 	GoodputMbps    Directions    `json:"goodput_mbps"`
 	Paths          []PathSummary `json:"paths"`
+	// PathsFailed lists the experiment's paths the client could not
+	// open; the run went on over the others.
+	PathsFailed []PathFailure `json:"paths_failed,omitempty"`
 	// CopiesDropped counts the copies the path schedulers of both ends
 	// asked for that were not sent, up to the end of the window; by
 	// reason (mpquic/core's Copy* reasons) when there are any.
@@ -177,7 +180,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		ConfigSHA256: e.PointSHA256(),
 		DurationS:    dur.Seconds(), DrainS: e.Drain.Seconds(), DrainedS: math.Round(in.Drained.Seconds()*1e6) / 1e6,
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
-		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems}
+		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
 	for i, src := range r.sources {
 		s.Sources = append(s.Sources, r.sourceSummary(i, src, dur))
 	}

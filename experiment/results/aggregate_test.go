@@ -188,3 +188,23 @@ func readCSVFile(t *testing.T, name string) [][]string {
 	}
 	return rows
 }
+
+// TestBuildWarnsAboutBuilds: runs of the same revision of a dirty
+// checkout, from two different binaries, are told apart by the
+// binary's hash: aggregate.json lists both provenances and warns.
+func TestBuildWarnsAboutBuilds(t *testing.T) {
+	root := t.TempDir()
+	for rep, bin := range []string{"aaaa", "bbbb"} {
+		s := summary(0, rep, 2, "aaa", 10, 1)
+		s.Provenance = &trafficgen.Provenance{Backend: "sim", Started: "2026-01-01T00:00:0" + fmt.Sprint(rep) + "Z"}
+		s.Provenance.Revision, s.Provenance.Dirty, s.Provenance.BinarySHA256 = "1672e02bb6ea", true, bin
+		writeRun(t, root, fmt.Sprintf("p/rep%d", rep), s, "1.000")
+	}
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Provenances) != 2 || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "2 different builds") {
+		t.Fatalf("provenances %+v, warnings %v", a.Provenances, a.Warnings)
+	}
+}
