@@ -236,19 +236,28 @@ func TestForwarderPaths(t *testing.T) {
 		{"10.1.0.1", "10.0.0.2", 60 * time.Millisecond, time.Millisecond}, // path 1, by its source
 		{"10.0.0.1", "10.1.0.2", 20 * time.Millisecond, 0},
 	} {
-		rtts := echoRTTs(t, topo, tc.from, tc.to, 15)
-		for _, r := range rtts {
-			if r < tc.rtt {
-				t.Errorf("%s -> %s: a round trip of %v, below the path's %v", tc.from, tc.to, r, tc.rtt)
+		// On a machine busy with other work the echoes can be late (never
+		// early): up to three tries of 15 to see the path's round trip.
+		var q time.Duration
+		for try := range 3 {
+			rtts := echoRTTs(t, topo, tc.from, tc.to, 15)
+			for _, r := range rtts {
+				if r < tc.rtt {
+					t.Errorf("%s -> %s: a round trip of %v, below the path's %v", tc.from, tc.to, r, tc.rtt)
+				}
+			}
+			q = quantile(rtts, 0.25)
+			t.Logf("%s -> %s (try %d): first quartile %v, median %v (path %v)", tc.from, tc.to, try+1, q, median(rtts), tc.rtt)
+			if q <= tc.rtt+tc.jitter+time.Millisecond {
+				break
 			}
 		}
-		if q := quantile(rtts, 0.25); q > tc.rtt+tc.jitter+time.Millisecond {
+		if q > tc.rtt+tc.jitter+time.Millisecond {
 			t.Errorf("%s -> %s: first quartile of the round trips %v, want %v (+ jitter %v + 1 ms)", tc.from, tc.to, q, tc.rtt, tc.jitter)
 		}
-		t.Logf("%s -> %s: median %v (path %v)", tc.from, tc.to, median(rtts), tc.rtt)
 	}
-	// Path 1 carried 30 echoes each way, path 0 as many; nothing else
-	// (no ARP, no IPv6) and nothing lost.
+	// Every echo went over the path of its client address, and nothing
+	// else (no ARP, no IPv6); nothing was lost.
 	if err := StopForwarder(topo.Tag); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +275,8 @@ func TestForwarderPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range stats {
-		if p.Up.Sent != 30 || p.Up.Delivered != 30 || p.Down.Sent != 30 || p.Down.Delivered != 30 || p.Up.Foreign+p.Down.Foreign != 0 {
+		if p.Up.Sent < 30 || p.Up.Sent%15 != 0 || p.Up.Delivered != p.Up.Sent || p.Down.Sent != p.Up.Sent ||
+			p.Down.Delivered != p.Up.Sent || p.Up.Foreign+p.Down.Foreign != 0 {
 			t.Errorf("path %d: %+v", p.Path, p)
 		}
 	}
@@ -431,5 +441,34 @@ func TestOrphansCleaned(t *testing.T) {
 	}
 	if _, err := ReadState(topo.Tag); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state: %v", err)
+	}
+}
+
+// down stops what still runs in the testbed's namespaces (it would keep
+// them, and their veths, alive) before it removes them.
+func TestDownStopsProcesses(t *testing.T) {
+	needRoot(t)
+	topo, _ := upForwarder(t, tcpPath, "procs")
+	sleeper := exec.Command("ip", "netns", "exec", topo.Client(), "sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { sleeper.Wait(); close(exited) }()
+	var out bytes.Buffer
+	if err := Down(context.Background(), topo.Tag, Options{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		sleeper.Process.Kill()
+		t.Fatalf("a process in the client's namespace outlived down:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "# stopping the processes in "+topo.Client()) {
+		t.Errorf("down said:\n%s", out.String())
+	}
+	if l := leftovers(topo.Tag); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }
