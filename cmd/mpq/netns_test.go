@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/internal/schedlag"
 	"github.com/mpq/mpq/testbed/netns"
 )
 
@@ -160,6 +161,7 @@ func TestNetnsRun(t *testing.T) {
 	t.Setenv("MPQ_TEST_AS_MPQ", "1")
 	dir := t.TempDir()
 	file := writeFile(t, dir, "netns.toml", netnsFile)
+	lagBefore := schedlag.Measure(20)
 	start := time.Now()
 	code, stdout, stderr := runCmd(t, "run", file, "--backend", "netns", "--emulator", "forwarder", "--out", filepath.Join(dir, "netns"))
 	if code != 0 {
@@ -233,7 +235,13 @@ func TestNetnsRun(t *testing.T) {
 	mg, mw := got[len(got)/2], want[len(want)/2]
 	t.Logf("median priority MCT %.3f ms over the forwarder, %.3f ms in the simulator; min %.3f and %.3f", mg, mw, got[0], want[0])
 	if d := mg - mw; d < -2 || d > 2 {
-		t.Errorf("median priority MCT %.3f ms, the simulator's %.3f ms: more than 2 ms apart", mg, mw)
+		// A run on a machine too busy to keep time (shared development
+		// machines) says nothing of the emulator; CI's machine is not.
+		if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond {
+			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after): not failing on it", lagBefore, lag)
+		} else {
+			t.Errorf("median priority MCT %.3f ms, the simulator's %.3f ms: more than 2 ms apart", mg, mw)
+		}
 	}
 }
 

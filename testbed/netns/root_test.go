@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/schedlag"
 	"golang.org/x/sys/unix"
 )
 
@@ -205,6 +206,19 @@ func echoRTTs(t *testing.T, topo *Topology, from, to string, n int) []time.Durat
 	return rtts
 }
 
+// keepsTime reports whether the machine keeps time within tolerance now
+// (package schedlag); if not, it says so: a late figure then says nothing
+// of the forwarder, and the test does not fail on it. Figures below their
+// bounds (early packets) always fail.
+func keepsTime(t *testing.T, tolerance time.Duration) bool {
+	t.Helper()
+	busy, lag := schedlag.Busy(tolerance)
+	if busy {
+		t.Logf("the machine is too busy to check a real-time bound of %v: its sleeps wake %v late (median); not failing on it", tolerance, lag)
+	}
+	return !busy
+}
+
 func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
 
 // quantile is the q-quantile of ds (nearest rank).
@@ -252,7 +266,7 @@ func TestForwarderPaths(t *testing.T) {
 				break
 			}
 		}
-		if q > tc.rtt+tc.jitter+time.Millisecond {
+		if q > tc.rtt+tc.jitter+time.Millisecond && keepsTime(t, time.Millisecond) {
 			t.Errorf("%s -> %s: first quartile of the round trips %v, want %v (+ jitter %v + 1 ms)", tc.from, tc.to, q, tc.rtt, tc.jitter)
 		}
 	}
@@ -374,7 +388,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 		}
 		rtts = append(rtts, time.Since(s))
 	}
-	if connect < rtt || connect > rtt+10*time.Millisecond {
+	if connect < rtt || connect > rtt+10*time.Millisecond && keepsTime(t, 10*time.Millisecond) {
 		t.Errorf("connect took %v, want one round trip of %v", connect, rtt)
 	}
 	for _, r := range rtts {
@@ -382,7 +396,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 			t.Errorf("a request round trip of %v, below the path's %v", r, rtt)
 		}
 	}
-	if q := quantile(rtts, 0.25); q > rtt+time.Millisecond {
+	if q := quantile(rtts, 0.25); q > rtt+time.Millisecond && keepsTime(t, time.Millisecond) {
 		t.Errorf("first quartile of the request round trips %v, want %v (+1 ms)", q, rtt)
 	}
 	buf := make([]byte, 64<<10)
@@ -403,7 +417,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 	got := float64(tr.bytes) * 8 / tr.last.Sub(tr.first).Seconds()
 	payload := rate * 1448 / 1514
 	t.Logf("connect %v, request rtt %v, goodput %.2f Mbit/s (payload rate %.2f)", connect, median(rtts), got/1e6, payload/1e6)
-	if got < 0.85*payload || got > 1.02*payload {
+	if got > 1.02*payload || got < 0.85*payload && keepsTime(t, time.Millisecond) {
 		t.Errorf("goodput %.2f Mbit/s, want about %.2f", got/1e6, payload/1e6)
 	}
 }
