@@ -131,11 +131,9 @@ func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
 		return nil, 0, err
 	}
 	local := uc.LocalAddr().(*net.UDPAddr).AddrPort()
-	if m := maxUDPPayload(local); v.MaxUDPPayloadSize > m {
-		n := *cfg
-		n.MaxUDPPayloadSize = m
-		cfg = &n
-	}
+	n := *cfg
+	n.MaxUDPPayloadSize = min(v.MaxUDPPayloadSize, maxUDPPayload(local))
+	cfg = &n
 	return cfg, v.MaxPacketSize, nil
 }
 

@@ -40,6 +40,8 @@ type Half struct {
 	Growth       []HalfGrowth `json:"cwnd_growth"`
 	Problems     []string     `json:"problems,omitempty"`
 	ConnectStart time.Time    `json:"connect_start"`
+	// PathsFailed are the paths the client could not open.
+	PathsFailed []PathFailure `json:"paths_failed,omitempty"`
 	// Paths are the end's path statistics at the end of the measurement
 	// window; Multipath whether its connection negotiated multipath;
 	// Drained how long it went on after the window.
@@ -68,7 +70,7 @@ type HalfGrowth struct {
 func (r *Recorder) Half(side string, in SummaryInput) *Half {
 	h := &Half{Side: side, Start: r.start, Duration: r.cfg.Duration, Interval: r.cfg.Interval, PathInterval: r.cfg.PathInterval,
 		Messages: r.Messages(), Samples: r.samples, Sent: r.sent, SentWin: r.sentWin, Got: r.got, GotWin: r.gotWin,
-		SrcGot: r.srcGot, Problems: r.problems, ConnectStart: r.ConnectStart,
+		SrcGot: r.srcGot, Problems: r.problems, ConnectStart: r.ConnectStart, PathsFailed: r.pathsFailed,
 		Multipath: in.Multipath, Drained: in.Drained, Paths: in.Server}
 	if side == "client" {
 		h.Paths = in.Client
@@ -196,6 +198,7 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 		for _, p := range h.Problems {
 			r.problems = append(r.problems, h.Side+": "+p)
 		}
+		r.pathsFailed = append(r.pathsFailed, h.PathsFailed...)
 		r.samples = append(r.samples, h.Samples...)
 	}
 	sort.SliceStable(r.samples, func(i, j int) bool { return r.samples[i].At.Before(r.samples[j].At) })

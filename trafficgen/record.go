@@ -204,6 +204,8 @@ type Recorder struct {
 	// finished: the run is over; later events are ignored.
 	finished bool
 	problems []string
+	// pathsFailed lists the paths the client could not open.
+	pathsFailed []PathFailure
 	// ConnectStart is when the client started connecting, for the
 	// connect-to-first-message time of stop-and-wait sources.
 	ConnectStart time.Time
@@ -361,6 +363,23 @@ func (r *Recorder) protocolError(err error) {
 	}
 }
 
+// PathFailure is a path of the experiment the client could not open.
+type PathFailure struct {
+	// Path is the path's index in the experiment's [[path]] list.
+	Path  int    `json:"path"`
+	Error string `json:"error"`
+}
+
+// PathFailed records that the client could not open path i of the
+// experiment (for instance, its validation was lost to the path's
+// losses); the run goes on over the other paths.
+func (r *Recorder) PathFailed(i int, err error) {
+	if r.finished {
+		return
+	}
+	r.pathsFailed = append(r.pathsFailed, PathFailure{Path: i, Error: err.Error()})
+}
+
 // Problems lists unexpected errors seen during the run.
 func (r *Recorder) Problems() []string { return r.problems }
 
@@ -431,7 +450,10 @@ func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 // pathMetrics takes a path state change: the congestion window growth
 // counts it within the measurement window, and paths.csv keeps it if it
 // changes the congestion state (with the last sample before it), if it is
-// the path's first, or if PathInterval passed since the last kept one.
+// the path's first, or if PathInterval passed since the last kept one;
+// then also the last sample before it if that was not kept and is
+// PathInterval or more older (the path went quiet: its state during the
+// quiet time is that sample's, not the last kept one's).
 func (r *Recorder) pathMetrics(s PathSample) {
 	if r.finished {
 		return
@@ -447,10 +469,10 @@ func (r *Recorder) pathMetrics(s PathSample) {
 	}
 	keep := !pl.seen || r.cfg.PathInterval <= 0 || s.At.Sub(pl.keptAt) >= r.cfg.PathInterval
 	if pl.seen && s.CongestionState != pl.last.CongestionState {
-		if !pl.kept {
-			r.samples = append(r.samples, pl.last)
-		}
 		keep = true
+	}
+	if keep && pl.seen && !pl.kept && (s.CongestionState != pl.last.CongestionState || s.At.Sub(pl.last.At) >= r.cfg.PathInterval) {
+		r.samples = append(r.samples, pl.last)
 	}
 	pl.seen, pl.last, pl.kept = true, s, keep
 	if keep {

@@ -146,7 +146,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 			defer wg.Done()
 			for j := range jobs {
 				dir := filepath.Join(base, runName(j.run))
-				res, err := runOne(ctx, j.run, dir)
+				res, replaced, err := runOne(ctx, j.run, dir)
 				mu.Lock()
 				head := prog.finished(j.i, time.Now())
 				if err != nil {
@@ -155,6 +155,9 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 						fmt.Fprintf(stderr, "%s %s: failed: %v\n", head, dir, err)
 					}
 				} else {
+					if len(replaced) > 0 {
+						fmt.Fprintf(stderr, "mpq run: %s: replaced %s\n", dir, describeRuns(replaced))
+					}
 					fmt.Fprintf(stderr, "%s %s (%.1fs)%s\n", head, dir, res.Wall.Seconds(), prog.left(time.Now()))
 					fmt.Fprintln(stdout, oneLine(dir, res.Summary))
 				}
@@ -261,34 +264,50 @@ func loadRuns(file string, sets []string, backend string, repeat int) ([]experim
 }
 
 // runOne runs an experiment into a temporary directory and renames it to
-// dir once complete, so that dir never holds a partial run.
-func runOne(ctx context.Context, e *experiment.Experiment, dir string) (*runner.Result, error) {
+// dir once complete, so that dir never holds a partial run. What dir held
+// before is replaced; replaced lists the runs that were in it (relative
+// to dir), for the command to say so.
+func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *runner.Result, replaced []string, err error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := runner.Run(ctx, e, tmp)
+	res, err = runner.Run(ctx, e, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
-	// A previous run of the same name is replaced.
+	if _, err := os.Stat(dir); err == nil {
+		replaced, _ = results.FindRuns(dir)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, replaced, nil
+}
+
+// describeRuns names the runs a run directory held ("." for the
+// directory itself).
+func describeRuns(dirs []string) string {
+	switch {
+	case len(dirs) == 1 && dirs[0] == ".":
+		return "the earlier run in it"
+	case len(dirs) == 1:
+		return "the earlier run in it (" + dirs[0] + ")"
+	}
+	return fmt.Sprintf("the %d earlier runs in it (%s)", len(dirs), strings.Join(dirs, ", "))
 }
 
 // runName names a run's directory after its label (the values the sweep
@@ -328,7 +347,8 @@ func sanitize(s string) string {
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
 // completion ratio and time; bulk: goodput), with the messages completed
-// of those generated, and each end's throughput.
+// of those generated, each end's throughput, and the paths the client
+// could not open.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
@@ -337,6 +357,9 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 		b.WriteString(headline(src))
 	}
 	fmt.Fprintf(&b, "  throughput server %.1f client %.1f Mbit/s", s.ThroughputMbps.Server.Total, s.ThroughputMbps.Client.Total)
+	for _, f := range s.PathsFailed {
+		fmt.Fprintf(&b, "  path %d failed", f.Path)
+	}
 	return b.String()
 }
 

@@ -245,6 +245,26 @@ func TestResumeRerunsStaleRuns(t *testing.T) {
 	}
 }
 
+// TestReplacedRunsAreReported: a run replaces what its directory held,
+// and says so: a run of the same name, and the repetitions of an earlier
+// sweep run with another repeat (whose directories lie inside).
+func TestReplacedRunsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	if code, _, errs := runCmd(t, "run", f, "--out", dir); code != 0 || strings.Contains(errs, "replaced") {
+		t.Fatalf("first run: exit %d: %s", code, errs)
+	}
+	code, _, errs := runCmd(t, "run", f, "--out", dir, "--repeat", "1")
+	want := "transport.path_scheduler=cwr: replaced the 2 earlier runs in it (rep0, rep1)"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Fatalf("--repeat 1 over repeat = 2: exit %d, want %q in\n%s", code, want, errs)
+	}
+	code, _, errs = runCmd(t, "run", f, "--out", dir, "--repeat", "1")
+	if code != 0 || strings.Count(errs, "replaced the earlier run in it\n") != 2 {
+		t.Fatalf("the same runs again: exit %d\n%s", code, errs)
+	}
+}
+
 func readString(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(name)
@@ -335,5 +355,9 @@ func TestConsoleHeadlines(t *testing.T) {
 		"  saw completion ratio 0.950 time 1234.5ms (19/20)  bg goodput 18.4 Mbit/s  throughput server 20.0 client 7.2 Mbit/s"
 	if got := oneLine("dir", s); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	s.PathsFailed = []trafficgen.PathFailure{{Path: 1, Error: "validation failed"}}
+	if got := oneLine("dir", s); got != want+"  path 1 failed" {
+		t.Fatalf("with a failed path: %s", got)
 	}
 }

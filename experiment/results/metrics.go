@@ -29,6 +29,7 @@ type Metric struct {
 //	SOURCE.goodput_mbps                           periodic, frames, bulk
 //	SOURCE.reply_goodput_mbps                     file
 //	path.ID.cwnd_growth_ca_bytes_per_rtt          every path
+//	paths_failed                                  paths the client could not open
 //
 // Values that do not exist in a run (no jitter with one reply) are NaN.
 func Headline(s *trafficgen.Summary) []Metric {
@@ -99,6 +100,7 @@ func Headline(s *trafficgen.Summary) []Metric {
 		}
 		add(fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", p.ID), g)
 	}
+	add("paths_failed", float64(len(s.PathsFailed)))
 	return out
 }
 

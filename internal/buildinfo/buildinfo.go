@@ -7,6 +7,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +43,11 @@ type Info struct {
 	RevisionFrom string `json:"vcs_source,omitempty"`
 	// GoVersion is the toolchain that built the binary.
 	GoVersion string `json:"go_version"`
+	// BinarySHA256 is the SHA-256 (hex) of the running executable ("" if
+	// it cannot be read): it tells builds apart where the revision does
+	// not (two builds of one dirty checkout, builds without a VCS stamp,
+	// a binary older than the checkout it runs in).
+	BinarySHA256 string `json:"binary_sha256,omitempty"`
 }
 
 var (
@@ -73,7 +81,27 @@ func read() Info {
 			fromGit(&info, dir)
 		}
 	}
+	info.BinarySHA256 = executableSHA256()
 	return info
+}
+
+// executableSHA256 hashes the running executable; "" when it cannot be
+// read.
+func executableSHA256() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // fromSettings takes the VCS stamp of the go command's build settings.
@@ -173,5 +201,9 @@ func (i Info) String() string {
 	}
 	b.WriteString(" ")
 	b.WriteString(i.GoVersion)
+	if i.BinarySHA256 != "" {
+		b.WriteString(" binary ")
+		b.WriteString(i.BinarySHA256[:min(12, len(i.BinarySHA256))])
+	}
 	return b.String()
 }

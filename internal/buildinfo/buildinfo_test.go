@@ -1,6 +1,9 @@
 package buildinfo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"strings"
@@ -52,5 +55,27 @@ func TestOutsideCheckout(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if d := checkout(); d != "" {
 		t.Fatalf("checkout() = %q outside the source tree", d)
+	}
+}
+
+// TestBinarySHA256: the running executable's hash tells builds apart
+// where the revision cannot (two builds of one dirty checkout, builds
+// without a VCS stamp).
+func TestBinarySHA256(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Skip(err)
+	}
+	sum := sha256.Sum256(b)
+	info := Read()
+	if info.BinarySHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("binary_sha256 %q, want the executable's %x", info.BinarySHA256, sum)
+	}
+	if s := info.String(); !strings.HasSuffix(s, " binary "+info.BinarySHA256[:12]) {
+		t.Fatalf("String() = %q", s)
 	}
 }

@@ -43,6 +43,9 @@ type Dir struct {
 	// afterFunc starts the flush timer (time.AfterFunc; tests replace it).
 	afterFunc func(time.Duration, func()) stopper
 	open      sync.WaitGroup
+	// writers are the traces not closed yet.
+	mu      sync.Mutex
+	writers map[*Writer]bool
 }
 
 // stopper is a started timer.
@@ -69,7 +72,41 @@ func (d *Dir) Create(vantage string, odcid []byte) io.WriteCloser {
 		return nil
 	}
 	d.open.Add(1)
-	return &Writer{f: f, bw: bufio.NewWriterSize(f, bufferSize), after: d.afterFunc, done: d.open.Done, onErr: d.fail}
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, bufferSize), after: d.afterFunc, onErr: d.fail}
+	d.mu.Lock()
+	if d.writers == nil {
+		d.writers = map[*Writer]bool{}
+	}
+	d.writers[w] = true
+	d.mu.Unlock()
+	w.done = func() {
+		d.mu.Lock()
+		delete(d.writers, w)
+		d.mu.Unlock()
+		d.open.Done()
+	}
+	return w
+}
+
+// Close closes every trace still open, writing out what it holds: the
+// traces of connections that never closed (a run that failed, or was
+// interrupted, or whose connections outlived it) end whole instead of
+// leaving their files open with a flush timer running. Events given to
+// a trace later are dropped. It returns the first error of closing.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	ws := make([]*Writer, 0, len(d.writers))
+	for w := range d.writers {
+		ws = append(ws, w)
+	}
+	d.mu.Unlock()
+	var first error
+	for _, w := range ws {
+		if err := w.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func (d *Dir) fail(err error) {

@@ -172,3 +172,29 @@ func TestName(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestDirCloseClosesOpenTraces: Close writes out and closes every trace
+// still open (a connection that never closed), so nothing is left open
+// with its buffer unwritten; events given later are refused.
+func TestDirCloseClosesOpenTraces(t *testing.T) {
+	d, _, errs := newTestDir(t)
+	a, b := d.Create("client", []byte{1}), d.Create("server", []byte{1})
+	a.Write([]byte("\x1e{\"a\":1}\n"))
+	b.Write([]byte("\x1e{\"b\":1}\n"))
+	b.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(d.path, Name("client", []byte{1}))); got != "\x1e{\"a\":1}\n" {
+		t.Fatalf("client trace %q after Dir.Close", got)
+	}
+	if !d.Wait(context.Background(), time.Millisecond) {
+		t.Fatal("a trace is still open after Dir.Close")
+	}
+	if _, err := a.Write([]byte("x")); err == nil {
+		t.Fatal("a trace closed by Dir.Close took an event")
+	}
+	if len(*errs) > 0 {
+		t.Fatal(*errs)
+	}
+}

@@ -527,3 +527,42 @@ func TestAntiAmplificationExactlyThreeTimes(t *testing.T) {
 		t.Fatalf("server received %d bytes and sent %d, want exactly %d", received, sent, 3*received)
 	}
 }
+
+// A connection whose client follows its ClientHello with data that is not
+// a TLS handshake message closes with the alert that says so, not with
+// internal_error (crypto/tls's answer to bytes after the ClientHello at
+// the Initial level).
+func TestTLSGarbageAfterClientHelloClosesWithAlert(t *testing.T) {
+	e := serverEndpoint(t, EndpointConfig{})
+	cc, _ := testConfigs(t)
+	client, err := NewClientConn(cc, clientAddr, serverAddr, "", testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *Conn
+	for {
+		d, ok := client.PollDatagram(testNow, nil)
+		if !ok {
+			break
+		}
+		in := Datagram{Local: serverAddr, Remote: clientAddr, Data: append([]byte(nil), d.Data...)}
+		r := e.Route(testNow, in)
+		if r.New {
+			s = r.Conn
+		}
+		if r.Conn != nil {
+			r.Conn.HandleDatagram(testNow, in)
+		}
+	}
+	if s == nil || s.Err() != nil {
+		t.Fatalf("no server connection (%v)", s)
+	}
+	end := client.crypto[levelInitial].send.NextOffset()
+	record := (&wire.CryptoFrame{Offset: end, Data: []byte{0x16, 0x03, 0x01, 0x00, 0x10, 1, 2, 3}}).Append(nil)
+	pkt := clientInitial(t, client.origDCID, client.ids.srcCID(), nil, 10, record, 1200)
+	s.HandleDatagram(testNow, Datagram{Local: serverAddr, Remote: clientAddr, Data: pkt})
+	var te *qerr.TransportError
+	if err := s.Err(); !errors.As(err, &te) || te.Code != qerr.CryptoError(alertUnexpectedMessage) {
+		t.Fatalf("server closed with %v, want CRYPTO_ERROR unexpected_message", err)
+	}
+}

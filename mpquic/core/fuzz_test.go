@@ -185,3 +185,85 @@ func (p *pair) runDown() {
 		p.t.Fatalf("%d routes left after both ends closed", n)
 	}
 }
+
+// FuzzFirstInitial protects the input as the payload of a client's first
+// Initial packet, padded to 1,200 bytes, and routes it to a server
+// endpoint: the endpoint's check of the frames (admit.go) and the TLS
+// framing must not panic; what it answers must be a stateless packet
+// smaller than the input, and a connection it creates must run to its end
+// and leave no state behind.
+//
+//	go test ./mpquic/core -run '^$' -fuzz '^FuzzFirstInitial$' -fuzztime 60s
+func FuzzFirstInitial(f *testing.F) {
+	crypto := func(off uint64, data []byte) []byte {
+		return (&wire.CryptoFrame{Offset: off, Data: data}).Append(nil)
+	}
+	f.Add(crypto(0, []byte{1, 0, 0, 40, 3, 3}))
+	f.Add(crypto(0, []byte{0x16, 3, 1, 0, 40}))
+	f.Add(crypto(700, []byte{1, 2, 3}))
+	f.Add(append(crypto(0, []byte{1, 0}), crypto(2, []byte{0, 4, 3, 3, 0, 0})...))
+	f.Add([]byte{0x01})
+	f.Add([]byte{0x1c, 0x00, 0x00, 0x00})
+	f.Add((&wire.AckFrame{Ranges: []wire.AckRange{{Smallest: 0, Largest: 0}}}).Append(nil))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if len(payload) > 1100 {
+			return
+		}
+		e := serverEndpoint(t, EndpointConfig{})
+		dcid := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+		pkt := clientInitial(t, dcid, []byte{9, 9, 9, 9}, nil, 0, payload, 1200)
+		r := e.Route(testNow, Datagram{Local: serverAddr, Remote: clientAddr, Data: pkt})
+		if r.Reply != nil && len(r.Reply.Data) >= len(pkt) {
+			t.Fatalf("reply of %d bytes to %d", len(r.Reply.Data), len(pkt))
+		}
+		if r.Conn == nil {
+			if e.routes() != 0 || e.Stats().Conns != 0 {
+				t.Fatal("state without a connection")
+			}
+			return
+		}
+		c, now := r.Conn, testNow
+		c.HandleDatagram(now, Datagram{Local: serverAddr, Remote: clientAddr, Data: pkt})
+		for i := 0; ; i++ {
+			if i > fuzzMaxSteps {
+				t.Fatal("connection does not end")
+			}
+			for {
+				if _, ok := c.PollDatagram(now, nil); !ok {
+					break
+				}
+			}
+			if done, _ := c.Closed(); done {
+				break
+			}
+			now = c.NextTimeout()
+			c.HandleTimeout(now)
+		}
+		if st := e.Stats(); e.routes() != 0 || st.Conns != 0 || st.Handshakes != 0 {
+			t.Fatalf("%d routes, stats %+v after the connection ended", e.routes(), st)
+		}
+	})
+}
+
+// FuzzUnreachable hands the input to an established client connection
+// as the quote of an ICMP error, and to the endpoint to find its
+// connection: neither may panic, and an error that quotes none of the
+// connection's IDs changes nothing.
+//
+//	go test ./mpquic/core -run '^$' -fuzz '^FuzzUnreachable$' -fuzztime 60s
+func FuzzUnreachable(f *testing.F) {
+	f.Add([]byte{0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{0xc0, 0, 0, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8, 8, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0xc0, 0, 0, 0, 1, 20})
+	f.Fuzz(func(t *testing.T, quoted []byte) {
+		p := fuzzPair(t)
+		p.sEP.UnreachableConn(quoted)
+		ours := p.client.quotesOurPacket(quoted)
+		for range unreachableLimit {
+			p.client.HandleUnreachable(p.now, clientAddr, serverAddr, quoted, "port unreachable")
+		}
+		if done, _ := p.client.Closed(); done != ours {
+			t.Fatalf("closed %v after errors quoting our packet: %v", done, ours)
+		}
+	})
+}

@@ -296,3 +296,95 @@ size = "1kB"
 		t.Fatalf("wall_s %v", res.Summary.WallS)
 	}
 }
+
+// TestDeadPath: a second path that loses every packet cannot be validated.
+// That is an outcome of the experiment, recorded in summary.json, not a
+// failure of the run: the messages go over the first path, every one
+// accounted for, and a sweep over loss rates keeps the repetitions in
+// which a path failed instead of losing them.
+func TestDeadPath(t *testing.T) {
+	res, _ := run(t, deadPathDoc)
+	checkDeadPath(t, res.Summary)
+	// The same with the ends recording halves, as two hosts do.
+	split, err := simulate(context.Background(), load(t, deadPathDoc), t.TempDir(), time.Now(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDeadPath(t, split.Summary)
+}
+
+const deadPathDoc = `name = "dead"
+duration = "6s"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+loss = 1.0
+[[source]]
+name = "p"
+kind = "periodic"
+interval = "100ms"
+size = "2kB"
+[[source]]
+name = "rr"
+kind = "request-response"
+interval = "100ms"
+size = "1kB"
+`
+
+func checkDeadPath(t *testing.T, s *trafficgen.Summary) {
+	t.Helper()
+	if len(s.PathsFailed) != 1 || s.PathsFailed[0].Path != 1 || s.PathsFailed[0].Error == "" {
+		t.Fatalf("paths failed %+v, want path 1", s.PathsFailed)
+	}
+	for _, src := range s.Sources {
+		if src.Messages != 60 || src.Completed != 60 {
+			t.Errorf("%s: %d of %d messages completed, want 60 of 60", src.Name, src.Completed, src.Messages)
+		}
+	}
+}
+
+// openFilesBelow lists the files below dir this process has open.
+func openFilesBelow(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	var open []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			open = append(open, target)
+		}
+	}
+	return open
+}
+
+// TestFailedRunClosesTraces: a run that fails (the client cannot connect
+// over a path that loses everything) leaves none of its qlog traces open.
+func TestFailedRunClosesTraces(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Run(context.Background(), load(t, `name = "noconn"
+duration = "2s"
+[[path]]
+loss = 1.0
+[[source]]
+kind = "periodic"
+interval = "100ms"
+size = "1kB"
+[output]
+qlog = true
+`), dir)
+	if err == nil {
+		t.Fatal("a run without a connection succeeded")
+	}
+	if traces, _ := filepath.Glob(filepath.Join(dir, "qlog", "*.sqlog")); len(traces) == 0 {
+		t.Fatal("no trace was created: the test tests nothing")
+	}
+	if open := openFilesBelow(t, dir); len(open) > 0 {
+		t.Fatalf("files left open after the run failed: %v", open)
+	}
+}

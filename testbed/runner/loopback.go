@@ -57,6 +57,8 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		traces, qlogFailed = qlogDir(dir)
 		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
+		// A run that fails or is interrupted leaves no trace open.
+		defer traces.Close()
 	}
 	ev := udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: loopbackClient(0)})
 	var emu *linkemu.Emulator
@@ -173,6 +175,11 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		traces.Wait(ctx, 5*time.Second)
 	}
 	closeAll()
+	if traces != nil {
+		// Traces of ends that did not close in time are written out
+		// before the run counts as complete.
+		traces.Close()
+	}
 	if err := linkemu.WriteStats(filepath.Join(dir, "emulator.json"), emu.Stats()); err != nil {
 		return nil, err
 	}

@@ -233,8 +233,11 @@ type pathAdder interface {
 
 // dialed returns the Dial callback of an experiment's client: it starts
 // the client's sources and opens path i from local(i) to remote(i) for
-// every further path; fail receives what goes wrong. peer receives the
-// client's generator and connection.
+// every further path; fail receives a failure to connect. A path that
+// cannot be opened (its validation lost to the path's losses) is an
+// outcome of the experiment, not a failure of the run: the recorder notes
+// it for summary.json and the connection goes on over the other paths.
+// peer receives the client's generator and connection.
 func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 time.Time,
 	local, remote func(i int) string, peer func(*trafficgen.Peer, env.Conn), fail func(error)) func(env.Conn, error) {
 	return func(c env.Conn, err error) {
@@ -252,7 +255,7 @@ func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 t
 		for i := 1; i < len(e.Paths); i++ {
 			pa.AddPath(local(i), remote(i), func(_ uint64, err error) {
 				if err != nil {
-					fail(fmt.Errorf("opening path %d: %w", i, err))
+					rec.PathFailed(i, err)
 				}
 			})
 		}

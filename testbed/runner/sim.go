@@ -68,11 +68,13 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
 	ccfg.Observer = func(v string) core.Observer { return crec.Observer(v) }
 	qlogFailed := func() error { return nil }
+	var traces *qlogfile.Dir
 	if e.Output.Qlog {
-		var traces *qlogfile.Dir
 		traces, qlogFailed = qlogDir(dir)
 		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
 		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
+		// A run that fails or is interrupted leaves no trace open.
+		defer traces.Close()
 	}
 	var saddrs, caddrs []netip.AddrPort
 	for i := range e.Paths {
@@ -178,6 +180,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		// Close the connection so that the traces are complete.
 		sconn.Close(0, "experiment over")
 		sim.RunUntil(sim.Now().Add(5 * time.Second))
+		// The traces of ends still open (their closing period not over)
+		// are written out before the run counts as complete.
+		traces.Close()
 	}
 	if err := qlogFailed(); err != nil {
 		return nil, err
