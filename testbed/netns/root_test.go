@@ -319,7 +319,7 @@ kind = "bulk"
 
 // TCP through the forwarder (Go's net package in the two namespaces)
 // sees the path's round trip and rate: connecting takes one round trip
-// (up to 10 ms more on a loaded machine), a small request and its answer
+// (the quickest of four, up to 10 ms more on a loaded machine), a small request and its answer
 // one more (never less; the first quartile within 1 ms), and a 4 s
 // transfer gets the link's rate less the headers (1448 payload bytes in
 // each 1514-byte frame) and slow start: 85 to 102 % of it.
@@ -334,7 +334,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	const pings = 10
+	const pings, connects = 10, 3
 	type transfer struct {
 		bytes       int
 		first, last time.Time
@@ -343,9 +343,15 @@ func TestTCPThroughForwarder(t *testing.T) {
 	go func() {
 		var tr transfer
 		defer func() { received <- tr }()
-		c, err := ln.Accept()
-		if err != nil {
-			return
+		var c net.Conn
+		for i := range connects + 1 { // the connect probes, then the transfer's
+			var err error
+			if c, err = ln.Accept(); err != nil {
+				return
+			}
+			if i < connects {
+				c.Close()
+			}
 		}
 		defer c.Close()
 		b := make([]byte, 64<<10)
@@ -370,12 +376,25 @@ func TestTCPThroughForwarder(t *testing.T) {
 		}
 	}()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.0.0.1")}, Timeout: 5 * time.Second}
+	// Connecting takes one round trip: the quickest of three tries (a
+	// single one may meet a stall of a busy machine).
 	var c net.Conn
-	start := time.Now()
-	inNetns(t, topo.Client(), func() { c, err = d.Dial("tcp", "10.0.0.2:7008") })
-	connect := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
+	connect := time.Hour
+	for i := range connects + 1 {
+		if i > 0 {
+			c.Close()
+		}
+		start := time.Now()
+		inNetns(t, topo.Client(), func() { c, err = d.Dial("tcp", "10.0.0.2:7008") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < connect {
+			connect = d
+		}
+		if d := time.Since(start); d < rtt {
+			t.Errorf("connected in %v, less than a round trip of %v", d, rtt)
+		}
 	}
 	defer c.Close()
 	var rtts []time.Duration
