@@ -450,7 +450,10 @@ func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 // pathMetrics takes a path state change: the congestion window growth
 // counts it within the measurement window, and paths.csv keeps it if it
 // changes the congestion state (with the last sample before it), if it is
-// the path's first, or if PathInterval passed since the last kept one.
+// the path's first, or if PathInterval passed since the last kept one;
+// then also the last sample before it if that was not kept and is
+// PathInterval or more older (the path went quiet: its state during the
+// quiet time is that sample's, not the last kept one's).
 func (r *Recorder) pathMetrics(s PathSample) {
 	if r.finished {
 		return
@@ -466,10 +469,10 @@ func (r *Recorder) pathMetrics(s PathSample) {
 	}
 	keep := !pl.seen || r.cfg.PathInterval <= 0 || s.At.Sub(pl.keptAt) >= r.cfg.PathInterval
 	if pl.seen && s.CongestionState != pl.last.CongestionState {
-		if !pl.kept {
-			r.samples = append(r.samples, pl.last)
-		}
 		keep = true
+	}
+	if keep && pl.seen && !pl.kept && (s.CongestionState != pl.last.CongestionState || s.At.Sub(pl.last.At) >= r.cfg.PathInterval) {
+		r.samples = append(r.samples, pl.last)
 	}
 	pl.seen, pl.last, pl.kept = true, s, keep
 	if keep {

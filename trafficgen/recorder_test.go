@@ -266,6 +266,23 @@ func TestPathSampling(t *testing.T) {
 			t.Fatalf("kept %v, want %v", got, want)
 		}
 	}
+	// A path that goes quiet: a burst of changes within 10 ms, then
+	// nothing for 3 s. The burst's last change is kept when the next
+	// row comes, else paths.csv would show the burst's first state
+	// (41850 bytes in flight) through the quiet time.
+	q := NewRecorder(RecorderConfig{Start: t0, Duration: time.Hour, Interval: time.Second, PathInterval: 10 * time.Millisecond})
+	o := q.Observer("server")
+	for i, inflight := range []uint64{41850, 20250, 0} {
+		o.PathMetricsUpdated(t0.Add(time.Duration(i)*time.Millisecond), core.PathMetrics{PathID: 0, BytesInFlight: inflight, CongestionState: "congestion_avoidance"})
+	}
+	o.PathMetricsUpdated(t0.Add(3*time.Second), core.PathMetrics{PathID: 0, BytesInFlight: 1350, CongestionState: "congestion_avoidance"})
+	var kept []string
+	for _, s := range q.Samples() {
+		kept = append(kept, fmt.Sprintf("%v:%d", s.At.Sub(t0), s.BytesInFlight))
+	}
+	if want := "0s:41850 2ms:0 3s:1350"; strings.Join(kept, " ") != want {
+		t.Fatalf("quiet path: kept %v, want %s", kept, want)
+	}
 	// The growth per RTT comes from every sample, whatever is kept.
 	r := feed(10 * time.Millisecond)
 	var g caGrowth

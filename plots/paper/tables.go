@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mpq/mpq/plots"
+	"github.com/mpq/mpq/trafficgen"
 )
 
 // tableI is the reference paper's Table I: the mean growth of the
@@ -93,7 +94,7 @@ func sortedFig4(points []*plots.Point) []*plots.Point {
 // RTTs of the paths (50 ms), the failed messages, and the throughput with
 // its priority share.
 func fig4(points []*plots.Point) (string, error) {
-	rows := [][]string{{"IAT", "size", "scheduler", "messages", "MCT p50", "p90", "p99", "p99.9", "max", "> 1 RTT", "> 1.625 RTT", "failed", "throughput (Mbit/s)", "priority share"}}
+	rows := [][]string{{"IAT", "size", "scheduler", "messages", "MCT p50", "p90", "p99", "p99.9", "max", "> 1 RTT", "> 1.625 RTT", "failed", "throughput (Mbit/s)", "priority share", "missed", "copies"}}
 	for _, p := range sortedFig4(points) {
 		d, sorted, err := dist(p, "s1")
 		if err != nil {
@@ -107,7 +108,8 @@ func fig4(points []*plots.Point) (string, error) {
 		rows = append(rows, []string{p.Value("source.s1.interval"), p.Value("source.s1.size"), p.Scheduler, fmt.Sprint(d.N),
 			num(float64(d.P50), 1), num(float64(d.P90), 1), num(float64(d.P99), 1), num(float64(d.P999), 1), num(float64(d.Max), 1),
 			num(above(sorted, rtt), 2) + " %", num(above(sorted, 1.625*rtt), 2) + " %", fmt.Sprint(d.Failed),
-			plots.WithCI(total, 1), num(100*float64(prio.Mean)/float64(total.Mean), 1) + " %"})
+			plots.WithCI(total, 1), num(100*float64(prio.Mean)/float64(total.Mean), 1) + " %",
+			num(perRun(p, missed), 0), num(perRun(p, copies), 0)})
 	}
 	return markdown(rows), nil
 }
@@ -125,7 +127,7 @@ func sourcesTable(points []*plots.Point, keys []string) (string, error) {
 	for _, s := range srcs {
 		head = append(head, s+" p50 / p99 / p99.9")
 	}
-	head = append(head, "failed", "throughput (Mbit/s)")
+	head = append(head, "failed", "throughput (Mbit/s)", "copies")
 	rows := [][]string{head}
 	for _, p := range points {
 		var row []string
@@ -154,7 +156,7 @@ func sourcesTable(points []*plots.Point, keys []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		rows = append(rows, append(row, fmt.Sprint(failed), plots.WithCI(total, 1)))
+		rows = append(rows, append(row, fmt.Sprint(failed), plots.WithCI(total, 1), num(perRun(p, copies), 0)))
 	}
 	return markdown(rows), nil
 }
@@ -190,4 +192,36 @@ func runsBlock(load map[string][]*plots.Point) string {
 		}
 	}
 	return b.String() + prov
+}
+
+// perRun is the mean of a count over the point's runs.
+func perRun(p *plots.Point, count func(*trafficgen.Summary) uint64) float64 {
+	var sum uint64
+	for _, r := range p.Runs {
+		sum += count(r.Summary)
+	}
+	return float64(sum) / float64(len(p.Runs))
+}
+
+// missed counts the reservations the server's path scheduler missed, on
+// every path.
+func missed(s *trafficgen.Summary) uint64 {
+	var n uint64
+	for _, p := range s.Paths {
+		if p.Server != nil {
+			n += p.Server.ReservationsMissed
+		}
+	}
+	return n
+}
+
+// copies counts the copies the server sent, on every path.
+func copies(s *trafficgen.Summary) uint64 {
+	var n uint64
+	for _, p := range s.Paths {
+		if p.Server != nil {
+			n += p.Server.CopiesSent
+		}
+	}
+	return n
 }
