@@ -175,6 +175,44 @@ func TestBuildSeedSweep(t *testing.T) {
 	}
 }
 
+// TestPooledColumnsByMetric: a sweep over a source's kind pools MCTs at
+// one grid point and response times at the other; each goes in columns
+// named after its metric, never the one under the other's name.
+func TestPooledColumnsByMetric(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, "periodic", summary(0, 0, 1, "aaa", 25, 1), "25.000")
+	rr := summary(1, 0, 1, "bbb", 50, 1)
+	rr.Sources[0].Kind = "frames"
+	writeRun(t, root, "frames", rr, "25.000") // its response_ms is +Inf
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := a.WriteAggregateCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(row int, name string) string {
+		for i, h := range rows[0] {
+			if h == name {
+				return rows[row][i]
+			}
+		}
+		t.Fatalf("no column %s in %v", name, rows[0])
+		return ""
+	}
+	if m, r := get(1, "s1.pooled_mct_p50_ms"), get(1, "s1.pooled_response_p50_ms"); m != "25" || r != "" {
+		t.Errorf("periodic point: pooled mct %q, response %q", m, r)
+	}
+	if m, r := get(2, "s1.pooled_mct_p50_ms"), get(2, "s1.pooled_response_p50_ms"); m != "" || r != "+Inf" {
+		t.Errorf("frames point: pooled mct %q, response %q", m, r)
+	}
+}
+
 func readCSVFile(t *testing.T, name string) [][]string {
 	t.Helper()
 	f, err := os.Open(name)
