@@ -45,7 +45,7 @@ func TestDialClosedPortFailsFast(t *testing.T) {
 }
 
 // A path whose peer address answers with nothing but ICMP port
-// unreachable is abandoned within a second, and the connection carries on
+// unreachable is abandoned at once, and the connection carries on
 // over the other path; validating a path to a closed port fails at once.
 func TestUnreachablePathFails(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -79,9 +79,10 @@ func TestUnreachablePathFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDownload(t, "small/5", got, f.small[5])
-	// Keep traffic going until the dead path is given up: within a
-	// second (without the ICMP errors, loss detection takes about three).
-	deadline := gone.Add(time.Second)
+	// Keep traffic going until the dead path is given up: within two
+	// seconds (about 80 ms measured; without the ICMP errors it takes
+	// about three).
+	deadline := gone.Add(2 * time.Second)
 	for {
 		state := ""
 		for _, p := range c.Paths() {

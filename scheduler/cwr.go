@@ -39,8 +39,16 @@ const maxPending = 1024
 //     from the Next the source was announced with, 0 for a single message)
 //     goes to the ((S + k) mod n)-th of those n paths in order of path ID,
 //     so that reservations alternate between equal paths as in the
-//     paper's Section IV-B. The reserved bytes of path p are the WireBytes
-//     of the messages reserved on p that are due in (now, now + srtt_p].
+//     paper's Section IV-B. The reserved bytes of path p are, for the
+//     messages reserved on p that are due in (now, now + srtt_p], their
+//     WireBytes plus PacketSlack each: the core announces (Work.Size), and
+//     may fill with ACK frames, PacketSlack bytes beyond a message's last,
+//     short packet's data and overhead, and that packet leaves at once
+//     only if the window has room for its announced size. The paper
+//     reserves "exactly as many bytes as are needed for the messages"
+//     (Section IV-B), so that they are "sent immediately" (Section
+//     III-D1): as the core sends them, that is the wire bytes and the
+//     slack.
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes on the lowest-RTT path whose window and pacer let the
 //     packet out (PathInfo.CanSend), without looking at reservations.
@@ -90,7 +98,7 @@ type CWR struct {
 }
 
 // NewCWR returns a CWR scheduler without sources.
-func NewCWR() *CWR { return &CWR{} }
+func NewCWR() *CWR { return &CWR{res: reserver{slack: PacketSlack}} }
 
 // Name implements PathScheduler.
 func (*CWR) Name() string { return "cwr" }
@@ -163,7 +171,8 @@ type reservation struct {
 // CWR (on the lowest-RTT path) or CWR+RED (everyPath).
 type reserver struct {
 	everyPath bool
-	// slack is added to every message's reservation (see CWRRed).
+	// slack is added to every message's reservation (PacketSlack: see
+	// CWR).
 	slack   uint64
 	sources []Source // sorted by ID
 	// pending are the reservations made and not settled yet.

@@ -34,7 +34,9 @@ func TestCWRSelect(t *testing.T) {
 		w       Work
 		want    []uint64
 	}{
-		{"background fits beside the reservation", msg(10 * ms), []PathInfo{mk(0, 20*ms, 5), mk(1, 50*ms, 0)}, bg, []uint64{0}},
+		{"background fits beside the reservation", msg(10 * ms), []PathInfo{mk(0, 20*ms, 4), mk(1, 50*ms, 0)}, bg, []uint64{0}},
+		// 5 + 1 + 4 packets fill the window exactly: the slack is missing.
+		{"the reservation has the slack of the message's last packet", msg(10 * ms), []PathInfo{mk(0, 20*ms, 5), mk(1, 50*ms, 0)}, bg, []uint64{1}},
 		{"background moves off the reserved path", msg(10 * ms), []PathInfo{mk(0, 20*ms, 6), mk(1, 50*ms, 0)}, bg, []uint64{1}},
 		{"background held though a window has room", msg(10 * ms), []PathInfo{mk(0, 20*ms, 6), mk(1, 50*ms, 10)}, bg, nil},
 		{"background retransmission held too", msg(10 * ms), []PathInfo{mk(0, 20*ms, 6), mk(1, 50*ms, 10)}, work(ClassRetransmission, false), nil},
@@ -110,12 +112,13 @@ func TestCWRReservationPlacement(t *testing.T) {
 						n++
 					}
 				}
-				if reserved[i] != n*simMPS {
-					t.Fatalf("path %d: reserved %d bytes, want %d", tc.paths[i].ID, reserved[i], n*simMPS)
+				// A one-packet message: its wire bytes and the slack.
+				if want := n * (simMPS + PacketSlack); reserved[i] != want {
+					t.Fatalf("path %d: reserved %d bytes, want %d", tc.paths[i].ID, reserved[i], want)
 				}
 				sum += reserved[i]
 			}
-			if sum != uint64(len(got))*simMPS {
+			if sum != uint64(len(got))*(simMPS+PacketSlack) {
 				t.Fatalf("reserved %d bytes in all for %d messages", sum, len(got))
 			}
 			// The placement is stable: a later decision keeps it.

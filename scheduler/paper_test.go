@@ -184,8 +184,18 @@ size = "10kB"`
 
 // TestPaperDifferentRTTs: the paper's Figure 6 at RTT1 = 20 ms, RTT2 = 100
 // ms with the three sources of Table II: for every source, cwr-red's p99
-// MCT is at most cwr's (cwr-red never leaves priority data alone on the
-// slow path while the fast one frees room sooner).
+// MCT is below the slow path's one-way delay (50 ms): cwr-red does not
+// leave priority data alone on the slow path while the fast one frees room
+// sooner (the rule of its doc comment); sending a message that does not
+// fit both windows on the lowest-RTT path with room, as cwr-red once did,
+// puts S1's and S2's p99 above 50 ms.
+//
+// cwr's and cwr-red's p99 are logged, not compared: the paper finds their
+// distributions "nearly identical" here, and at the 99th percentile each
+// sits on one of two modes (the fast path's one-way delay, or the slow
+// path's for the messages that take it), so which of the two is lower
+// changes with the seeds (over seeds 1-24 in triples, cwr-red's p99 was
+// above cwr's for some source in most triples).
 func TestPaperDifferentRTTs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
@@ -205,6 +215,7 @@ name = "S3"
 kind = "periodic"
 interval = "135ms"
 size = "5kB"`
+	const slowOWD = 50 // ms
 	mct := map[string]map[string][]float64{}
 	for _, sched := range []string{"cwr", "cwr-red"} {
 		mct[sched] = map[string][]float64{}
@@ -218,8 +229,8 @@ size = "5kB"`
 	for _, src := range []string{"S1", "S2", "S3"} {
 		cwr, red := quantile(mct["cwr"][src], 0.99), quantile(mct["cwr-red"][src], 0.99)
 		t.Logf("%s: p99 cwr %.1f ms, cwr-red %.1f ms (%d messages)", src, cwr, red, len(mct["cwr"][src]))
-		if red > cwr {
-			t.Errorf("%s: cwr-red's p99 %.1f ms above cwr's %.1f ms", src, red, cwr)
+		if red >= slowOWD {
+			t.Errorf("%s: cwr-red's p99 %.1f ms, want it below the slow path's one-way delay (%d ms)", src, red, slowOWD)
 		}
 	}
 }

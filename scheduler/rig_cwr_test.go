@@ -70,8 +70,8 @@ func TestCWRFigure3(t *testing.T) {
 // TestExpectedSizeRule: the core tells a path scheduler the size of the
 // packet it is about to build, for a message's last, short packet too,
 // and keeps the packet within it. One path of 50 ms RTT; cwr reserves the
-// message's wire bytes; the window holds one background packet, the
-// message and the core's slack for ACK frames, nothing more. The message's
+// message's wire bytes and the core's slack for ACK frames; the window
+// holds one background packet and the reservation, nothing more. The message's
 // two packets (one full, one short) leave at once. Were the short packet
 // announced as a full one, it would not fit and would wait for an ACK.
 func TestExpectedSizeRule(t *testing.T) {
@@ -100,6 +100,47 @@ func TestExpectedSizeRule(t *testing.T) {
 	}
 	if mct := r.streams[msg].mct(); mct > 26*ms {
 		t.Fatalf("message completion time %v, want one one-way delay%s", mct, r.log())
+	}
+}
+
+// TestReservationHoldsLastPacket: a reservation keeps room for a whole
+// message as the core sends it, its last, short packet included, whose
+// expected size has the core's room for ACK frames (PacketSlack) beyond
+// its stream data. One path of 50 ms RTT whose window holds two
+// background packets, the message's wire bytes and half the slack:
+// background data may take only one packet (the window less the
+// reservation), and the message's two packets (one full, one short) leave
+// at once when it is written. Were the message reserved without the
+// slack, a second background packet would leave only the wire bytes and
+// half the slack, and the short packet would wait for an ACK.
+func TestReservationHoldsLastPacket(t *testing.T) {
+	const (
+		t1   = 20 * ms
+		size = payload + 700 // a full packet and a short one
+	)
+	wire := uint64(size + 2*44) // scheduler.WireBytes
+	for _, sched := range []string{"cwr", "cwr-red"} {
+		t.Run(sched, func(t *testing.T) {
+			r := newRig(t, sched, rigPath{delay: 25 * ms, window: 2*mps + wire + scheduler.PacketSlack/2})
+			r.server.AnnounceSource(scheduler.Source{ID: 1, Size: size, Next: r.t0.Add(t1)})
+			bg := r.background(1 << 20)
+			var msg uint64
+			r.at(t1, func() { msg = r.message(size, true) })
+			r.run(300 * ms)
+			before := 0
+			for _, s := range r.sendsOf(bg) {
+				if s.at < t1 {
+					before++
+				}
+			}
+			sends := r.sendsOf(msg)
+			if before != 1 || len(sends) != 2 || sends[0].at != t1 || sends[1].at != t1 {
+				t.Fatalf("%d background packets before the message, message packets %v; want 1 and two at %v%s", before, sends, t1, r.log())
+			}
+			if mct := r.streams[msg].mct(); mct > 26*ms {
+				t.Fatalf("message completion time %v, want one one-way delay%s", mct, r.log())
+			}
+		})
 	}
 }
 
@@ -135,10 +176,7 @@ func TestCWRReservationsMissed(t *testing.T) {
 				if tc.messages > 1 {
 					src.Interval = 200 * ms
 				}
-				reserved := uint64(scheduler.WireBytes(src.Size, &scheduler.PathInfo{MaxPacketSize: mps, PacketOverhead: 44}))
-				if sched == "cwr-red" {
-					reserved += scheduler.PacketSlack
-				}
+				reserved := uint64(scheduler.WireBytes(src.Size, &scheduler.PathInfo{MaxPacketSize: mps, PacketOverhead: 44})) + scheduler.PacketSlack
 				r.server.AnnounceSource(src)
 				r.background(1 << 20)
 				r.at(10*ms, func() {

@@ -49,7 +49,8 @@ type SourceSummary struct {
 	// Stop-and-wait: the fraction of the count publishes acknowledged,
 	// the time from the first publish to the last acknowledgement
 	// (reference 003's T; +Inf unless every publish was acknowledged),
-	// and connection start to the first acknowledgement.
+	// and connection start to the first publish written to its stream
+	// (reference 003's time to publish after connection establishment).
 	CompletionRatio  *float64 `json:"completion_ratio,omitempty"`
 	CompletionTimeMS *Millis  `json:"completion_time_ms,omitempty"`
 	ConnectToFirstMS *float64 `json:"connect_to_first_ms,omitempty"`
@@ -295,14 +296,14 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	ss.ReplyGoodputMbps = f(mbps(r.srcGot[i][1]))
 	var mcts, resp []time.Duration
 	mctFailed, respFailed := 0, 0
-	var first, firstReply, lastReply time.Time
+	var first, firstWritten, lastReply time.Time
 	for _, m := range r.msgs[i] {
 		if m == nil {
 			continue
 		}
 		ss.Messages++
 		if first.IsZero() {
-			first = m.Created
+			first, firstWritten = m.Created, m.Written
 		}
 		if m.Completed {
 			ss.Completed++
@@ -324,9 +325,6 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		}
 		if d, ok := m.ResponseTime(); ok && m.Completed {
 			resp = append(resp, d)
-			if firstReply.IsZero() || m.Replied.Before(firstReply) {
-				firstReply = m.Replied
-			}
 			if m.Replied.After(lastReply) {
 				lastReply = m.Replied
 			}
@@ -354,8 +352,8 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 			t = Millis(ms(lastReply.Sub(first)))
 		}
 		ss.CompletionTimeMS = &t
-		if !firstReply.IsZero() && !r.ConnectStart.IsZero() {
-			ss.ConnectToFirstMS = f(ms(firstReply.Sub(r.ConnectStart)))
+		if !firstWritten.IsZero() && !r.ConnectStart.IsZero() {
+			ss.ConnectToFirstMS = f(ms(firstWritten.Sub(r.ConnectStart)))
 		}
 	}
 	return ss

@@ -110,8 +110,11 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 			byPoint[s.Point] = p
 			a.Points = append(a.Points, p)
 		}
-		if s.ConfigSHA256 != p.ConfigSHA256 || s.Repeat != p.Repeat {
+		if s.ConfigSHA256 != p.ConfigSHA256 {
 			return nil, fmt.Errorf("runs %s and %s are of grid point %d with different configurations (the experiment file changed between them?)", p.runs[0].Dir, r.Dir, s.Point)
+		}
+		if s.Repeat != p.Repeat {
+			return nil, fmt.Errorf("runs %s and %s are of grid point %d from sweeps of %d and %d repetitions (remove the runs of the other one)", p.runs[0].Dir, r.Dir, s.Point, p.Repeat, s.Repeat)
 		}
 		if s.BaseSeed != p.BaseSeed {
 			return nil, fmt.Errorf("runs %s and %s are of grid point %d with seeds derived from different base seeds, %d and %d (the seed changed between them?)", p.runs[0].Dir, r.Dir, s.Point, p.BaseSeed, s.BaseSeed)
@@ -312,16 +315,23 @@ func (a *Aggregate) WriteRunsCSV(w io.Writer) error {
 	return nil
 }
 
-// pooledSources lists the sources with pooled times, in the order of the
-// first run's sources.
-func (a *Aggregate) pooledSources() []string {
-	var out []string
-	seen := map[string]bool{}
+// pooledColumnKey is a source with pooled times and the metric pooled
+// (messages.csv's column): a sweep over a source's kind pools its MCT at
+// some grid points and its response time at others, each in columns of
+// its own.
+type pooledColumnKey struct{ source, metric string }
+
+// pooledColumns lists the sources with pooled times and their metrics, in
+// the order of the runs' sources.
+func (a *Aggregate) pooledColumns() []pooledColumnKey {
+	var out []pooledColumnKey
+	seen := map[pooledColumnKey]bool{}
 	for _, r := range a.runs {
 		for _, src := range r.Summary.Sources {
-			if pooledColumn(src.Kind) != "" && !seen[src.Name] {
-				seen[src.Name] = true
-				out = append(out, src.Name)
+			k := pooledColumnKey{src.Name, pooledColumn(src.Kind)}
+			if k.metric != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, k)
 			}
 		}
 	}
@@ -339,15 +349,9 @@ func (a *Aggregate) WriteAggregateCSV(w io.Writer) error {
 	for _, m := range a.metrics {
 		head = append(head, m+".mean", m+".sd", m+".ci95_lo", m+".ci95_hi")
 	}
-	srcs := a.pooledSources()
-	metricOf := map[string]string{}
-	for _, p := range a.Points {
-		for name, pl := range p.Pooled {
-			metricOf[name] = strings.TrimSuffix(pl.Metric, "_ms")
-		}
-	}
-	for _, s := range srcs {
-		pre := s + ".pooled_" + metricOf[s]
+	pooled := a.pooledColumns()
+	for _, c := range pooled {
+		pre := c.source + ".pooled_" + strings.TrimSuffix(c.metric, "_ms")
 		head = append(head, pre+"_n", pre+"_failed", pre+"_p50_ms", pre+"_p99_ms", pre+"_p999_ms")
 	}
 	if err := csvRow(w, head); err != nil {
@@ -366,9 +370,9 @@ func (a *Aggregate) WriteAggregateCSV(w io.Writer) error {
 			}
 			row = append(row, s.Mean.csv(), s.SD.csv(), s.CI95[0].csv(), s.CI95[1].csv())
 		}
-		for _, name := range srcs {
-			pl, ok := p.Pooled[name]
-			if !ok {
+		for _, c := range pooled {
+			pl, ok := p.Pooled[c.source]
+			if !ok || pl.Metric != c.metric {
 				row = append(row, "", "", "", "", "")
 				continue
 			}

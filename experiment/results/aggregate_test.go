@@ -139,6 +139,7 @@ func TestBuildRefusesMixedRuns(t *testing.T) {
 		}, "runs of two experiments"},
 		{"two configurations", func(root string) { writeRun(t, root, "x", summary(0, 1, 2, "ccc", 1, 1), "1.000") }, "different configurations"},
 		{"a repetition twice", func(root string) { writeRun(t, root, "copy/rep0", summary(0, 0, 2, "aaa", 1, 1), "1.000") }, "the same repetition 0"},
+		{"two repeats", func(root string) { writeRun(t, root, "p", summary(0, 0, 1, "aaa", 1, 1), "1.000") }, "from sweeps of 1 and 2 repetitions"},
 		{"two base seeds", func(root string) {
 			s := summary(0, 1, 2, "aaa", 1, 1)
 			s.BaseSeed = 7
@@ -172,6 +173,44 @@ func TestBuildSeedSweep(t *testing.T) {
 	}
 	if len(a.Points) != 3 || a.Points[2].BaseSeed != 3 || a.Points[2].Metrics["s1.mct_p50_ms"].Mean != 30 {
 		t.Fatalf("points %+v", a.Points)
+	}
+}
+
+// TestPooledColumnsByMetric: a sweep over a source's kind pools MCTs at
+// one grid point and response times at the other; each goes in columns
+// named after its metric, never the one under the other's name.
+func TestPooledColumnsByMetric(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, "periodic", summary(0, 0, 1, "aaa", 25, 1), "25.000")
+	rr := summary(1, 0, 1, "bbb", 50, 1)
+	rr.Sources[0].Kind = "frames"
+	writeRun(t, root, "frames", rr, "25.000") // its response_ms is +Inf
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := a.WriteAggregateCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(row int, name string) string {
+		for i, h := range rows[0] {
+			if h == name {
+				return rows[row][i]
+			}
+		}
+		t.Fatalf("no column %s in %v", name, rows[0])
+		return ""
+	}
+	if m, r := get(1, "s1.pooled_mct_p50_ms"), get(1, "s1.pooled_response_p50_ms"); m != "25" || r != "" {
+		t.Errorf("periodic point: pooled mct %q, response %q", m, r)
+	}
+	if m, r := get(2, "s1.pooled_mct_p50_ms"), get(2, "s1.pooled_response_p50_ms"); m != "" || r != "+Inf" {
+		t.Errorf("frames point: pooled mct %q, response %q", m, r)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/schedlag"
 	"golang.org/x/sys/unix"
 )
 
@@ -205,6 +206,19 @@ func echoRTTs(t *testing.T, topo *Topology, from, to string, n int) []time.Durat
 	return rtts
 }
 
+// keepsTime reports whether the machine keeps time within tolerance now
+// (package schedlag); if not, it says so: a late figure then says nothing
+// of the forwarder, and the test does not fail on it. Figures below their
+// bounds (early packets) always fail.
+func keepsTime(t *testing.T, tolerance time.Duration) bool {
+	t.Helper()
+	busy, lag := schedlag.Busy(tolerance)
+	if busy {
+		t.Logf("the machine is too busy to check a real-time bound of %v: its sleeps wake %v late (median); not failing on it", tolerance, lag)
+	}
+	return !busy
+}
+
 func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
 
 // quantile is the q-quantile of ds (nearest rank).
@@ -236,19 +250,28 @@ func TestForwarderPaths(t *testing.T) {
 		{"10.1.0.1", "10.0.0.2", 60 * time.Millisecond, time.Millisecond}, // path 1, by its source
 		{"10.0.0.1", "10.1.0.2", 20 * time.Millisecond, 0},
 	} {
-		rtts := echoRTTs(t, topo, tc.from, tc.to, 15)
-		for _, r := range rtts {
-			if r < tc.rtt {
-				t.Errorf("%s -> %s: a round trip of %v, below the path's %v", tc.from, tc.to, r, tc.rtt)
+		// On a machine busy with other work the echoes can be late (never
+		// early): up to three tries of 15 to see the path's round trip.
+		var q time.Duration
+		for try := range 3 {
+			rtts := echoRTTs(t, topo, tc.from, tc.to, 15)
+			for _, r := range rtts {
+				if r < tc.rtt {
+					t.Errorf("%s -> %s: a round trip of %v, below the path's %v", tc.from, tc.to, r, tc.rtt)
+				}
+			}
+			q = quantile(rtts, 0.25)
+			t.Logf("%s -> %s (try %d): first quartile %v, median %v (path %v)", tc.from, tc.to, try+1, q, median(rtts), tc.rtt)
+			if q <= tc.rtt+tc.jitter+time.Millisecond {
+				break
 			}
 		}
-		if q := quantile(rtts, 0.25); q > tc.rtt+tc.jitter+time.Millisecond {
+		if q > tc.rtt+tc.jitter+time.Millisecond && keepsTime(t, time.Millisecond) {
 			t.Errorf("%s -> %s: first quartile of the round trips %v, want %v (+ jitter %v + 1 ms)", tc.from, tc.to, q, tc.rtt, tc.jitter)
 		}
-		t.Logf("%s -> %s: median %v (path %v)", tc.from, tc.to, median(rtts), tc.rtt)
 	}
-	// Path 1 carried 30 echoes each way, path 0 as many; nothing else
-	// (no ARP, no IPv6) and nothing lost.
+	// Every echo went over the path of its client address, and nothing
+	// else (no ARP, no IPv6); nothing was lost.
 	if err := StopForwarder(topo.Tag); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +289,8 @@ func TestForwarderPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range stats {
-		if p.Up.Sent != 30 || p.Up.Delivered != 30 || p.Down.Sent != 30 || p.Down.Delivered != 30 || p.Up.Foreign+p.Down.Foreign != 0 {
+		if p.Up.Sent < 30 || p.Up.Sent%15 != 0 || p.Up.Delivered != p.Up.Sent || p.Down.Sent != p.Up.Sent ||
+			p.Down.Delivered != p.Up.Sent || p.Up.Foreign+p.Down.Foreign != 0 {
 			t.Errorf("path %d: %+v", p.Path, p)
 		}
 	}
@@ -295,7 +319,7 @@ kind = "bulk"
 
 // TCP through the forwarder (Go's net package in the two namespaces)
 // sees the path's round trip and rate: connecting takes one round trip
-// (up to 10 ms more on a loaded machine), a small request and its answer
+// (the quickest of four, up to 10 ms more on a loaded machine), a small request and its answer
 // one more (never less; the first quartile within 1 ms), and a 4 s
 // transfer gets the link's rate less the headers (1448 payload bytes in
 // each 1514-byte frame) and slow start: 85 to 102 % of it.
@@ -310,7 +334,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	const pings = 10
+	const pings, connects = 10, 3
 	type transfer struct {
 		bytes       int
 		first, last time.Time
@@ -319,9 +343,15 @@ func TestTCPThroughForwarder(t *testing.T) {
 	go func() {
 		var tr transfer
 		defer func() { received <- tr }()
-		c, err := ln.Accept()
-		if err != nil {
-			return
+		var c net.Conn
+		for i := range connects + 1 { // the connect probes, then the transfer's
+			var err error
+			if c, err = ln.Accept(); err != nil {
+				return
+			}
+			if i < connects {
+				c.Close()
+			}
 		}
 		defer c.Close()
 		b := make([]byte, 64<<10)
@@ -346,12 +376,25 @@ func TestTCPThroughForwarder(t *testing.T) {
 		}
 	}()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.0.0.1")}, Timeout: 5 * time.Second}
+	// Connecting takes one round trip: the quickest of three tries (a
+	// single one may meet a stall of a busy machine).
 	var c net.Conn
-	start := time.Now()
-	inNetns(t, topo.Client(), func() { c, err = d.Dial("tcp", "10.0.0.2:7008") })
-	connect := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
+	connect := time.Hour
+	for i := range connects + 1 {
+		if i > 0 {
+			c.Close()
+		}
+		start := time.Now()
+		inNetns(t, topo.Client(), func() { c, err = d.Dial("tcp", "10.0.0.2:7008") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < connect {
+			connect = d
+		}
+		if d := time.Since(start); d < rtt {
+			t.Errorf("connected in %v, less than a round trip of %v", d, rtt)
+		}
 	}
 	defer c.Close()
 	var rtts []time.Duration
@@ -364,7 +407,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 		}
 		rtts = append(rtts, time.Since(s))
 	}
-	if connect < rtt || connect > rtt+10*time.Millisecond {
+	if connect < rtt || connect > rtt+10*time.Millisecond && keepsTime(t, 10*time.Millisecond) {
 		t.Errorf("connect took %v, want one round trip of %v", connect, rtt)
 	}
 	for _, r := range rtts {
@@ -372,7 +415,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 			t.Errorf("a request round trip of %v, below the path's %v", r, rtt)
 		}
 	}
-	if q := quantile(rtts, 0.25); q > rtt+time.Millisecond {
+	if q := quantile(rtts, 0.25); q > rtt+time.Millisecond && keepsTime(t, time.Millisecond) {
 		t.Errorf("first quartile of the request round trips %v, want %v (+1 ms)", q, rtt)
 	}
 	buf := make([]byte, 64<<10)
@@ -393,7 +436,7 @@ func TestTCPThroughForwarder(t *testing.T) {
 	got := float64(tr.bytes) * 8 / tr.last.Sub(tr.first).Seconds()
 	payload := rate * 1448 / 1514
 	t.Logf("connect %v, request rtt %v, goodput %.2f Mbit/s (payload rate %.2f)", connect, median(rtts), got/1e6, payload/1e6)
-	if got < 0.85*payload || got > 1.02*payload {
+	if got > 1.02*payload || got < 0.85*payload && keepsTime(t, time.Millisecond) {
 		t.Errorf("goodput %.2f Mbit/s, want about %.2f", got/1e6, payload/1e6)
 	}
 }
@@ -431,5 +474,34 @@ func TestOrphansCleaned(t *testing.T) {
 	}
 	if _, err := ReadState(topo.Tag); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("state: %v", err)
+	}
+}
+
+// down stops what still runs in the testbed's namespaces (it would keep
+// them, and their veths, alive) before it removes them.
+func TestDownStopsProcesses(t *testing.T) {
+	needRoot(t)
+	topo, _ := upForwarder(t, tcpPath, "procs")
+	sleeper := exec.Command("ip", "netns", "exec", topo.Client(), "sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { sleeper.Wait(); close(exited) }()
+	var out bytes.Buffer
+	if err := Down(context.Background(), topo.Tag, Options{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		sleeper.Process.Kill()
+		t.Fatalf("a process in the client's namespace outlived down:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "# stopping the processes in "+topo.Client()) {
+		t.Errorf("down said:\n%s", out.String())
+	}
+	if l := leftovers(topo.Tag); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
 	}
 }

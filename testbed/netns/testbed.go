@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -264,6 +265,21 @@ func tail(name string) string {
 	return s
 }
 
+// nsPids lists the processes in a named network namespace.
+func nsPids(ctx context.Context, ns string) []int {
+	out, err := exec.CommandContext(ctx, "ip", "netns", "pids", ns).Output()
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // nsExists reports whether a named network namespace exists.
 func nsExists(name string) bool {
 	_, err := os.Stat(filepath.Join("/run/netns", name))
@@ -314,8 +330,17 @@ func Down(ctx context.Context, tag string, o Options) error {
 		errs = append(errs, err)
 	}
 	for _, c := range DownPlan(tag) {
-		if !nsExists(c.Args[len(c.Args)-1]) {
+		ns := c.Args[len(c.Args)-1]
+		if !nsExists(ns) {
 			continue
+		}
+		// A process left in a namespace would keep it, its veths and
+		// their qdiscs alive after ip netns del: stop them first.
+		if pids := nsPids(ctx, ns); len(pids) > 0 {
+			fmt.Fprintf(o.Out, "# stopping the processes in %s: %v\n", ns, pids)
+			for _, pid := range pids {
+				errs = append(errs, stopProc(procOf(pid), 2*time.Second))
+			}
 		}
 		errs = append(errs, sh.run(c))
 	}
