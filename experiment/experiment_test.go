@@ -198,6 +198,10 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
 		{"override unknown source", paperFile, "source.nope.size=1", []string{"source.nope.size (from --set source.nope.size=1): no source \"nope\""}},
 		{"sweep not an array", paperFile + "[sweep]\n\"duration\" = \"1s\"\n", "", []string{"sweep.duration: must be a non-empty array"}},
+		// An empty sweep list empties the grid; the rest of the file is
+		// still checked.
+		{"empty sweep list and more", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "lowrt"`, 1) + "[sweep]\n\"duration\" = []\n", "",
+			[]string{"sweep.duration: must be a non-empty array", "e.toml:18: transport.path_scheduler: unknown path scheduler \"lowrt\""}},
 		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"e.toml:31: path.1.rate (from [sweep]): bad rate"}},
 		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
 	}

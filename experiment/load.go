@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -340,6 +341,9 @@ func (d *document) takeSweep() ([]sweepKey, Errors) {
 		}
 		keys = append(keys, d.sweepKey(k, v, line, &errs))
 	}
+	// A key without values is reported and left out: with it the grid
+	// would be empty and nothing else in the file would be checked.
+	keys = slices.DeleteFunc(keys, func(k sweepKey) bool { return len(k.values) == 0 })
 	sort.SliceStable(keys, func(i, j int) bool {
 		if keys[i].line != keys[j].line {
 			return keys[i].line < keys[j].line

@@ -47,8 +47,9 @@ func init() {
 //     on the path that delivers it earliest: the estimated delivery of a
 //     packet on path p is the wait until p's window and pacer let it out
 //     plus p's one-way delay, srtt_p / 2 (the paper's OWD = RTT/2,
-//     Section II). The wait is 0 if p can take the packet now, else the
-//     time until enough of p's packets in flight are acknowledged (each
+//     Section II). The wait is 0 if p can take the packet now or only its
+//     pacer holds the packet back (a short wait), else the time until
+//     enough of p's packets in flight are acknowledged (each
 //     one srtt_p after it was sent, oldest first; PacketObserver), or
 //     srtt_p if what is in flight does not explain the full window. If
 //     the earliest path cannot take the packet now, nothing is sent now:
@@ -71,9 +72,10 @@ func init() {
 //     background data." Background packets (and retransmissions of
 //     streams without priority) go on the lowest-RTT candidate p with
 //     bytes_in_flight_p + packet + reserved_p <= cwnd_p and room in its
-//     pacer; if none qualifies, nothing is sent now. Control-only packets
-//     go on the lowest-RTT candidate that can take them, never held back
-//     by reservations.
+//     pacer; if none qualifies, nothing is sent now. As in CWR,
+//     reservations do not hold data back while no candidate has anything
+//     in flight. Control-only packets go on the lowest-RTT candidate that
+//     can take them, never held back by reservations.
 //
 // Where the paper is silent:
 //

@@ -76,7 +76,12 @@ const (
 	// about it, then without copies); the core resends a declared loss
 	// without copies whatever the policy says, so that no data is ever
 	// forgotten. At a PTO the packet itself is still outstanding, and
-	// LeaveToCopies waits for it (or for its loss).
+	// LeaveToCopies waits for it (or for its loss); on a path that
+	// delivers nothing any more its loss is never declared (no
+	// acknowledgement arrives there to declare it), so the data waits
+	// until the policy decides otherwise at one of the path's further
+	// PTOs, at each of which it is asked again (or the path is
+	// abandoned, which sends it again elsewhere).
 	LeaveToCopies
 )
 

@@ -115,6 +115,20 @@ var rigSeq atomic.Uint64
 // windows of paths and returns, at rig.t0.
 func newRig(t *testing.T, sched string, paths ...rigPath) *rig {
 	t.Helper()
+	return newRigWith(t, sched, false, paths...)
+}
+
+// newBareRig is newRig with a probe that does not implement the policy
+// hooks (LossPolicy, AckPathChooser, RetransmissionSizer), so that the core
+// applies its own defaults; sched must not implement them either. The
+// probe's overrides and its records of hook calls stay unused.
+func newBareRig(t *testing.T, sched string, paths ...rigPath) *rig {
+	t.Helper()
+	return newRigWith(t, sched, true, paths...)
+}
+
+func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
+	t.Helper()
 	n := rigSeq.Add(1)
 	r := &rig{t: t, pending: map[uint64][]*rigSend{}, streams: map[uint64]*rigStream{}, others: map[uint64][]time.Duration{}}
 	inner, err := scheduler.NewPathScheduler(sched)
@@ -123,7 +137,17 @@ func newRig(t *testing.T, sched string, paths ...rigPath) *rig {
 	}
 	r.probe = &probe{inner: inner, r: r}
 	probeName := fmt.Sprintf("rig-probe-%d", n)
-	scheduler.RegisterPath(probeName, func() scheduler.PathScheduler { return r.probe })
+	if bare {
+		_, lp := inner.(scheduler.LossPolicy)
+		_, ap := inner.(scheduler.AckPathChooser)
+		_, rs := inner.(scheduler.RetransmissionSizer)
+		if lp || ap || rs {
+			t.Fatalf("%s implements policy hooks: a bare probe would hide them", sched)
+		}
+		scheduler.RegisterPath(probeName, func() scheduler.PathScheduler { return bareProbe{r.probe} })
+	} else {
+		scheduler.RegisterPath(probeName, func() scheduler.PathScheduler { return r.probe })
+	}
 	ccName := fmt.Sprintf("rig-fixed-%d", n)
 	congestion.Register(ccName, func(congestion.Config) (congestion.Controller, error) {
 		c := &fixedCC{window: 100 * mps}
@@ -529,6 +553,36 @@ func (p *probe) RetransmissionSize(w scheduler.Work, paths []scheduler.PathInfo)
 	}
 	return w.Size
 }
+
+// bareProbe is a probe without the policy hooks: the core takes its
+// default decisions.
+type bareProbe struct{ p *probe }
+
+func (b bareProbe) Name() string { return b.p.Name() }
+
+func (b bareProbe) Select(now time.Time, paths []scheduler.PathInfo, w scheduler.Work, dst []uint64) []uint64 {
+	return b.p.Select(now, paths, w, dst)
+}
+
+func (b bareProbe) OnPacketSent(now time.Time, info *scheduler.PathInfo, pn uint64, size int, class scheduler.Class) {
+	b.p.OnPacketSent(now, info, pn, size, class)
+}
+
+func (b bareProbe) OnPacketAcked(now time.Time, pathID, pn uint64) {
+	b.p.OnPacketAcked(now, pathID, pn)
+}
+func (b bareProbe) OnPacketLost(now time.Time, pathID, pn uint64) { b.p.OnPacketLost(now, pathID, pn) }
+func (b bareProbe) Announce(s scheduler.Source)                   { b.p.Announce(s) }
+func (b bareProbe) Withdraw(id uint64)                            { b.p.Withdraw(id) }
+func (b bareProbe) NextWakeup(now time.Time) time.Time            { return b.p.NextWakeup(now) }
+func (b bareProbe) PathCounters(id uint64) map[string]uint64      { return b.p.PathCounters(id) }
+
+var (
+	_ scheduler.PacketObserver = bareProbe{}
+	_ scheduler.SourceAware    = bareProbe{}
+	_ scheduler.Waker          = bareProbe{}
+	_ scheduler.Counters       = bareProbe{}
+)
 
 var (
 	_ scheduler.PacketObserver      = (*probe)(nil)

@@ -416,3 +416,49 @@ func TestNetnsInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// Without root, mpq run --backend netns and mpq testbed up say that root
+// is needed, exit 1 and make nothing.
+func TestNetnsNeedsRoot(t *testing.T) {
+	needRoot(t) // to run mpq as another user
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy of the test binary that user nobody may run.
+	dir, err := os.MkdirTemp("", "mpq-noroot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "mpq")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, dir, "netns.toml", netnsFile)
+	os.Chmod(dir, 0o777)
+	os.Chmod(file, 0o644)
+	for _, args := range [][]string{
+		{"run", file, "--backend", "netns", "--out", filepath.Join(dir, "out")},
+		{"testbed", "up", file, "--name", "noroot"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "MPQ_TEST_AS_MPQ=1")
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailure || !strings.Contains(string(out), "needs root") {
+			t.Errorf("mpq %s as nobody: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	if l := leftovers(t, "noroot"); len(l) > 0 {
+		t.Errorf("left behind: %v", l)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("mpq run made its results directory")
+	}
+}

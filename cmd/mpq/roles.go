@@ -61,6 +61,20 @@ func (o *roleOptions) configure(stderr io.Writer) bool {
 	return true
 }
 
+// needsRoot checks, before anything is made, that runs on the netns
+// backend run as root.
+func needsRoot(runs []experiment.Experiment) error {
+	for _, r := range runs {
+		if r.Backend == experiment.BackendNetns {
+			if err := netns.CheckRoot(); err != nil {
+				return fmt.Errorf("backend netns: %w", err)
+			}
+			break
+		}
+	}
+	return nil
+}
+
 // role builds the runner's role from the flags.
 func (o *roleOptions) parse() (*runner.Role, error) {
 	r := &runner.Role{Side: o.role, Wait: o.wait}

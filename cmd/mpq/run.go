@@ -93,6 +93,10 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	if !o.roles.configure(stderr) {
 		return exitUsage
 	}
+	if err := needsRoot(runs); err != nil {
+		fmt.Fprintf(stderr, "mpq run: %v\n", err)
+		return exitFailure
+	}
 	if o.roles.role != "" {
 		if o.resume || o.shard != "" {
 			fmt.Fprintln(stderr, "mpq run: --role runs every run of FILE in turn with the other end: --resume and --shard do not apply")

@@ -110,8 +110,11 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 			byPoint[s.Point] = p
 			a.Points = append(a.Points, p)
 		}
-		if s.ConfigSHA256 != p.ConfigSHA256 || s.Repeat != p.Repeat {
+		if s.ConfigSHA256 != p.ConfigSHA256 {
 			return nil, fmt.Errorf("runs %s and %s are of grid point %d with different configurations (the experiment file changed between them?)", p.runs[0].Dir, r.Dir, s.Point)
+		}
+		if s.Repeat != p.Repeat {
+			return nil, fmt.Errorf("runs %s and %s are of grid point %d from sweeps of %d and %d repetitions (remove the runs of the other one)", p.runs[0].Dir, r.Dir, s.Point, p.Repeat, s.Repeat)
 		}
 		if s.BaseSeed != p.BaseSeed {
 			return nil, fmt.Errorf("runs %s and %s are of grid point %d with seeds derived from different base seeds, %d and %d (the seed changed between them?)", p.runs[0].Dir, r.Dir, s.Point, p.BaseSeed, s.BaseSeed)

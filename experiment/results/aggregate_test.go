@@ -139,6 +139,7 @@ func TestBuildRefusesMixedRuns(t *testing.T) {
 		}, "runs of two experiments"},
 		{"two configurations", func(root string) { writeRun(t, root, "x", summary(0, 1, 2, "ccc", 1, 1), "1.000") }, "different configurations"},
 		{"a repetition twice", func(root string) { writeRun(t, root, "copy/rep0", summary(0, 0, 2, "aaa", 1, 1), "1.000") }, "the same repetition 0"},
+		{"two repeats", func(root string) { writeRun(t, root, "p", summary(0, 0, 1, "aaa", 1, 1), "1.000") }, "from sweeps of 1 and 2 repetitions"},
 		{"two base seeds", func(root string) {
 			s := summary(0, 1, 2, "aaa", 1, 1)
 			s.BaseSeed = 7

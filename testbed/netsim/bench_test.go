@@ -143,3 +143,24 @@ func TestBulkSaturates(t *testing.T) {
 	}
 	t.Logf("%.1f Mbit/s over 3 s and two paths", float64(got)*8/3/1e6)
 }
+
+// BenchmarkLinkHotPath measures one packet offered to a 100 Mbit/s link
+// with delay, jitter and Bernoulli loss, and its arrival event run: the
+// simulator's share of the link model's hot path, which allocates
+// nothing.
+//
+//	go test ./testbed/netsim -run '^$' -bench LinkHotPath
+func BenchmarkLinkHotPath(b *testing.B) {
+	sim := New(1)
+	n := 0
+	l, err := NewLink(sim, "bench", LinkConfig{Rate: 100e6, Delay: 25 * time.Millisecond, Jitter: time.Millisecond, Loss: Bernoulli{P: 0.001}}, func(*Packet) { n++ })
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Packet{Data: make([]byte, 1350)}
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Send(p)
+		sim.RunFor(120 * time.Microsecond)
+	}
+}
