@@ -63,7 +63,10 @@ const maxPending = 1024
 //     than the windows would stop background data for good, and with
 //     priority-fifo (which serves lost data first) the priority data
 //     queued behind a lost background packet too. (The paper assumes
-//     windows large enough for the reservations, Section IV-A.)
+//     windows large enough for the reservations, Section IV-A.) The
+//     packet then goes on the lowest-RTT candidate whose window and pacer
+//     let it out; this happens only if it fits beside the reservations of
+//     no candidate.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -127,21 +130,32 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 
 // pickBackgroundOrNot is the path choice of CWR (and CWR+RED's single
 // path): the lowest-RTT candidate that can take the packet, reservations
-// counting against background data only, and not when no candidate has
-// anything in flight (see CWR).
+// counting against background data only; and, for background data that
+// fits beside the reservations of no candidate while no candidate has
+// anything in flight, the lowest-RTT candidate that can take it (see
+// CWR).
 func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64) int {
 	bg := w.Class != ClassControl && !isPriority(w)
-	if bg {
-		idle := true
+	best := pickPath(paths, cand, w.Size, reserved, bg)
+	if best < 0 && bg {
 		for _, i := range cand {
-			idle = idle && paths[i].BytesInFlight == 0
+			if paths[i].BytesInFlight > 0 {
+				return -1
+			}
 		}
-		bg = !idle
+		best = pickPath(paths, cand, w.Size, reserved, false)
 	}
+	return best
+}
+
+// pickPath returns the lowest-RTT candidate whose window and pacer let a
+// packet of size bytes out, beside its reserved bytes if withReserved; -1
+// if none.
+func pickPath(paths []PathInfo, cand []int, size int, reserved []uint64, withReserved bool) int {
 	best := -1
 	for _, i := range cand {
 		p := &paths[i]
-		if bg && !fitsWith(p, w.Size, reserved[i]) || !bg && !p.CanSend(w.Size) {
+		if withReserved && !fitsWith(p, size, reserved[i]) || !withReserved && !p.CanSend(size) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {

@@ -27,6 +27,7 @@ func TestCWRSelect(t *testing.T) {
 	msg := func(at time.Duration) []Source {
 		return []Source{{ID: 1, Size: 4 * simPayload, Next: time.Unix(1000, 0).Add(at)}}
 	}
+	big := []Source{{ID: 1, Size: 10 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
 	tests := []struct {
 		name    string
 		sources []Source
@@ -52,6 +53,12 @@ func TestCWRSelect(t *testing.T) {
 		{"failed path: reservation on the backup", msg(10 * ms), []PathInfo{failed(mk(0, 20*ms, 0)), backup(mk(1, 50*ms, 6))}, bg, nil},
 		{"backup unused while an available path is usable", msg(10 * ms), []PathInfo{mk(0, 50*ms, 6), backup(mk(1, 20*ms, 0))}, bg, nil},
 		{"no sources: lowest RTT", nil, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, bg, []uint64{1}},
+		// A reservation as large as the window: with nothing in flight,
+		// background data still goes where it fits beside it, and only
+		// where no path fits does it take the reserved room.
+		{"nothing in flight: background beside the reservation", big, []PathInfo{mk(0, 20*ms, 0), mk(1, 50*ms, 0)}, bg, []uint64{1}},
+		{"nothing in flight, no room beside the reservation: not held", big, []PathInfo{mk(0, 20*ms, 0)}, bg, []uint64{0}},
+		{"something in flight, no room beside the reservation: held", big, []PathInfo{mk(0, 20*ms, 1)}, bg, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
