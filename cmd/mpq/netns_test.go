@@ -260,8 +260,20 @@ func readJSON(t *testing.T, name string, v any) {
 // every one of parts, and returns its PID.
 func findProc(t *testing.T, timeout time.Duration, parts ...string) int {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	pid, err := lookupProc(ctx, parts...)
+	if err != nil {
+		t.Fatalf("no process with %q within %v", parts, timeout)
+	}
+	return pid
+}
+
+// lookupProc polls /proc for a process whose command line contains every
+// part until ctx ends. Unlike findProc it may run in a goroutine of its
+// own: it reports failure as an error instead of failing the test.
+func lookupProc(ctx context.Context, parts ...string) (int, error) {
+	for {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 		for _, p := range procs {
 			b, err := os.ReadFile(p)
@@ -274,13 +286,15 @@ func findProc(t *testing.T, timeout time.Duration, parts ...string) int {
 			}
 			if all {
 				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-				return pid
+				return pid, nil
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	t.Fatalf("no process with %q within %v", parts, timeout)
-	return 0
 }
 
 // A run whose client dies fails (exit 1, saying so) and leaves nothing
@@ -291,12 +305,27 @@ func TestNetnsRunFails(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "netns.toml", netnsFile)
 	out := filepath.Join(dir, "out")
+	// The killer goroutine must not outlive the test nor fail it from
+	// its own goroutine: it reports on killed, and stops when the run ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	killed := make(chan error, 1)
 	go func() {
-		pid := findProc(t, 20*time.Second, out, "--role\x00client")
-		time.Sleep(time.Second)
-		syscall.Kill(pid, syscall.SIGKILL)
+		pid, err := lookupProc(ctx, out, "--role\x00client")
+		if err == nil {
+			select { // let the client start its transfer
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(time.Second):
+				err = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		killed <- err
 	}()
 	code, _, stderr := runCmd(t, "run", file, "--backend", "netns", "--emulator", "forwarder", "--out", out)
+	cancel()
+	if err := <-killed; err != nil {
+		t.Fatalf("the client was not killed (%v); exit %d, stderr:\n%s", err, code, stderr)
+	}
 	if code != exitFailure || !strings.Contains(stderr, "the client failed") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

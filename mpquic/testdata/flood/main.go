@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	mrand "math/rand/v2"
@@ -27,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/internal/hq"
@@ -100,6 +102,9 @@ func fail(format string, args ...any) {
 	os.Exit(2)
 }
 
+// replies counts the datagrams the server sent the flood's ports.
+var replies atomic.Int64
+
 // phaseResult is what one phase measured.
 type phaseResult struct {
 	Name           string    `json:"name"`
@@ -112,9 +117,16 @@ type phaseResult struct {
 	DownloadMedian float64   `json:"download_median_ms"`
 	DownloadMax    float64   `json:"download_max_ms"`
 	DownloadsMs    []float64 `json:"downloads_ms"`
-	Errors         []string  `json:"errors,omitempty"`
-	LoadBefore     string    `json:"loadavg_before"`
-	LoadAfter      string    `json:"loadavg_after"`
+	HandshakesMs   []float64 `json:"handshakes_ms"`
+	HandshakeMax   float64   `json:"handshake_max_ms"`
+	// RcvbufErrors is the growth of the kernel's count of UDP datagrams
+	// dropped at a full socket buffer (/proc/net/snmp), machine-wide.
+	RcvbufErrors int `json:"udp_rcvbuf_errors"`
+	// Replies counts the datagrams the server sent the flood's ports.
+	Replies    int64    `json:"replies"`
+	Errors     []string `json:"errors,omitempty"`
+	LoadBefore string   `json:"loadavg_before"`
+	LoadAfter  string   `json:"loadavg_after"`
 }
 
 func run(o options) error {
@@ -126,6 +138,17 @@ func run(o options) error {
 		}
 		defer uc.Close()
 		socks[i] = uc
+		// Read what the server answers (Retry, stateless resets...), so
+		// that the kernel's drop count is the server's.
+		go func() {
+			buf := make([]byte, 65536)
+			for {
+				if _, err := uc.Read(buf); err != nil && errors.Is(err, net.ErrClosed) {
+					return
+				}
+				replies.Add(1)
+			}
+		}()
 	}
 	// Everything is made before the phases, so that making it does not
 	// compete with the server for the CPU while it is measured.
@@ -200,8 +223,9 @@ func measure(o options, socks []*net.UDPConn, name string, rate int, next func(i
 		}
 	}()
 	start := time.Now()
+	drops0, replies0 := rcvbufErrors(), replies.Load()
 	for ctx.Err() == nil {
-		ms, err := download(ctx, o)
+		hs, ms, err := download(ctx, o)
 		switch {
 		case err != nil && ctx.Err() != nil: // cut by the phase's end
 		case err != nil:
@@ -210,6 +234,7 @@ func measure(o options, socks []*net.UDPConn, name string, rate int, next func(i
 		default:
 			res.Downloads++
 			res.DownloadsMs = append(res.DownloadsMs, ms)
+			res.HandshakesMs = append(res.HandshakesMs, hs)
 		}
 		select {
 		case <-ctx.Done():
@@ -221,6 +246,9 @@ func measure(o options, socks []*net.UDPConn, name string, rate int, next func(i
 	samples := <-rssDone
 	res.RSSMedianMB, res.RSSMaxMB = median(samples), slices.Max(append(samples, 0))
 	res.DownloadMedian, res.DownloadMax = median(res.DownloadsMs), slices.Max(append(res.DownloadsMs, 0))
+	res.HandshakeMax = slices.Max(append(res.HandshakesMs, 0))
+	res.RcvbufErrors = rcvbufErrors() - drops0
+	res.Replies = replies.Load() - replies0
 	res.LoadAfter = loadavg()
 	return res
 }
@@ -255,27 +283,28 @@ func send(ctx context.Context, socks []*net.UDPConn, rate int, next func(int) []
 }
 
 // download fetches the file over a new connection and returns how long
-// the connection and the transfer took, in milliseconds.
-func download(ctx context.Context, o options) (float64, error) {
+// the handshake, and the handshake and the transfer, took in milliseconds.
+func download(ctx context.Context, o options) (hs, total float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
 	c, err := mpquic.Dial(ctx, o.addr.String(), &mpquic.Config{TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	hs = float64(time.Since(start).Microseconds()) / 1000
 	defer c.Close()
 	s, err := c.OpenStreamSync(ctx)
 	if err != nil {
-		return 0, err
+		return hs, 0, err
 	}
 	dl, _ := ctx.Deadline()
 	s.SetReadDeadline(dl)
 	var b bytes.Buffer
 	if _, err := hq.Get(ctx, s, o.path, &b); err != nil {
-		return 0, err
+		return hs, 0, err
 	}
-	return float64(time.Since(start).Microseconds()) / 1000, nil
+	return hs, float64(time.Since(start).Microseconds()) / 1000, nil
 }
 
 // malformed sends o.malformed datagrams of every malformed kind, then
@@ -313,6 +342,7 @@ func malformed(o options, socks []*net.UDPConn, r *mrand.Rand) phaseResult {
 	ctx, cancel := context.WithTimeout(context.Background(), maxPhase)
 	defer cancel()
 	start := time.Now()
+	drops0, replies0 := rcvbufErrors(), replies.Load()
 	tk := time.NewTicker(time.Millisecond)
 	defer tk.Stop()
 	for res.Sent < o.malformed && ctx.Err() == nil {
@@ -323,10 +353,12 @@ func malformed(o options, socks []*net.UDPConn, r *mrand.Rand) phaseResult {
 		}
 	}
 	res.SentPerSecond = float64(res.Sent) / time.Since(start).Seconds()
+	time.Sleep(100 * time.Millisecond) // the last answers
+	res.RcvbufErrors, res.Replies = rcvbufErrors()-drops0, replies.Load()-replies0
 	if _, err := os.Stat("/proc/" + strconv.Itoa(o.pid)); err != nil {
 		res.Errors = append(res.Errors, "the server is gone: "+err.Error())
 	}
-	ms, err := download(context.Background(), o)
+	_, ms, err := download(context.Background(), o)
 	if err != nil {
 		res.Failed++
 		res.Errors = append(res.Errors, err.Error())
@@ -342,8 +374,8 @@ func malformed(o options, socks []*net.UDPConn, r *mrand.Rand) phaseResult {
 }
 
 func report(r phaseResult) {
-	fmt.Printf("%-30s sent %8d (%7.0f/s)  server RSS median %6.1f MB max %6.1f MB  downloads %3d ok %2d failed  median %8.1f ms max %8.1f ms  load %s -> %s\n",
-		r.Name, r.Sent, r.SentPerSecond, r.RSSMedianMB, r.RSSMaxMB, r.Downloads, r.Failed, r.DownloadMedian, r.DownloadMax, r.LoadBefore, r.LoadAfter)
+	fmt.Printf("%-30s sent %8d (%7.0f/s)  server RSS median %6.1f MB max %6.1f MB  downloads %3d ok %2d failed  median %8.1f ms max %8.1f ms (handshake max %7.1f ms)  replies %d, UDP rcvbuf drops %d  load %s -> %s\n",
+		r.Name, r.Sent, r.SentPerSecond, r.RSSMedianMB, r.RSSMaxMB, r.Downloads, r.Failed, r.DownloadMedian, r.DownloadMax, r.HandshakeMax, r.Replies, r.RcvbufErrors, r.LoadBefore, r.LoadAfter)
 	for _, e := range r.Errors {
 		fmt.Printf("  error: %s\n", e)
 	}
@@ -370,6 +402,33 @@ func rss(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// rcvbufErrors is the kernel's count of UDP datagrams dropped at a full
+// socket buffer, machine-wide (-1 if unknown).
+func rcvbufErrors() int {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return -1
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "RcvbufErrors" && i < len(f) {
+				v, _ := strconv.Atoi(f[i])
+				return v
+			}
+		}
+	}
+	return -1
 }
 
 func loadavg() string {
