@@ -28,7 +28,11 @@ func SenderSide(kind string) string {
 
 // Start starts the sources of the experiment that this peer sends, with
 // their start times relative to t0. The sources' indexes in srcs identify
-// them in message headers.
+// them in message headers. They generate messages within the recorder's
+// window [t0, Recorder.End()) only, however late Stop comes: the
+// real-time backends stop the peers once the end has passed on the wall
+// clock, when a message due at the end may already be due; and Stop
+// generates the messages due before the end whose timers were late.
 func (p *Peer) Start(srcs []experiment.Source, t0 time.Time) {
 	for i, s := range srcs {
 		if SenderSide(s.Kind) != p.side {
@@ -59,12 +63,14 @@ func (p *Peer) after(at time.Time, f func()) {
 	p.closers = append(p.closers, func() { cancel() })
 }
 
-// stopAt is when source s ends (zero: when the peer stops).
-func stopAt(s experiment.Source, t0 time.Time) time.Time {
-	if s.Stop > 0 {
+// stopAt is when source s ends: at its stop time or at the end of the
+// experiment, whichever is first (zero: when the peer stops).
+func (p *Peer) stopAt(s experiment.Source, t0 time.Time) time.Time {
+	end := p.rec.End()
+	if s.Stop > 0 && (end.IsZero() || t0.Add(s.Stop).Before(end)) {
 		return t0.Add(s.Stop)
 	}
-	return time.Time{}
+	return end
 }
 
 // periodic generates a message of s.Size bytes every s.Interval from
@@ -74,7 +80,7 @@ func stopAt(s experiment.Source, t0 time.Time) time.Time {
 // scheduler.
 func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32) {
 	first := t0.Add(s.Start)
-	end := stopAt(s, t0)
+	end := p.stopAt(s, t0)
 	ann, _ := p.conn.(Announcer)
 	if !s.Announce {
 		ann = nil
@@ -82,9 +88,14 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 	var k uint32
 	var cancel func() bool
 	var fire func()
-	schedule := func() {
+	// due reports whether message k is part of the source.
+	due := func() (time.Time, bool) {
 		at := first.Add(time.Duration(k) * s.Interval)
-		if !end.IsZero() && !at.Before(end) || s.Count > 0 && int(k) >= s.Count {
+		return at, (end.IsZero() || at.Before(end)) && (s.Count <= 0 || int(k) < s.Count)
+	}
+	schedule := func() {
+		at, ok := due()
+		if !ok {
 			if ann != nil {
 				ann.WithdrawSource(uint64(idx))
 			}
@@ -104,8 +115,15 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 		schedule()
 	}
 	p.closers = append(p.closers, func() {
-		if cancel != nil {
-			cancel()
+		if cancel != nil && cancel() {
+			// The timer of a message due by now, before the end,
+			// had not fired (a late timer of a real-time backend):
+			// it and any due after it by now are generated now.
+			now := p.env.Now()
+			for at, ok := due(); ok && !at.After(now); at, ok = due() {
+				p.generate(idx, s, k, uint64(s.Size), reply, nil)
+				k++
+			}
 		}
 		if ann != nil {
 			ann.WithdrawSource(uint64(idx))
@@ -142,7 +160,7 @@ func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64,
 // with the file; a stop-and-wait publish a message answered with one
 // byte, given up after s.Timeout.
 func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32) {
-	end := stopAt(s, t0)
+	end := p.stopAt(s, t0)
 	if p.stopped || s.Count > 0 && int(seq) >= s.Count || !end.IsZero() && !p.env.Now().Before(end) {
 		return
 	}
@@ -240,7 +258,7 @@ func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
 			st.CancelWrite(0)
 		}
 	}
-	if end := stopAt(s, t0); !end.IsZero() {
+	if end := p.stopAt(s, t0); !end.IsZero() {
 		p.after(end, reset)
 	}
 	// The source ends with the experiment too.

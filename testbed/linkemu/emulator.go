@@ -11,11 +11,14 @@
 // # Limits
 //
 // A Pipe never hands a packet on before the model's arrival time. It
-// waits on a runtime timer until shortly before, then sleeps in the kernel
-// with a timer slack of 1 ns, so packets leave some 10 to 100 µs late on
-// an idle machine (BenchmarkForward reports the mean and the maximum; so
-// do the LinkStats). A loaded machine adds stalls of milliseconds or more:
-// the LinkStats of a run say how late its packets were. Arrival times are
+// waits on a runtime timer until shortly before, then on a kernel timer
+// (a timerfd read through the runtime's poller, parked: a wait in a
+// system call would keep a processor of the Go runtime from the
+// experiment's ends in the same process), so packets leave some 10 to
+// 100 µs late on an idle machine (BenchmarkForward reports the mean and
+// the maximum; so do the LinkStats). A loaded machine adds stalls of
+// milliseconds or more: the LinkStats of a run say how late its packets
+// were. Arrival times are
 // taken when a reader goroutine returns from the socket, not from the
 // kernel. One goroutine reads and one forwards each direction of each
 // path, with one system call per datagram, which bounds the rate a link

@@ -2,7 +2,6 @@ package linkemu
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,14 +152,15 @@ func (p *Pipe) CountSocketDrops(n uint64) { p.droppedSocket.Add(n) }
 
 // Run hands the held packets to the output at their arrival times until
 // done is closed; then it drops what it holds. It never hands a packet on
-// early; it sleeps in the kernel for the last stretch before an arrival
-// so that packets leave within tens of microseconds of their time.
+// early; it waits on a kernel timer for the last stretch before an
+// arrival so that packets leave within tens of microseconds of their
+// time, parked, so that the goroutines of the same process (the
+// experiment's ends, the other pipes) run while it waits.
 func (p *Pipe) Run(done <-chan struct{}) {
-	// The thread's timer slack changes: it ends with the goroutine.
-	runtime.LockOSThread()
-	preciseThread()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	sl := newSleeper()
+	defer sl.close()
 	defer p.drop()
 	for {
 		var pk *packet
@@ -169,7 +169,7 @@ func (p *Pipe) Run(done <-chan struct{}) {
 		case <-done:
 			return
 		}
-		if !waitUntil(pk.at, timer, done) {
+		if !waitUntil(pk.at, timer, sl, done) {
 			putPacket(pk)
 			return
 		}
@@ -207,18 +207,18 @@ func (p *Pipe) drop() {
 
 // precision is how long before an arrival Run stops waiting on a runtime
 // timer (whose wake-ups on an idle runtime are about a millisecond late)
-// and sleeps in the kernel instead.
+// and waits on the sleeper's kernel timer instead.
 const precision = 2 * time.Millisecond
 
 // waitUntil returns at or after at (true), or when done is closed (false).
-func waitUntil(at time.Time, timer *time.Timer, done <-chan struct{}) bool {
+func waitUntil(at time.Time, timer *time.Timer, sl *sleeper, done <-chan struct{}) bool {
 	for {
 		d := time.Until(at)
 		if d <= 0 {
 			return true
 		}
 		if d <= precision {
-			sleep(d)
+			sl.sleep(d)
 			continue
 		}
 		timer.Reset(d - precision)

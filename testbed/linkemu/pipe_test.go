@@ -2,7 +2,10 @@ package linkemu
 
 import (
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,4 +95,54 @@ func TestPipeOverflow(t *testing.T) {
 	if len(p.held) != 0 {
 		t.Errorf("%d packets still held", len(p.held))
 	}
+}
+
+// While Run waits for a packet's arrival time it holds no processor of
+// the Go runtime: it waits parked (in the network poller), never in a
+// system call. A goroutine sleeping in a system call keeps its processor
+// until the runtime's monitor takes it back, which takes up to 10 ms when
+// the monitor has backed off; with one pipe per path and direction and as
+// many processors as cores, the loopback emulator's pipes then kept every
+// processor through a train of packets, and the experiment's client and
+// server (in the same process) ran only between trains: the client
+// acknowledged a whole train at once and the server answered with bursts.
+func TestPipeWaitsParked(t *testing.T) {
+	model, err := NewModel(experiment.Link{Delay: 3 * time.Millisecond}, 0, 1, "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delivered atomic.Int32
+	p := NewPipe(model, Limits{}, func([]byte) error { delivered.Add(1); return nil })
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); p.Run(done) }()
+	defer func() { close(done); wg.Wait() }()
+	const packets = 20
+	waiting, inSyscall := 0, 0
+	buf := make([]byte, 1<<20)
+	for i := range packets {
+		p.Offer(time.Now(), make([]byte, 100))
+		// Look at Run's goroutine until the packet is delivered: every
+		// time it is waiting, it must not be in a system call.
+		for delivered.Load() == int32(i) {
+			n := runtime.Stack(buf, true)
+			for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+				if !strings.Contains(g, "linkemu.(*Pipe).Run(") || !strings.Contains(g, "linkemu.waitUntil(") {
+					continue
+				}
+				waiting++
+				if head, _, _ := strings.Cut(g, "\n"); strings.Contains(head, "syscall") {
+					inSyscall++
+				}
+			}
+		}
+	}
+	if waiting == 0 {
+		t.Fatal("never saw Run waiting")
+	}
+	if inSyscall > 0 {
+		t.Errorf("Run was waiting in a system call %d times out of %d", inSyscall, waiting)
+	}
+	t.Logf("Run seen waiting %d times, in a system call %d times", waiting, inSyscall)
 }

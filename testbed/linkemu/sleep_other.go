@@ -4,6 +4,11 @@ package linkemu
 
 import "time"
 
-func preciseThread() {}
+// sleeper sleeps on the runtime's timers, which park the goroutine.
+type sleeper struct{}
 
-func sleep(d time.Duration) { time.Sleep(d) }
+func newSleeper() *sleeper { return &sleeper{} }
+
+func (*sleeper) sleep(d time.Duration) { time.Sleep(d) }
+
+func (*sleeper) close() {}
