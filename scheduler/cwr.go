@@ -49,6 +49,24 @@ const maxPending = 1024
 //     (Section IV-B), so that they are "sent immediately" (Section
 //     III-D1): as the core sends them, that is the wire bytes and the
 //     slack.
+//   - A path keeps only the reservations its window can hold: the
+//     messages due are taken in order of generation time (then source
+//     ID), and a message whose reserved bytes, added to those of the
+//     messages kept before it on its path, exceed the path's congestion
+//     window holds nothing back there. The paper's reservation "is based
+//     on the assumption that the congestion window remains constant" and
+//     says what happens when it shrinks: "If a packet loss occurs before a
+//     message is generated, the reserved area cannot be used because it
+//     is dropped" (Section III-D1; "the congestion window has got
+//     reduced. In that case, the reserved area may be dropped", Section
+//     IV-B). Such a message cannot find its room in that window even with
+//     nothing in flight; holding the window for it would keep background
+//     data off the path for as long as the window stays below it, and a
+//     path with nothing in flight gets no acknowledgements to grow its
+//     window by (paper-fig4 at 50 ms / 50 kB, seed 1, before this rule:
+//     cwr-red's path 0 carried nothing for 3 s, its window of 46 kB below
+//     a message's reservation of 51.8 kB). A dropped reservation still
+//     counts for reservations_missed.
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes on the lowest-RTT path whose window and pacer let the
 //     packet out (PathInfo.CanSend), without looking at reservations.
@@ -59,14 +77,14 @@ const maxPending = 1024
 //     reserved_p <= cwnd_p (and room in its pacer). If no path qualifies,
 //     nothing is sent now, even if some window has room. Reservations do
 //     not hold data back while no candidate has anything in flight: no
-//     acknowledgement would then ever free room, and reservations larger
-//     than the windows would stop background data for good, and with
-//     priority-fifo (which serves lost data first) the priority data
-//     queued behind a lost background packet too. (The paper assumes
-//     windows large enough for the reservations, Section IV-A.) The
-//     packet then goes on the lowest-RTT candidate whose window and pacer
-//     let it out; this happens only if it fits beside the reservations of
-//     no candidate.
+//     acknowledgement would then ever free room, and reservations that
+//     leave less than a packet of the windows would stop background data
+//     for good, and with priority-fifo (which serves lost data first) the
+//     priority data queued behind a lost background packet too. (The
+//     paper assumes windows large enough for the reservations, Section
+//     IV-A.) The packet then goes on the lowest-RTT candidate whose window
+//     and pacer let it out; this happens only if it fits beside the
+//     reservations of no candidate.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -195,6 +213,7 @@ type reserver struct {
 	missed   map[uint64]uint64
 	reserved []uint64 // per index in paths
 	tied     []int
+	due      []dueMessage
 }
 
 func (r *reserver) announce(s Source) {
@@ -230,50 +249,71 @@ func messageIndex(s *Source, at time.Time) uint64 {
 }
 
 // reserve returns the bytes reserved on each path (by index in paths) at
-// now, and remembers the reservations for settle.
+// now, and remembers the reservations for settle. The messages due are
+// reserved in order of generation time (then source ID); a message whose
+// bytes do not fit its path's window beside those of the earlier messages
+// reserved there holds nothing (see CWR) but is remembered all the same.
 func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64 {
 	r.reserved = slices.Grow(r.reserved[:0], len(paths))[:len(paths)]
 	clear(r.reserved)
 	if len(r.sources) == 0 || len(cand) == 0 {
 		return r.reserved
 	}
+	r.due = r.due[:0]
 	if r.everyPath {
 		for _, i := range cand {
 			p := &paths[i]
 			for k := range r.sources {
 				src := &r.sources[k]
-				src.Due(now, now.Add(p.SRTT), func(at time.Time) { r.add(paths, i, src, at) })
+				src.Due(now, now.Add(p.SRTT), func(at time.Time) { r.due = append(r.due, dueMessage{i, src, at}) })
 			}
 		}
-		return r.reserved
-	}
-	// The lowest-RTT candidates, by path ID.
-	r.tied = r.tied[:0]
-	for _, i := range cand {
-		switch {
-		case len(r.tied) == 0 || paths[i].SRTT == paths[r.tied[0]].SRTT:
-			r.tied = append(r.tied, i)
-		case paths[i].SRTT < paths[r.tied[0]].SRTT:
-			r.tied = append(r.tied[:0], i)
+	} else {
+		// The lowest-RTT candidates, by path ID.
+		r.tied = r.tied[:0]
+		for _, i := range cand {
+			switch {
+			case len(r.tied) == 0 || paths[i].SRTT == paths[r.tied[0]].SRTT:
+				r.tied = append(r.tied, i)
+			case paths[i].SRTT < paths[r.tied[0]].SRTT:
+				r.tied = append(r.tied[:0], i)
+			}
+		}
+		slices.SortFunc(r.tied, func(a, b int) int { return cmp.Compare(paths[a].ID, paths[b].ID) })
+		srtt := paths[r.tied[0]].SRTT
+		for k := range r.sources {
+			src := &r.sources[k]
+			src.Due(now, now.Add(srtt), func(at time.Time) {
+				n := uint64(len(r.tied))
+				i := r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+				r.due = append(r.due, dueMessage{i, src, at})
+			})
 		}
 	}
-	slices.SortFunc(r.tied, func(a, b int) int { return cmp.Compare(paths[a].ID, paths[b].ID) })
-	srtt := paths[r.tied[0]].SRTT
-	for k := range r.sources {
-		src := &r.sources[k]
-		src.Due(now, now.Add(srtt), func(at time.Time) {
-			n := uint64(len(r.tied))
-			i := r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
-			r.add(paths, i, src, at)
-		})
+	slices.SortFunc(r.due, func(a, b dueMessage) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.src.ID, b.src.ID), cmp.Compare(a.i, b.i))
+	})
+	for _, d := range r.due {
+		r.add(paths, d.i, d.src, d.at)
 	}
 	return r.reserved
 }
 
-// add reserves the message of src generated at at on paths[i].
+// dueMessage is a message due within the reservation window of the path
+// paths[i].
+type dueMessage struct {
+	i   int
+	src *Source
+	at  time.Time
+}
+
+// add reserves the message of src generated at at on paths[i], if it fits
+// the path's window beside the messages reserved there before it.
 func (r *reserver) add(paths []PathInfo, i int, src *Source, at time.Time) {
 	b := uint64(WireBytes(src.Size, &paths[i])) + r.slack
-	r.reserved[i] += b
+	if r.reserved[i]+b <= paths[i].CWND {
+		r.reserved[i] += b
+	}
 	res := reservation{source: src.ID, at: at, path: paths[i].ID, bytes: b}
 	for j := range r.pending {
 		x := &r.pending[j]

@@ -27,7 +27,11 @@ func TestCWRSelect(t *testing.T) {
 	msg := func(at time.Duration) []Source {
 		return []Source{{ID: 1, Size: 4 * simPayload, Next: time.Unix(1000, 0).Add(at)}}
 	}
-	big := []Source{{ID: 1, Size: 10 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
+	// A 9-packet message: it fits the 10-packet window, with less than a
+	// packet beside it.
+	big := []Source{{ID: 1, Size: 9 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
+	// A 10-packet message: with the slack, larger than the window.
+	tooBig := []Source{{ID: 1, Size: 10 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
 	tests := []struct {
 		name    string
 		sources []Source
@@ -53,12 +57,17 @@ func TestCWRSelect(t *testing.T) {
 		{"failed path: reservation on the backup", msg(10 * ms), []PathInfo{failed(mk(0, 20*ms, 0)), backup(mk(1, 50*ms, 6))}, bg, nil},
 		{"backup unused while an available path is usable", msg(10 * ms), []PathInfo{mk(0, 50*ms, 6), backup(mk(1, 20*ms, 0))}, bg, nil},
 		{"no sources: lowest RTT", nil, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, bg, []uint64{1}},
-		// A reservation as large as the window: with nothing in flight,
-		// background data still goes where it fits beside it, and only
-		// where no path fits does it take the reserved room.
+		// A reservation that leaves less than a packet of the window:
+		// with nothing in flight, background data still goes where it
+		// fits beside it, and only where no path fits does it take the
+		// reserved room.
 		{"nothing in flight: background beside the reservation", big, []PathInfo{mk(0, 20*ms, 0), mk(1, 50*ms, 0)}, bg, []uint64{1}},
 		{"nothing in flight, no room beside the reservation: not held", big, []PathInfo{mk(0, 20*ms, 0)}, bg, []uint64{0}},
 		{"something in flight, no room beside the reservation: held", big, []PathInfo{mk(0, 20*ms, 1)}, bg, nil},
+		// A reservation larger than the window is dropped: it holds
+		// nothing back, with or without data in flight.
+		{"reservation larger than the window dropped", tooBig, []PathInfo{mk(0, 20*ms, 1), mk(1, 50*ms, 10)}, bg, []uint64{0}},
+		{"reservation larger than the window dropped: the last packet of room", tooBig, []PathInfo{mk(0, 20*ms, 9), mk(1, 50*ms, 0)}, bg, []uint64{0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,7 +23,12 @@ func init() {
 //     messages due in (now, now + srtt_p], their WireBytes plus
 //     PacketSlack each (the room the core keeps in a message's last,
 //     short packet for ACK frames, so that the whole message, not only
-//     its full packets, fits the room reserved for it).
+//     its full packets, fits the room reserved for it). As in CWR, a path
+//     keeps only the reservations its window can hold: a message that
+//     does not fit a path's window beside the messages reserved there
+//     before it holds nothing back on that path ("If a packet loss occurs
+//     before a message is generated, the reserved area cannot be used
+//     because it is dropped", Section III-D1).
 //   - "To send data with the priority, the corresponding packets are
 //     duplicated and sent on all paths. Due to the reservation on all
 //     paths, there is no transmission delay even for the duplicates."

@@ -226,3 +226,94 @@ func TestCWRRedMissedPerPath(t *testing.T) {
 		t.Fatalf("reservations_missed %v, want [0 1]%s", got, r.log())
 	}
 }
+
+// TestReservationBeyondWindowDropped: a path keeps only the reservations
+// its congestion window can hold; the reservation of a message that does
+// not fit beside the earlier messages reserved on the path is dropped and
+// holds nothing back (the paper's Section III-D1: "If a packet loss occurs
+// before a message is generated, the reserved area cannot be used because
+// it is dropped"). Were it kept, the path would carry no background data
+// at all, and a path without packets in flight no acknowledgements, so
+// that its window could never grow to hold the message (paper-fig4 at
+// 50 ms / 50 kB, seed 1: cwr-red's path 0 idle for 3 s).
+func TestReservationBeyondWindowDropped(t *testing.T) {
+	t.Run("one message larger than the window", func(t *testing.T) {
+		// Two paths of about 50 ms RTT; path 0's window holds 10
+		// packets, path 1's 60; a 12-packet message every 50 ms, so that
+		// one is always due within one RTT. cwr reserves on the faster
+		// path, so path 0 is the faster one there; for cwr-red path 0 is
+		// the slower one, so that priority data take path 1 (as in the
+		// trace of paper-fig4). Either way path 0 carries background
+		// data: for cwr-red its window's worth every RTT, about 10
+		// packets for 16 RTTs from 200 ms on; for cwr what the priority
+		// data, which take the faster path first, leave of it (without
+		// the rule: none).
+		for _, tc := range []struct {
+			sched          string
+			delay0, delay1 time.Duration
+			min            int
+		}{
+			{"cwr", 25 * ms, 26 * ms, 20},
+			{"cwr-red", 26 * ms, 25 * ms, 100},
+		} {
+			t.Run(tc.sched, func(t *testing.T) {
+				r := newRig(t, tc.sched, rigPath{delay: tc.delay0, window: 10 * mps}, rigPath{delay: tc.delay1, window: 60 * mps})
+				src := scheduler.Source{ID: 1, Size: 12 * payload, Interval: 50 * ms, Next: r.t0.Add(20 * ms)}
+				r.server.AnnounceSource(src)
+				bg := r.background(1 << 30)
+				for at := 20 * ms; at < 1000*ms; at += 50 * ms {
+					r.at(at, func() { r.message(12*payload, true) })
+				}
+				r.run(1000 * ms)
+				n := 0
+				for _, s := range r.sendsOf(bg) {
+					if s.path == 0 && s.at >= 200*ms {
+						n++
+					}
+				}
+				if n < tc.min {
+					t.Fatalf("%d background packets on path 0 from 200 ms on, want at least %d%s", n, tc.min, r.log())
+				}
+				t.Logf("%d background packets on path 0 from 200 ms on", n)
+			})
+		}
+	})
+	t.Run("the later of two messages", func(t *testing.T) {
+		// One path of 50 ms RTT whose window holds 10 packets; a message
+		// of 6 packets at 30 ms and one of 4 packets at 40 ms, of two
+		// sources (the later one's with the lower ID: messages are taken
+		// in order of generation, not of source). Together they need
+		// more than the window: the later one's reservation is dropped,
+		// the earlier one's holds. Before 30 ms background data take the
+		// window less the first reservation, 3 packets, and the first
+		// message leaves at once. (Reserving the later one instead
+		// would let 5 background packets out, and the first message
+		// would wait for an ACK.)
+		for _, sched := range []string{"cwr", "cwr-red"} {
+			t.Run(sched, func(t *testing.T) {
+				r := newRig(t, sched, rigPath{delay: 25 * ms, window: 10 * mps})
+				r.server.AnnounceSource(scheduler.Source{ID: 2, Size: 6 * payload, Next: r.t0.Add(30 * ms)})
+				r.server.AnnounceSource(scheduler.Source{ID: 1, Size: 4 * payload, Next: r.t0.Add(40 * ms)})
+				bg := r.background(1 << 20)
+				var first uint64
+				r.at(30*ms, func() { first = r.message(6*payload, true) })
+				r.at(40*ms, func() { r.message(4*payload, true) })
+				r.run(300 * ms)
+				before := 0
+				for _, s := range r.sendsOf(bg) {
+					if s.at < 30*ms {
+						before++
+					}
+				}
+				if before != 3 {
+					t.Fatalf("%d background packets before the first message, want 3%s", before, r.log())
+				}
+				for _, s := range r.sendsOf(first) {
+					if s.at != 30*ms {
+						t.Fatalf("first message's packet %v, want it at 30 ms%s", s, r.log())
+					}
+				}
+			})
+		}
+	})
+}
