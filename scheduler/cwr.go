@@ -12,7 +12,8 @@ func init() {
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
 // schedulers (see Counters): how many reserved priority messages did not
-// find their reservation when they were generated.
+// find the room reserved for them on the path free when they were
+// generated (see CWR: it does not say that they waited).
 const CounterReservationsMissed = "reservations_missed"
 
 // maxPending bounds the reservations a CWR scheduler remembers for the
@@ -90,24 +91,39 @@ const maxPending = 1024
 // paths, as in lowrtt. Without announced sources CWR therefore decides
 // exactly as lowrtt.
 //
-// The reservation assumes that the window stays constant; a loss that
-// shrinks it before a message is generated can make the reservation fail.
-// CWR counts these per path as "reservations_missed" (see Counters): a
-// message counts once it was reserved (it was due within srtt of its path
-// at some send decision) and, at the first send decision at or after its
-// generation time at which priority data wait (Work.Class is
-// ClassPriority or Work.Waiting.PriorityBytes > 0; the latter catches a
-// decision on a retransmission that priority-fifo serves first), its path
-// is no longer usable or its free window (CWND - BytesInFlight) is smaller
-// than the message's wire bytes plus those of the messages settled before
-// it at the same decision on the same path (ordered by generation time,
-// then source ID). Each message is settled, counted or not, at that one
+// CWR counts per path as "reservations_missed" (see Counters) the
+// messages that did not find the room reserved for them free when they
+// were generated: a message counts once it was reserved (it was due
+// within srtt of its path at some send decision) and, at the first send
+// decision at or after its generation time at which priority data wait
+// (Work.Class is ClassPriority or Work.Waiting.PriorityBytes > 0; the
+// latter catches a decision on a retransmission that priority-fifo serves
+// first), its path (for CWR the one it was reserved on at the last
+// decision before: the reservation follows the lowest smoothed RTT) is no
+// longer usable or its free window (CWND - BytesInFlight) is smaller than
+// the message's wire bytes plus those of the messages settled before it
+// at the same decision on the same path (ordered by generation time, then
+// source ID). Each message is settled, counted or not, at that one
 // decision. Dropped uncounted are: a message whose path has disappeared
 // from the connection, and a message still unsettled when a later message
 // of its source is settled (it was never written: a write causes a send
 // decision). The schedulers cannot tell which stream carries which
 // source's messages, so any priority data waiting at or after the
 // generation time stands for the message.
+//
+// A missed reservation is not a late message. The paper names a loss
+// that shrinks the window before the message is generated (Section IV-B);
+// traced over two paths of 50 ms RTT (EXPERIMENTS.md), most misses come
+// from elsewhere: the smoothed RTTs of paths of equal RTT differ by tens
+// to hundreds of microseconds and cross as acknowledgements arrive, so a
+// message's reservation moves between the paths before it is generated
+// ("Because the paths have the same RTT, the choice of the path
+// changes", Section IV-B) and background data fill the room it left; and
+// a path's previous message, sent one RTT earlier, may still be in
+// flight. Most such messages arrived within about a millisecond of the
+// median in those runs: without pacing, acknowledgements free room at the
+// rate the window was sent, the link's. The message completion time, not
+// this counter, says whether a message was late.
 //
 // A message is reserved until its generation time (the window (now, now +
 // srtt] excludes now): data written later than announced compete with

@@ -270,7 +270,8 @@ func TestCWRRedMessageDecision(t *testing.T) {
 }
 
 // TestCWRRedWait checks the wait CWRRed expects before a full path takes
-// a packet: until enough of its packets in flight are acknowledged, each
+// a packet, or the rest of a message: until enough of its packets in
+// flight are acknowledged, each
 // one smoothed RTT after it left.
 func TestCWRRedWait(t *testing.T) {
 	const pkt = simMPS
@@ -288,6 +289,11 @@ func TestCWRRedWait(t *testing.T) {
 	at := t0.Add(7 * ms)
 	if got := s.wait(at, &full, pkt); got != 13*ms {
 		t.Fatalf("wait for one packet: %v, want 13ms (the first packet's ACK at 20 ms)", got)
+	}
+	// Three packets (the rest of a message): three must be
+	// acknowledged, the third at 24 ms.
+	if got := s.wait(at, &full, 3*pkt); got != 17*ms {
+		t.Fatalf("wait for three packets: %v, want 17ms (the third packet's ACK at 24 ms)", got)
 	}
 	// The window shrank to 3 packets: two must be acknowledged.
 	shrunk := full
