@@ -121,7 +121,7 @@ func sourcesTable(points []*plots.Point, keys []string) (string, error) {
 	srcs := sources(points)
 	var head []string
 	for _, k := range keys {
-		head = append(head, "RTT "+strings.TrimSuffix(k, ".rtt"))
+		head = append(head, "RTT "+strings.ReplaceAll(strings.TrimSuffix(k, ".rtt"), ".", " "))
 	}
 	head = append(head, "scheduler")
 	for _, s := range srcs {
