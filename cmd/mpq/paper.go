@@ -32,7 +32,7 @@ func setupPaper(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.doc, "doc", "EXPERIMENTS.md", "replace the marked tables in `FILE` (\"\" for none)")
 	fs.StringVar(&o.experiments, "experiments", "experiments", "read the paper's experiment files from `DIR`")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once")
-	fs.IntVar(&o.repeat, "repeat", 0, "repetitions of every grid point (default: the files', 10)")
+	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times (default: as the files say, 10)")
 	fs.Var(&o.sets, "set", "override a `key=value` of every file (repeatable), e.g. --set duration=10s for a quick look")
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs already complete (mpq run --resume) instead of starting from nothing")
 	fs.BoolVar(&o.plotsOnly, "plots-only", false, "run nothing: draw the figures and tables from the results under --out")
