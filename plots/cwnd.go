@@ -44,18 +44,9 @@ func (r *Run) PathStates() ([]PathState, error) {
 
 func readPathStates(rd io.Reader) ([]PathState, error) {
 	cr := csv.NewReader(bufio.NewReader(rd))
-	head, err := cr.Read()
+	col, err := csvColumns(cr, "time_ms", "vantage", "path_id", "cwnd", "bytes_in_flight", "state")
 	if err != nil {
 		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	for _, c := range []string{"time_ms", "vantage", "path_id", "cwnd", "bytes_in_flight", "state"} {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("no column %q", c)
-		}
 	}
 	var out []PathState
 	for line := 2; ; line++ {

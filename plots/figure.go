@@ -15,15 +15,13 @@
 package plots
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mpq/mpq/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -106,25 +104,7 @@ func (f *Figure) Save(name string) error {
 // WriteFile writes a file under a temporary name in its directory and
 // renames it when complete, so that it is never seen half-written.
 func WriteFile(name string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := errors.Join(bw.Flush(), tmp.Chmod(0o644), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(name, write)
 }
 
 // newPlot is a plot with the fonts of a paper column, light grid lines

@@ -62,18 +62,9 @@ var messageColumns = []string{"source", "kind", "seq", "priority", "length", "re
 
 func readMessages(rd io.Reader) ([]Message, error) {
 	cr := csv.NewReader(bufio.NewReader(rd))
-	head, err := cr.Read()
+	col, err := csvColumns(cr, messageColumns...)
 	if err != nil {
 		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
-	for _, c := range messageColumns {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("no column %q", c)
-		}
 	}
 	var out []Message
 	for line := 2; ; line++ {
@@ -120,4 +111,23 @@ func readMessages(rd io.Reader) ([]Message, error) {
 		}
 		out = append(out, m)
 	}
+}
+
+// csvColumns reads a CSV header and returns each column's index; every
+// column named in need must be there.
+func csvColumns(cr *csv.Reader, need ...string) (map[string]int, error) {
+	head, err := cr.Read()
+	if err != nil {
+		return nil, err
+	}
+	col := make(map[string]int, len(head))
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, c := range need {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("no column %q", c)
+		}
+	}
+	return col, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mpq/mpq/internal/atomicfile"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -402,7 +403,7 @@ func (a *Aggregate) Write(dir string) error {
 		name  string
 		write func(io.Writer) error
 	}{{RunsCSV, a.WriteRunsCSV}, {AggregateCSV, a.WriteAggregateCSV}, {AggregateJSON, a.WriteJSON}} {
-		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.name), f.write); err != nil {
 			return err
 		}
 	}

@@ -136,27 +136,3 @@ func formatFloat(f float64) string {
 	}
 	return s
 }
-
-// writeFile writes name under a temporary name and renames it, so that
-// it is never seen half-written.
-func writeFile(name string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := errors.Join(bw.Flush(), tmp.Chmod(0o644), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}

@@ -141,7 +141,12 @@ func TestPipeWaitsParked(t *testing.T) {
 	if waiting == 0 {
 		t.Fatal("never saw Run waiting")
 	}
-	if inSyscall > 0 {
+	// A parked wait still enters the kernel briefly (the timerfd read that
+	// finds nothing and parks, and the one that reads the expiry), so a
+	// snapshot now and then lands in a system call; a wait that sleeps in
+	// the kernel is seen there most of the time (757 of 1,364 snapshots
+	// with nanosleep). One in ten separates the two.
+	if inSyscall*10 > waiting {
 		t.Errorf("Run was waiting in a system call %d times out of %d", inSyscall, waiting)
 	}
 	t.Logf("Run seen waiting %d times, in a system call %d times", waiting, inSyscall)

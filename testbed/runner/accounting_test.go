@@ -37,9 +37,22 @@ size = "100kB"
 
 // TestDrain: the run goes on after the duration until the message in
 // flight is delivered; without a drain period it fails as a timeout and
-// counts as +Inf.
+// counts as +Inf. The same holds in real time (loopback): the drain ends
+// once every message is done, and what is not done at the end of the
+// drain fails with its reason.
 func TestDrain(t *testing.T) {
-	res, dir := run(t, fmt.Sprintf(drainDoc, ""))
+	for _, backend := range []string{"sim", "loopback"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend != "sim" && testing.Short() {
+				t.Skip("real-time run")
+			}
+			testDrain(t, fmt.Sprintf("backend = %q", backend))
+		})
+	}
+}
+
+func testDrain(t *testing.T, backend string) {
+	res, dir := run(t, fmt.Sprintf(drainDoc, backend))
 	s := res.Summary
 	src := s.Sources[0]
 	if src.Messages != 2 || src.Completed != 2 || src.MCTMS.Max == trafficgen.Inf {
@@ -53,7 +66,7 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("the last message was delivered at %v ms, within the duration: the test does not test the drain", d)
 	}
 
-	res, dir = run(t, fmt.Sprintf(drainDoc, `drain = "0s"`))
+	res, dir = run(t, fmt.Sprintf(drainDoc, backend+"\n"+`drain = "0s"`))
 	src = res.Summary.Sources[0]
 	if src.Completed != 1 || src.Failed != 1 || src.Failures[trafficgen.FailTimeout] != 1 || *src.DeliveredRatio != 0.5 {
 		t.Fatalf("without a drain: %+v", src)
