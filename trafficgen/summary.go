@@ -74,8 +74,12 @@ type PathEnd struct {
 	// CwndGrowthCA is the window's mean growth per RTT in congestion
 	// avoidance in the window (Table I); nil (null) when the path was
 	// never in congestion avoidance then.
-	CwndGrowthCA       *float64 `json:"cwnd_growth_ca_bytes_per_rtt"`
-	ReservationsMissed uint64   `json:"reservations_missed"`
+	CwndGrowthCA *float64 `json:"cwnd_growth_ca_bytes_per_rtt"`
+	// ReservationsMissed is the path scheduler's reservations_missed
+	// counter (cwr, cwr-red: scheduler.CounterReservationsMissed) at the
+	// end of the window: messages that found less free window than they
+	// needed on the path holding their reservation, not late messages.
+	ReservationsMissed uint64 `json:"reservations_missed"`
 	// StreamBytesSent counts the stream bytes this end sent on the path
 	// in the measurement window, retransmissions and copies included.
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
