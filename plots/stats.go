@@ -24,6 +24,11 @@ func metric(p *Point, name string) results.Summary {
 	return results.Summarise(vals)
 }
 
+// Metric summarises a headline metric (results.Headline's names, e.g.
+// "s1.mct_p99_ms") over the point's repetitions: its mean, standard
+// deviation and 95 % Student-t confidence interval.
+func Metric(p *Point, name string) results.Summary { return metric(p, name) }
+
 // WithCI formats a mean with the half width of its confidence interval,
 // "26.1 ± 0.3", or the mean alone without an interval (one run).
 func WithCI(s results.Summary, prec int) string {
