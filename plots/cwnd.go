@@ -1,8 +1,6 @@
 package plots
 
 import (
-	"bufio"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -43,20 +41,8 @@ func (r *Run) PathStates() ([]PathState, error) {
 }
 
 func readPathStates(rd io.Reader) ([]PathState, error) {
-	cr := csv.NewReader(bufio.NewReader(rd))
-	col, err := csvColumns(cr, "time_ms", "vantage", "path_id", "cwnd", "bytes_in_flight", "state")
-	if err != nil {
-		return nil, err
-	}
-	var out []PathState
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	need := []string{"time_ms", "vantage", "path_id", "cwnd", "bytes_in_flight", "state"}
+	return readCSV(rd, need, func(rec []string, col map[string]int, line int) (PathState, error) {
 		var s PathState
 		var errs []error
 		num := func(c string) float64 {
@@ -68,11 +54,11 @@ func readPathStates(rd io.Reader) ([]PathState, error) {
 		id, err := strconv.ParseUint(rec[col["path_id"]], 10, 64)
 		errs = append(errs, err)
 		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return s, fmt.Errorf("line %d: %w", line, err)
 		}
 		s.PathID, s.Vantage, s.State = id, rec[col["vantage"]], rec[col["state"]]
-		out = append(out, s)
-	}
+		return s, nil
+	})
 }
 
 // oneRun is the single run a figure of one run draws.

@@ -61,20 +61,7 @@ func (r *Run) Messages() ([]Message, error) {
 var messageColumns = []string{"source", "kind", "seq", "priority", "length", "reply", "created_ms", "delivered_ms", "replied_ms", "mct_ms", "response_ms", "stream_id", "status", "failed"}
 
 func readMessages(rd io.Reader) ([]Message, error) {
-	cr := csv.NewReader(bufio.NewReader(rd))
-	col, err := csvColumns(cr, messageColumns...)
-	if err != nil {
-		return nil, err
-	}
-	var out []Message
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	return readCSV(rd, messageColumns, func(rec []string, col map[string]int, line int) (Message, error) {
 		var perr error
 		num := func(c string) float64 {
 			v, err := trafficgen.ParseCSV(rec[col[c]])
@@ -99,7 +86,7 @@ func readMessages(rd io.Reader) ([]Message, error) {
 			m.StreamID = integer("stream_id")
 		}
 		if perr != nil {
-			return nil, perr
+			return m, perr
 		}
 		// A time the distributions count is never missing: a message
 		// that did not get there is +Inf.
@@ -109,13 +96,15 @@ func readMessages(rd io.Reader) ([]Message, error) {
 		if math.IsNaN(m.Response) {
 			m.Response = math.Inf(1)
 		}
-		out = append(out, m)
-	}
+		return m, nil
+	})
 }
 
-// csvColumns reads a CSV header and returns each column's index; every
-// column named in need must be there.
-func csvColumns(cr *csv.Reader, need ...string) (map[string]int, error) {
+// readCSV reads a CSV file with a header naming at least the columns
+// in need, and turns each record into a T with row (line is the record's
+// line number in the file, for errors).
+func readCSV[T any](rd io.Reader, need []string, row func(rec []string, col map[string]int, line int) (T, error)) ([]T, error) {
+	cr := csv.NewReader(bufio.NewReader(rd))
 	head, err := cr.Read()
 	if err != nil {
 		return nil, err
@@ -129,5 +118,19 @@ func csvColumns(cr *csv.Reader, need ...string) (map[string]int, error) {
 			return nil, fmt.Errorf("no column %q", c)
 		}
 	}
-	return col, nil
+	var out []T
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, err := row(rec, col, line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
 }
