@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -27,17 +25,7 @@ type PathState struct {
 
 // PathStates reads the run's paths.csv.
 func (r *Run) PathStates() ([]PathState, error) {
-	name := filepath.Join(r.Dir, "paths.csv")
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, &InputError{err}
-	}
-	defer f.Close()
-	rows, err := readPathStates(f)
-	if err != nil {
-		return nil, inputErr("%s: %v", name, err)
-	}
-	return rows, nil
+	return readRunFile(r, "paths.csv", readPathStates)
 }
 
 func readPathStates(rd io.Reader) ([]PathState, error) {

@@ -40,15 +40,9 @@ func (r *Run) Messages() ([]Message, error) {
 	if r.messages != nil {
 		return r.messages, nil
 	}
-	name := filepath.Join(r.Dir, "messages.csv")
-	f, err := os.Open(name)
+	ms, err := readRunFile(r, "messages.csv", readMessages)
 	if err != nil {
-		return nil, &InputError{err}
-	}
-	defer f.Close()
-	ms, err := readMessages(f)
-	if err != nil {
-		return nil, inputErr("%s: %v", name, err)
+		return nil, err
 	}
 	if ms == nil {
 		ms = []Message{}
@@ -98,6 +92,22 @@ func readMessages(rd io.Reader) ([]Message, error) {
 		}
 		return m, nil
 	})
+}
+
+// readRunFile reads the file name of the run's directory with read; a
+// missing file or bad content is an InputError naming the file.
+func readRunFile[T any](r *Run, name string, read func(io.Reader) ([]T, error)) ([]T, error) {
+	name = filepath.Join(r.Dir, name)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	defer f.Close()
+	rows, err := read(f)
+	if err != nil {
+		return nil, inputErr("%s: %v", name, err)
+	}
+	return rows, nil
 }
 
 // readCSV reads a CSV file with a header naming at least the columns
