@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,30 @@ func TestBarsAndGrowthDraw(t *testing.T) {
 		if !strings.Contains(svg.String(), s) {
 			t.Errorf("growth figure lacks %q", s)
 		}
+	}
+}
+
+// TestMetricPerRunP99: the "p99 per run" of the paper's tables is the mean
+// of the repetitions' own p99 with its 95 % Student-t interval. Two
+// repetitions of 100 messages, 1..100 ms and 2..101 ms: nearest-rank p99
+// 99 and 100 ms, mean 99.5, sd 0.70711, t(0.975, 1) = 12.7062, half
+// interval 12.7062 × 0.70711 / √2 = 6.3531.
+func TestMetricPerRunP99(t *testing.T) {
+	var fs []fixture
+	for rep := range 2 {
+		var times []float64
+		for i := 1; i <= 100; i++ {
+			times = append(times, float64(i+rep))
+		}
+		fs = append(fs, fixture{rep: rep, sched: "cwr", times: times, total: 20, prio: 1})
+	}
+	points := loadFixtures(t, fs...)
+	s := Metric(points[0], "s1.mct_p99_ms")
+	if s.N != 2 || math.Abs(float64(s.Mean)-99.5) > 1e-9 ||
+		math.Abs(float64(s.CI95[0])-(99.5-6.3531)) > 1e-3 || math.Abs(float64(s.CI95[1])-(99.5+6.3531)) > 1e-3 {
+		t.Fatalf("per-run p99 %+v, want mean 99.5, interval 99.5 ± 6.3531", s)
+	}
+	if got := WithCI(s, 1); got != "99.5 ± 6.4" {
+		t.Fatalf("WithCI = %q", got)
 	}
 }

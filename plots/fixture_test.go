@@ -61,7 +61,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2,
 		ConfigSHA256: fmt.Sprintf("sha%d", f.point), DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
-			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times)},
+			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times), MCTMS: trafficgen.DistributionOf(f.times)},
 			{Name: "background", Kind: "bulk", Sender: "server"},
 		},
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
