@@ -28,7 +28,11 @@ func loadGolden(t *testing.T) *experiment.Experiment {
 // 11 ms +- 1 ms, Gilbert loss of 1 % in bursts of 4 (Bad->Good 25 %,
 // Good->Bad 0.25 x 1 %/99 % = 0.252525 %), a 30 kB queue; path 1 down:
 // unlimited rate, 30 ms and the same jitter; netem's rate keeps jittered
-// packets in order; custom addresses on path 1). The forwarder's plan
+// packets in order; custom addresses on path 1). netem's limits, frames
+// of 1350 + 8 + 20 + 14 = 1392 bytes: path 0, the queue's 625,000 bytes
+// hold 448 frames and 25 ms at 100 Mbit/s 224.5 (rounded to 224), 672;
+// path 1 up, 30,000 bytes hold 21 and 11 ms (the mean delay) at 20
+// Mbit/s 19.8 (20), 41. The forwarder's plan
 // (testdata/forwarder-plan.txt) is checked the same way; the forwarder
 // itself runs in the root tests.
 func TestPlansGolden(t *testing.T) {
