@@ -50,6 +50,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 // Backends an experiment can run on.
@@ -158,11 +160,15 @@ func (l Link) QueueLimit(rtt time.Duration) int64 {
 
 // Transport configures the QUIC connection.
 type Transport struct {
-	PathScheduler   string
-	StreamScheduler string
-	Congestion      string
-	MaxPacketSize   int
-	Pacing          bool
+	PathScheduler string
+	// SchedulerOptions are the path scheduler's options
+	// (transport.scheduler_options), every one with its value, set or
+	// default; empty for a scheduler without options.
+	SchedulerOptions scheduler.Options
+	StreamScheduler  string
+	Congestion       string
+	MaxPacketSize    int
+	Pacing           bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.

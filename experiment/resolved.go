@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +52,19 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
+	if opts := t.SchedulerOptions.Typed(t.PathScheduler); len(opts) > 0 {
+		keys := slices.Sorted(maps.Keys(opts))
+		var kv []string
+		for _, k := range keys {
+			switch v := opts[k].(type) {
+			case bool:
+				kv = append(kv, k+" = "+strconv.FormatBool(v))
+			case string:
+				kv = append(kv, k+" = "+q(v))
+			}
+		}
+		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

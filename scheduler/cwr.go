@@ -7,7 +7,48 @@ import (
 )
 
 func init() {
-	RegisterPath("cwr", func() PathScheduler { return NewCWR() })
+	RegisterPathWithOptions("cwr", cwrOptions(), func(o Options) PathScheduler { return newCWR(o) })
+}
+
+// Options shared by cwr and cwr-red: the readings of the paper's text
+// where it is silent and the rules it does not have (see CWR).
+const (
+	// OptReservation: "partial" (a path's reservations are capped at
+	// its window) or "whole" (a message's reservation that does not fit
+	// its path's window beside the earlier messages' is dropped).
+	OptReservation = "reservation"
+	// OptHorizon: "srtt" (the messages due within one smoothed RTT of
+	// their path are reserved) or "next" (every source's next message,
+	// however far ahead).
+	OptHorizon = "horizon"
+	// OptEqualRTT (cwr): "first" (the reservation goes on the first of
+	// the paths of equal smoothed RTT, by path ID) or "alternate" (the
+	// messages of a source alternate between them).
+	OptEqualRTT = "equal_rtt"
+	// OptIdleEscape: background data fitting beside no path's
+	// reservations still go when no candidate has anything in flight.
+	OptIdleEscape = "idle_escape"
+	// OptPathChoice: "packet" (each priority packet on the lowest-RTT
+	// path that can take it) or "message" (a message's packets on the
+	// path chosen at its first packet: the lowest-RTT one that can take
+	// all of it, else the lowest-RTT one that can take the packet).
+	OptPathChoice = "path_choice"
+)
+
+// cwrOptions are the options of cwr with their defaults.
+func cwrOptions() []Option {
+	return []Option{
+		{Name: OptReservation, Choices: []string{"partial", "whole"}, Default: "partial",
+			Doc: "partial: a path's reservations are capped at its window; whole: a message whose reservation does not fit its path's window beside the earlier messages' reserves nothing there (ours)"},
+		{Name: OptHorizon, Choices: []string{"srtt", "next"}, Default: "srtt",
+			Doc: "srtt: reserve the messages due within one smoothed RTT of the path; next: every source's next message, however far ahead"},
+		{Name: OptEqualRTT, Choices: []string{"first", "alternate"}, Default: "first",
+			Doc: "paths of equal smoothed RTT: reserve on the first by path ID, or alternate a source's messages between them (ours)"},
+		{Name: OptIdleEscape, Default: "true",
+			Doc: "background data that fit beside no path's reservations still go when no path has anything in flight"},
+		{Name: OptPathChoice, Choices: []string{"packet", "message"}, Default: "packet",
+			Doc: "packet: each priority packet on the lowest-RTT path that can take it; message: all of a message on the path chosen at its first packet"},
+	}
 }
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
@@ -132,10 +173,28 @@ const maxPending = 1024
 type CWR struct {
 	res  reserver
 	cand []int
+	// idleEscape and perMessage are the options idle_escape and
+	// path_choice = "message".
+	idleEscape, perMessage bool
+	msgs                   messages
 }
 
-// NewCWR returns a CWR scheduler without sources.
-func NewCWR() *CWR { return &CWR{res: reserver{slack: PacketSlack}} }
+// NewCWR returns a CWR scheduler without sources, with the default
+// options.
+func NewCWR() *CWR {
+	s, _ := NewPathSchedulerWith("cwr", nil)
+	return s.(*CWR)
+}
+
+func newCWR(o Options) *CWR {
+	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message"}
+}
+
+// newReserver is the reserver of the options o (everyPath for cwr-red).
+func newReserver(o Options, everyPath bool) reserver {
+	return reserver{everyPath: everyPath, slack: PacketSlack, whole: o[OptReservation] == "whole",
+		next: o[OptHorizon] == "next", alternate: o[OptEqualRTT] == "alternate"}
+}
 
 // Name implements PathScheduler.
 func (*CWR) Name() string { return "cwr" }
@@ -156,7 +215,14 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 	if priorityWaits(w) {
 		s.res.settle(now, paths)
 	}
-	if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
+	i := -1
+	if s.perMessage && w.Class == ClassPriority {
+		d, _ := s.msgs.of(w)
+		i = messagePath(paths, s.cand, w, d)
+	} else {
+		i = pickBackgroundOrNot(paths, s.cand, w, reserved, s.idleEscape)
+	}
+	if i >= 0 {
 		dst = append(dst, paths[i].ID)
 	}
 	return dst
@@ -164,14 +230,14 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 
 // pickBackgroundOrNot is the path choice of CWR (and CWR+RED's single
 // path): the lowest-RTT candidate that can take the packet, reservations
-// counting against background data only; and, for background data that
-// fits beside the reservations of no candidate while no candidate has
-// anything in flight, the lowest-RTT candidate that can take it (see
-// CWR).
-func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64) int {
+// counting against background data only; and, with idleEscape, for
+// background data that fits beside the reservations of no candidate while
+// no candidate has anything in flight, the lowest-RTT candidate that can
+// take it (see CWR).
+func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64, idleEscape bool) int {
 	bg := w.Class != ClassControl && !isPriority(w)
 	best := pickPath(paths, cand, w.Size, reserved, bg)
-	if best < 0 && bg {
+	if best < 0 && bg && idleEscape {
 		for _, i := range cand {
 			if paths[i].BytesInFlight > 0 {
 				return -1
@@ -199,6 +265,89 @@ func pickPath(paths []PathInfo, cand []int, size int, reserved []uint64, withRes
 	return best
 }
 
+// messagePath is the path of a packet of the priority message d with
+// path_choice = "message": the path chosen for the message, if it is
+// still a candidate (-1 while it cannot take the packet); else, chosen
+// now, the lowest-RTT candidate whose window has room for the rest of
+// the message (WireBytes(w.Pending) + PacketSlack) and whose window and
+// pacer let the packet out, or if there is none the lowest-RTT candidate
+// that can take the packet (LowRTT); -1 if none can.
+func messagePath(paths []PathInfo, cand []int, w Work, d *messageDecision) int {
+	if d.hasPath {
+		for _, i := range cand {
+			if paths[i].ID == d.path {
+				if paths[i].CanSend(w.Size) {
+					return i
+				}
+				return -1
+			}
+		}
+	}
+	best := -1
+	for _, i := range cand {
+		p := &paths[i]
+		need := uint64(WireBytes(int(min(w.Pending, 1<<40)), p)) + PacketSlack
+		if !p.CanSend(w.Size) || p.CwndRoom() < need {
+			continue
+		}
+		if best < 0 || p.SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = pickPath(paths, cand, w.Size, nil, false)
+	}
+	if best >= 0 {
+		d.path, d.hasPath = paths[best].ID, true
+	}
+	return best
+}
+
+// messages are the priority messages in progress, one per stream, most
+// recent last (at most maxMessages).
+type messages struct{ list []messageDecision }
+
+// messageDecision is what was decided for the message in progress on a
+// stream; left is the stream's pending bytes at its last packet.
+type messageDecision struct {
+	stream uint64
+	left   uint64
+	// dup: cwr-red sends the message's packets on every candidate.
+	dup bool
+	// path, if hasPath, carries the message (path_choice = "message").
+	path    uint64
+	hasPath bool
+}
+
+// maxMessages bounds the message decisions remembered. Messages are
+// served in order (priority-fifo), so only a few are in progress at once;
+// a forgotten one is decided again as a new message.
+const maxMessages = 64
+
+// of returns the decision of the message whose packet w is, and whether
+// the packet starts a new message (its stream's Work.Pending larger than
+// what was left of the stream's previous message): then the decision is a
+// fresh one for the caller to fill in.
+func (m *messages) of(w Work) (*messageDecision, bool) {
+	for k := range m.list {
+		d := &m.list[k]
+		if d.stream != w.StreamID {
+			continue
+		}
+		if w.Pending <= d.left {
+			d.left = w.Pending
+			return d, false
+		}
+		m.list = slices.Delete(m.list, k, k+1)
+		break
+	}
+	if len(m.list) >= maxMessages {
+		m.list = slices.Delete(m.list, 0, 1)
+	}
+	m.list = append(m.list, messageDecision{stream: w.StreamID, left: w.Pending})
+	return &m.list[len(m.list)-1], true
+}
+
 // priorityWaits reports whether priority data wait at a send decision: the
 // moment the reservations of generated messages are settled.
 func priorityWaits(w Work) bool {
@@ -219,6 +368,19 @@ type reservation struct {
 // CWR (on the lowest-RTT path) or CWR+RED (everyPath).
 type reserver struct {
 	everyPath bool
+	// whole keeps a message's reservation on a path only if all of it
+	// fits the window beside the messages reserved there before it
+	// (reservation = "whole"); otherwise the reservations of a path are
+	// capped at its window ("partial").
+	whole bool
+	// next reserves each source's next message however far ahead it is
+	// (horizon = "next"), not only the messages due within one smoothed
+	// RTT.
+	next bool
+	// alternate spreads the reservations of CWR over paths of equal
+	// smoothed RTT (equal_rtt = "alternate"); otherwise they go on the
+	// first of them in order of path ID.
+	alternate bool
 	// slack is added to every message's reservation (PacketSlack: see
 	// CWR).
 	slack   uint64
@@ -281,7 +443,7 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 			p := &paths[i]
 			for k := range r.sources {
 				src := &r.sources[k]
-				src.Due(now, now.Add(p.SRTT), func(at time.Time) { r.due = append(r.due, dueMessage{i, src, at}) })
+				src.Due(now, r.horizon(now, p.SRTT, src), func(at time.Time) { r.due = append(r.due, dueMessage{i, src, at}) })
 			}
 		}
 	} else {
@@ -299,9 +461,12 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 		srtt := paths[r.tied[0]].SRTT
 		for k := range r.sources {
 			src := &r.sources[k]
-			src.Due(now, now.Add(srtt), func(at time.Time) {
-				n := uint64(len(r.tied))
-				i := r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+			src.Due(now, r.horizon(now, srtt, src), func(at time.Time) {
+				i := r.tied[0]
+				if r.alternate {
+					n := uint64(len(r.tied))
+					i = r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+				}
 				r.due = append(r.due, dueMessage{i, src, at})
 			})
 		}
@@ -313,6 +478,26 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 		r.add(paths, d.i, d.src, d.at)
 	}
 	return r.reserved
+}
+
+// horizon is the end of the reservation window (now, horizon] of source
+// src on a path of smoothed RTT srtt: now + srtt, or, with
+// horizon = "next", the source's next generation time after now.
+func (r *reserver) horizon(now time.Time, srtt time.Duration, src *Source) time.Time {
+	if !r.next {
+		return now.Add(srtt)
+	}
+	return nextGeneration(src, now)
+}
+
+// nextGeneration is the first generation time of src after now (its Next
+// if src has no interval, even if that is not after now).
+func nextGeneration(src *Source, now time.Time) time.Time {
+	at := src.Next
+	if src.Interval > 0 && !at.After(now) {
+		at = at.Add((now.Sub(at)/src.Interval + 1) * src.Interval)
+	}
+	return at
 }
 
 // dueMessage is a message due within the reservation window of the path
@@ -327,8 +512,11 @@ type dueMessage struct {
 // the path's window beside the messages reserved there before it.
 func (r *reserver) add(paths []PathInfo, i int, src *Source, at time.Time) {
 	b := uint64(WireBytes(src.Size, &paths[i])) + r.slack
-	if r.reserved[i]+b <= paths[i].CWND {
+	switch {
+	case r.reserved[i]+b <= paths[i].CWND:
 		r.reserved[i] += b
+	case !r.whole:
+		r.reserved[i] = paths[i].CWND
 	}
 	res := reservation{source: src.ID, at: at, path: paths[i].ID, bytes: b}
 	for j := range r.pending {
@@ -410,11 +598,7 @@ func (r *reserver) nextWakeup(now time.Time) time.Time {
 	var t time.Time
 	for k := range r.sources {
 		src := &r.sources[k]
-		at := src.Next
-		if src.Interval > 0 && !at.After(now) {
-			n := now.Sub(at)/src.Interval + 1
-			at = at.Add(n * src.Interval)
-		}
+		at := nextGeneration(src, now)
 		if at.After(now) && (t.IsZero() || at.Before(t)) {
 			t = at
 		}
