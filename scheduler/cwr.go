@@ -67,66 +67,81 @@ const maxPending = 1024
 // al., "Performance Evaluation of a New Scheduling Model Using Congestion
 // Window Reservation", Section III-D1. The application announces its
 // periodic priority sources (SourceAware); the scheduler keeps room in the
-// congestion window of one path free for the messages they will generate
-// within the next round trip, so that a message leaves as soon as it is
-// written.
+// congestion window of one path free for the messages they will generate,
+// so that a message leaves as soon as it is written.
+//
+// By default it follows the paper's text; where the text is silent it
+// takes the simplest reading, and says which sentence it reads. Other
+// readings and the rules the paper does not have are options (Options,
+// transport.scheduler_options; cwrOptions lists them).
 //
 // At a send decision at time now, among the candidate paths (as for
 // lowrtt: usable available paths, else usable backup paths, else every
 // validated path):
 //
-//   - Reservations: every message of every announced source is reserved
-//     on the candidate path with the lowest smoothed RTT. If several
-//     candidates share that RTT, the k-th message of source S (k counted
-//     from the Next the source was announced with, 0 for a single message)
-//     goes to the ((S + k) mod n)-th of those n paths in order of path ID,
-//     so that reservations alternate between equal paths as in the
-//     paper's Section IV-B. The reserved bytes of path p are, for the
-//     messages reserved on p that are due in (now, now + srtt_p], their
-//     WireBytes plus PacketSlack each: the core announces (Work.Size), and
-//     may fill with ACK frames, PacketSlack bytes beyond a message's last,
-//     short packet's data and overhead, and that packet leaves at once
-//     only if the window has room for its announced size. The paper
-//     reserves "exactly as many bytes as are needed for the messages"
-//     (Section IV-B), so that they are "sent immediately" (Section
-//     III-D1): as the core sends them, that is the wire bytes and the
-//     slack.
-//   - A path keeps only the reservations its window can hold: the
-//     messages due are taken in order of generation time (then source
-//     ID), and a message whose reserved bytes, added to those of the
-//     messages kept before it on its path, exceed the path's congestion
-//     window holds nothing back there. The paper's reservation "is based
-//     on the assumption that the congestion window remains constant" and
-//     says what happens when it shrinks: "If a packet loss occurs before a
-//     message is generated, the reserved area cannot be used because it
-//     is dropped" (Section III-D1; "the congestion window has got
-//     reduced. In that case, the reserved area may be dropped", Section
-//     IV-B). Such a message cannot find its room in that window even with
-//     nothing in flight; holding the window for it would keep background
-//     data off the path for as long as the window stays below it, and a
-//     path with nothing in flight gets no acknowledgements to grow its
-//     window by (paper-fig4 at 50 ms / 50 kB, seed 1, before this rule:
-//     cwr-red's path 0 carried nothing for 3 s, its window of 46 kB below
-//     a message's reservation of 51.8 kB). A dropped reservation still
-//     counts for reservations_missed.
+//   - Reservations ("keeps space in the congestion window for priority
+//     data free", III-D1; "The CWR always appends a reservation only to
+//     the path with the lower RTT", IV-B): every message of every
+//     announced source is reserved on the candidate path with the lowest
+//     smoothed RTT; if several candidates share that RTT, on the first of
+//     them by path ID (option equal_rtt = "alternate", ours: the k-th
+//     message of source S, k counted from the Next the source was
+//     announced with, goes to the ((S + k) mod n)-th of those n paths, a
+//     reading of IV-B's "Because the paths have the same RTT, the choice
+//     of the path changes"; the smoothed RTTs of real paths are seldom
+//     exactly equal, and that sentence describes their crossing).
+//   - The reserved bytes of path p are, for the messages reserved on p
+//     that are due in (now, now + srtt_p], their WireBytes plus
+//     PacketSlack each: the paper reserves "exactly as many bytes as are
+//     needed for the messages" (IV-B) so that they are "sent immediately"
+//     (III-D1), and the core sends a message's last, short packet at once
+//     only if the window has room for its announced size, PacketSlack
+//     beyond its data and overhead. The horizon of one smoothed RTT is a
+//     reading: the paper says only that "It may be worthwhile to wait for
+//     priority data to be generated instead of sending background data
+//     that excessively occupy the available congestion window" (III-D1);
+//     data sent now occupy the window for about one round trip, so only
+//     the messages due within it can find them there. Option horizon =
+//     "next" reserves every source's next message however far ahead.
+//   - A path's reservations are capped at its window (reservation =
+//     "partial"): the paper's reservation "is based on the assumption that
+//     the congestion window remains constant", and "If a packet loss
+//     occurs before a message is generated, the reserved area cannot be
+//     used because it is dropped" (III-D1): a window that shrank below the
+//     reservations is all reserved, and the message finds less room than
+//     it needs. Option reservation = "whole" (ours) keeps a message's
+//     reservation only if all of it fits the window beside the messages
+//     reserved there before it (taken in order of generation time, then
+//     source ID), and drops it otherwise, so that background data may use
+//     the window meanwhile.
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes on the lowest-RTT path whose window and pacer let the
-//     packet out (PathInfo.CanSend), without looking at reservations.
+//     packet out (PathInfo.CanSend), without looking at reservations:
+//     "For priority data, the path with the lowest RTT and sufficient
+//     space in the congestion window is selected" (III-D1), and "If the
+//     reservation is not successful, the scheduler operates like LowRTT.
+//     It may then happen that the slower path is selected" (IV-C2). The
+//     choice is per packet, as LowRTT's; option path_choice = "message"
+//     puts all of a message on the path chosen at its first packet: the
+//     lowest-RTT one whose window has room for the whole message, else the
+//     lowest-RTT one that can take the packet.
 //   - Control-only packets (ClassControl) go like priority data: they are
 //     never held back by reservations.
 //   - Other data (ClassBackground, and retransmissions of other streams)
 //     goes on the lowest-RTT path p with bytes_in_flight_p + packet +
-//     reserved_p <= cwnd_p (and room in its pacer). If no path qualifies,
-//     nothing is sent now, even if some window has room. Reservations do
-//     not hold data back while no candidate has anything in flight: no
-//     acknowledgement would then ever free room, and reservations that
-//     leave less than a packet of the windows would stop background data
-//     for good, and with priority-fifo (which serves lost data first) the
-//     priority data queued behind a lost background packet too. (The
-//     paper assumes windows large enough for the reservations, Section
-//     IV-A.) The packet then goes on the lowest-RTT candidate whose window
-//     and pacer let it out; this happens only if it fits beside the
-//     reservations of no candidate.
+//     reserved_p <= cwnd_p (and room in its pacer) ("always assigns
+//     background data to the path with the lowest RTT on which no
+//     reservations are at risk", III-D1). If no path qualifies, nothing is
+//     sent now, even if some window has room ("an actually free area in
+//     the congestion window may remain unused"). Reservations do not hold
+//     data back while no candidate has anything in flight (option
+//     idle_escape, on by default): no acknowledgement would then ever
+//     free room, and with priority-fifo (which serves lost data first) the
+//     priority data queued behind a lost background packet would wait for
+//     good. The paper assumes "that the congestion windows of the paths
+//     have a sufficient size at all times" (IV-A), where this never
+//     happens. The packet then goes on the lowest-RTT candidate whose
+//     window and pacer let it out.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -135,9 +150,9 @@ const maxPending = 1024
 // CWR counts per path as "reservations_missed" (see Counters) the
 // messages that did not find the room reserved for them free when they
 // were generated: a message counts once it was reserved (it was due
-// within srtt of its path at some send decision) and, at the first send
-// decision at or after its generation time at which priority data wait
-// (Work.Class is ClassPriority or Work.Waiting.PriorityBytes > 0; the
+// within the horizon of its path at some send decision) and, at the first
+// send decision at or after its generation time at which priority data
+// wait (Work.Class is ClassPriority or Work.Waiting.PriorityBytes > 0; the
 // latter catches a decision on a retransmission that priority-fifo serves
 // first), its path (for CWR the one it was reserved on at the last
 // decision before: the reservation follows the lowest smoothed RTT) is no
@@ -158,13 +173,9 @@ const maxPending = 1024
 // from elsewhere: the smoothed RTTs of paths of equal RTT differ by tens
 // to hundreds of microseconds and cross as acknowledgements arrive, so a
 // message's reservation moves between the paths before it is generated
-// ("Because the paths have the same RTT, the choice of the path
-// changes", Section IV-B) and background data fill the room it left; and
-// a path's previous message, sent one RTT earlier, may still be in
-// flight. Most such messages arrived within about a millisecond of the
-// median in those runs: without pacing, acknowledgements free room at the
-// rate the window was sent, the link's. The message completion time, not
-// this counter, says whether a message was late.
+// and background data fill the room it left; and a path's previous
+// message, sent one RTT earlier, may still be in flight. The message
+// completion time, not this counter, says whether a message was late.
 //
 // A message is reserved until its generation time (the window (now, now +
 // srtt] excludes now): data written later than announced compete with
