@@ -519,6 +519,9 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 		}
 		st.fail(e.Key, "%s", msg)
 	}
+	if len(opts) == 0 {
+		return nil // a scheduler without options
+	}
 	return opts
 }
 
