@@ -119,6 +119,7 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 	st := SchedulerStyle(points[0].Scheduler)
 	ymax := 0.0
 	var plots []*plot.Plot
+	var room []vg.Length // the height the change labels take per panel
 	for i, id := range ids {
 		ss := byPath[id]
 		xlabel := ""
@@ -141,8 +142,13 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 		inflight := &stepLine{states: ss, value: func(s PathState) float64 { return s.InFlight / 1e3 }, style: draw.LineStyle{Color: grey, Width: vg.Points(0.5)}}
 		cwnd := &stepLine{states: ss, value: func(s PathState) float64 { return s.Cwnd / 1e3 }, style: draw.LineStyle{Color: st.Color, Width: vg.Points(0.9)}}
 		p.Add(inflight, cwnd)
+		var leg *rowLegend
 		if i == 0 {
-			leg := newRowLegend(p)
+			leg = newRowLegend(p)
+		}
+		marks := addChangeMarks(p, r.Summary, 1, leg)
+		room = append(room, marks)
+		if i == 0 {
 			leg.add("cwnd ("+points[0].Scheduler+", "+end+")", lineThumb{cwnd.style})
 			leg.add("bytes in flight", lineThumb{inflight.style})
 			leg.add("congestion avoidance", boxThumb{fill: draw.LineStyle{Color: tint(st.Color, 0.85)}})
@@ -154,9 +160,9 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 		ymax = 1
 	}
 	for i, p := range plots {
-		p.Y.Max = ymax * 1.05
+		p.Y.Max = headroom(ymax*1.05, room[i], 1.25*vg.Inch-vg.Points(12))
 		if i == 0 {
-			p.Y.Max = ymax * 1.3
+			p.Y.Max = headroom(ymax*1.3, room[i], 1.25*vg.Inch-vg.Points(12))
 		}
 	}
 	return &Figure{Plots: plots, Width: ColumnWidth, Height: 0.5*vg.Inch + vg.Length(len(plots))*1.25*vg.Inch}, nil
