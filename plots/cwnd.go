@@ -58,6 +58,17 @@ func oneRun(points []*Point, kind string) (*Run, error) {
 	return points[0].Runs[0], nil
 }
 
+// oneRunEnd is oneRun and the connection end its figure shows (see
+// throughputEnd).
+func oneRunEnd(points []*Point, kind string, o Options) (*Run, string, error) {
+	r, err := oneRun(points, kind)
+	if err != nil {
+		return nil, "", err
+	}
+	end, err := throughputEnd(points[0], o)
+	return r, end, err
+}
+
 // CountRuns counts the runs of the points.
 func CountRuns(points []*Point) int {
 	n := 0
@@ -87,11 +98,7 @@ func (o Options) window(last float64) (from, to float64) {
 // rows are sampled every [output] path_interval, and at every
 // congestion state change).
 func CwndFigure(points []*Point, o Options) (*Figure, error) {
-	r, err := oneRun(points, "cwnd")
-	if err != nil {
-		return nil, err
-	}
-	end, err := throughputEnd(points[0], o)
+	r, end, err := oneRunEnd(points, "cwnd", o)
 	if err != nil {
 		return nil, err
 	}

@@ -58,11 +58,7 @@ func readThroughput(rd io.Reader) ([]ThroughputRow, error) {
 // bytes the other end's application read of what it sent. The run's
 // scheduled link changes are marked.
 func ThroughputTimeFigure(points []*Point, o Options) (*Figure, error) {
-	r, err := oneRun(points, "throughput-time")
-	if err != nil {
-		return nil, err
-	}
-	end, err := throughputEnd(points[0], o)
+	r, end, err := oneRunEnd(points, "throughput-time", o)
 	if err != nil {
 		return nil, err
 	}
