@@ -302,6 +302,9 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
 	e.Backend = root.name("backend", BackendSim, checkBackend)
+	for i, bt := range root.array("bottleneck") {
+		e.Bottlenecks = append(e.Bottlenecks, convertBottleneck(bt, i))
+	}
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -314,6 +317,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
 	checkAddrs(root, &e)
+	resolveBottlenecks(root, &e)
 	checkChanges(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
@@ -441,6 +445,7 @@ func convertPath(t *table) Path {
 	}
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
+	p.Bottleneck = t.str("bottleneck", "")
 	if ut := t.sub("up"); ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()

@@ -95,11 +95,13 @@ type Experiment struct {
 	BaseSeed   uint64
 	// Point is the index of the run's grid point in the sweep (0 without
 	// a sweep).
-	Point     int
-	Paths     []Path
-	Transport Transport
-	Sources   []Source
-	Output    Output
+	Point int
+	Paths []Path
+	// Bottlenecks are the links shared by paths ([[bottleneck]]).
+	Bottlenecks []Bottleneck
+	Transport   Transport
+	Sources     []Source
+	Output      Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
@@ -122,6 +124,11 @@ type Path struct {
 	// Changes are the path's scheduled link changes ([[path.change]]),
 	// in the order of their times; Steps resolves them.
 	Changes []LinkChange
+	// Bottleneck names the [[bottleneck]] the path's packets pass after
+	// its own links ("": none); BottleneckDelay is that bottleneck's
+	// one-way delay, part of the path's RTT.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 // Link is one direction of a path.
@@ -145,8 +152,9 @@ type Link struct {
 	Jitter time.Duration
 }
 
-// RTT is the round-trip propagation delay of a path.
-func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay }
+// RTT is the round-trip propagation delay of a path: its own links' and
+// its bottleneck's both ways.
+func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay + 2*p.BottleneckDelay }
 
 // QueueLimit is the link's queue in bytes for a path of round-trip
 // propagation delay rtt; at least 16 full-size packets.

@@ -36,9 +36,13 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("drain", q(dur(e.Drain)))
 	w("seed", strconv.FormatUint(e.Seed, 10))
 	w("backend", q(e.Backend))
+	writeBottlenecks(&b, e)
 	for _, p := range e.Paths {
 		b.WriteString("\n[[path]]\n")
 		writeAddrs(w, p)
+		if p.Bottleneck != "" {
+			w("bottleneck", q(p.Bottleneck))
+		}
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)

@@ -154,7 +154,10 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
-	Problems              []string          `json:"problems,omitempty"`
+	// LinkChanges are the run's scheduled link changes (see
+	// LinkChangeSummary).
+	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
+	Problems    []string            `json:"problems,omitempty"`
 }
 
 // SummaryInput is what the runner knows at the end of a run.
@@ -224,6 +227,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.ThroughputMbps = Directions{Server: rate(sentBy("server")), Client: rate(sentBy("client"))}
 	s.GoodputMbps = Directions{Server: rate(gotFrom("server")), Client: rate(gotFrom("client"))}
 	s.Paths = r.pathSummaries(in)
+	s.LinkChanges = LinkChanges(e)
 	return s
 }
 
