@@ -351,6 +351,10 @@ func (d *document) convert() (Experiment, Errors) {
 			ot.fail("interval", "must be positive")
 		}
 		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
+		e.Output.Warmup = ot.duration("warmup", 0)
+		if e.Output.Warmup < 0 || e.Output.Warmup >= e.Duration {
+			ot.fail("warmup", "%v is not in [0, duration = %v)", e.Output.Warmup, e.Duration)
+		}
 		ot.done()
 	}
 	root.done()

@@ -223,6 +223,12 @@ type Output struct {
 	// one path and end, except that every congestion state change is
 	// kept; 0 writes every change.
 	PathInterval time.Duration
+	// Warmup leaves the messages created in [0, Warmup) of the
+	// experiment's time out of the per-source statistics (summary.json,
+	// the aggregates, the console lines, the plots' distributions); they
+	// are still in messages.csv (warmup = true) and counted in
+	// summary.json's warmup_excluded. 0, the default, leaves none out.
+	Warmup time.Duration
 }
 
 // Error is a problem in an experiment file, at a line and key.

@@ -103,6 +103,11 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if e.Output.Warmup > 0 {
+		// Written only when set: the configurations (and hashes) of
+		// runs without a warm-up stay those of earlier versions.
+		w("warmup", q(dur(e.Output.Warmup)))
+	}
 	return []byte(b.String())
 }
 

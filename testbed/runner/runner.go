@@ -127,7 +127,7 @@ func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until ti
 // at t0.
 func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderConfig {
 	return trafficgen.RecorderConfig{Sources: e.Sources, Start: t0, Duration: e.Duration,
-		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval}
+		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval, Warmup: e.Output.Warmup}
 }
 
 // provenance says what produced a run that started at started.
