@@ -31,8 +31,13 @@ type SourceSummary struct {
 	Sender        string `json:"sender"`
 	Priority      bool   `json:"priority"`
 	ReplyPriority *bool  `json:"reply_priority,omitempty"`
-	// Messages counts the messages generated; each ends Completed or
-	// Failed (Failures counts the reasons).
+	// WarmupExcluded counts the messages created in the warm-up
+	// (output.warmup), which every statistic below leaves out, Messages
+	// included (stop-and-wait's completion_ratio, completion_time_ms and
+	// connect_to_first_ms excepted: they are over the whole count).
+	WarmupExcluded int `json:"warmup_excluded"`
+	// Messages counts the messages generated after the warm-up; each
+	// ends Completed or Failed (Failures counts the reasons).
 	Messages  int            `json:"messages"`
 	Completed int            `json:"completed"`
 	Failed    int            `json:"failed"`
@@ -128,9 +133,13 @@ type Summary struct {
 	// DurationS is the measurement window, DrainS the configured drain
 	// period and DrainedS how long the run went on after the window (less
 	// than DrainS when every message was done earlier).
-	DurationS       float64 `json:"duration_s"`
-	DrainS          float64 `json:"drain_s"`
-	DrainedS        float64 `json:"drained_s"`
+	DurationS float64 `json:"duration_s"`
+	DrainS    float64 `json:"drain_s"`
+	DrainedS  float64 `json:"drained_s"`
+	// WarmupS is output.warmup: the per-source statistics leave out the
+	// messages created before it (counted in each source's
+	// warmup_excluded).
+	WarmupS         float64 `json:"warmup_s"`
 	PathScheduler   string  `json:"path_scheduler"`
 	StreamScheduler string  `json:"stream_scheduler"`
 	Congestion      string  `json:"congestion"`
@@ -158,7 +167,10 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
-	Problems              []string          `json:"problems,omitempty"`
+	// LinkChanges are the run's scheduled link changes (see
+	// LinkChangeSummary).
+	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
+	Problems    []string            `json:"problems,omitempty"`
 }
 
 // SummaryInput is what the runner knows at the end of a run.
@@ -188,6 +200,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		Point: e.Point, Vary: vary, Repetition: e.Repetition, Repeat: max(e.Repeat, 1), BaseSeed: e.BaseSeed,
 		ConfigSHA256: e.PointSHA256(),
 		DurationS:    dur.Seconds(), DrainS: e.Drain.Seconds(), DrainedS: math.Round(in.Drained.Seconds()*1e6) / 1e6,
+		WarmupS:       r.cfg.Warmup.Seconds(),
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
 	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
@@ -231,6 +244,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.ThroughputMbps = Directions{Server: rate(sentBy("server")), Client: rate(sentBy("client"))}
 	s.GoodputMbps = Directions{Server: rate(gotFrom("server")), Client: rate(gotFrom("client"))}
 	s.Paths = r.pathSummaries(in)
+	s.LinkChanges = LinkChanges(e)
 	return s
 }
 
@@ -307,15 +321,28 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	ss.ReplyGoodputMbps = f(mbps(r.srcGot[i][1]))
 	var mcts, resp []time.Duration
 	mctFailed, respFailed := 0, 0
+	// Stop-and-wait's completion ratio and time are over every publish
+	// of the count, warm-up or not.
+	allCompleted := 0
 	var first, firstWritten, lastReply time.Time
 	for _, m := range r.msgs[i] {
 		if m == nil {
 			continue
 		}
-		ss.Messages++
 		if first.IsZero() {
 			first, firstWritten = m.Created, m.Written
 		}
+		if m.Completed {
+			allCompleted++
+			if m.Replied.After(lastReply) {
+				lastReply = m.Replied
+			}
+		}
+		if r.InWarmup(m) {
+			ss.WarmupExcluded++
+			continue
+		}
+		ss.Messages++
 		if m.Completed {
 			ss.Completed++
 		} else {
@@ -336,9 +363,6 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		}
 		if d, ok := m.ResponseTime(); ok && m.Completed {
 			resp = append(resp, d)
-			if m.Replied.After(lastReply) {
-				lastReply = m.Replied
-			}
 		} else {
 			respFailed++
 		}
@@ -356,10 +380,10 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	}
 	if src.Kind == experiment.KindStopAndWait {
 		if src.Count > 0 {
-			ss.CompletionRatio = f(float64(ss.Completed) / float64(src.Count))
+			ss.CompletionRatio = f(float64(allCompleted) / float64(src.Count))
 		}
 		t := Inf
-		if ss.Completed == src.Count && src.Count > 0 {
+		if allCompleted == src.Count && src.Count > 0 {
 			t = Millis(ms(lastReply.Sub(first)))
 		}
 		ss.CompletionTimeMS = &t
