@@ -469,7 +469,7 @@ func convertPath(t *table) Path {
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
 	if t == nil {
 		return tr
@@ -484,6 +484,12 @@ func convertTransport(t *table) Transport {
 	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
 		return names.Check("congestion controller", s, congestion.Names())
 	})
+	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
+		return names.Check("NewReno growth", s, congestion.Growths())
+	})
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
+		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	}
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)

@@ -178,8 +178,12 @@ type Transport struct {
 	SchedulerOptions scheduler.Options
 	StreamScheduler  string
 	Congestion       string
-	MaxPacketSize    int
-	Pacing           bool
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default: the reference experiments') or "per-rtt"
+	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
+	NewRenoGrowth string
+	MaxPacketSize int
+	Pacing        bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.

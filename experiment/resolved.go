@@ -53,6 +53,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
+	w("newreno_growth", q(t.NewRenoGrowth))
 	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))

@@ -2,6 +2,7 @@ package trafficgen
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -142,7 +143,10 @@ type Summary struct {
 	PathScheduler   string  `json:"path_scheduler"`
 	StreamScheduler string  `json:"stream_scheduler"`
 	Congestion      string  `json:"congestion"`
-	Multipath       bool    `json:"multipath"`
+	// NewRenoGrowth is transport.newreno_growth, for newreno and
+	// newreno-cwl only.
+	NewRenoGrowth string `json:"newreno_growth,omitempty"`
+	Multipath     bool   `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
 	WallS      float64         `json:"wall_s"`
 	Provenance *Provenance     `json:"provenance,omitempty"`
@@ -199,6 +203,9 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		WarmupS:       r.cfg.Warmup.Seconds(),
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
+	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
+		s.NewRenoGrowth = e.Transport.NewRenoGrowth
+	}
 	for i, src := range r.sources {
 		s.Sources = append(s.Sources, r.sourceSummary(i, src, dur))
 	}

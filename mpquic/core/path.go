@@ -23,6 +23,7 @@ type path struct {
 	cc       congestion.Controller
 	ccState  congestion.State
 	pacer    *congestion.Pacer
+	rater    congestion.PacingRater // the controller, if it sets the pacing rate
 	app      pnSpace
 	ptoCount int
 
@@ -70,7 +71,10 @@ type pathMetrics struct {
 }
 
 func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
-	cc, err := congestion.New(c.cfg.Congestion, congestion.Config{MaxDatagramSize: c.cfg.MaxPacketSize})
+	if c.ccGroup == nil {
+		c.ccGroup = congestion.NewGroup()
+	}
+	cc, err := congestion.New(c.cfg.Congestion, c.cfg.congestionConfig(c.ccGroup))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +89,8 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		mtu:     c.cfg.MaxPacketSize,
 		state:   pathActive,
 	}
-	if c.cfg.Pacing {
+	p.rater, _ = cc.(congestion.PacingRater)
+	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = congestion.NewPacer(c.cfg.MaxPacketSize)
 	}
 	return p, nil

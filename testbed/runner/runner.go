@@ -72,6 +72,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 	return core.Config{
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
+		NewRenoGrowth: t.NewRenoGrowth,
 		Pacing:        t.Pacing,
 		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
