@@ -52,6 +52,7 @@ func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
 		}
 	}
 	c.processReplay(now)
+	c.checkPathFailures(now)
 }
 
 // rxDatagram is the datagram whose packets are being processed.

@@ -515,9 +515,10 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 	if p.state != pathActive {
 		full = false
 	}
-	if probe && c.otherActivePath(p) {
-		// A PTO probe of a path that may be broken only checks it: data
-		// and control frames go where the schedulers send them.
+	if probe && (p.health.failed || c.otherActivePath(p)) {
+		// A PTO probe of a path that may be broken, or the probe of a
+		// failed path, only checks it: data and control frames go where
+		// the schedulers send them.
 		full = false
 	}
 	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
