@@ -50,6 +50,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
+	w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

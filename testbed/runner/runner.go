@@ -77,6 +77,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		StreamScheduler:  t.StreamScheduler,
 		DisableMultipath: !t.Multipath,
 		InitialRTT:       t.InitialRTT,
+		PathAbandonAfter: t.PathAbandonAfter,
 		MaxPathID:        uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
