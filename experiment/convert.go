@@ -313,6 +313,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
 	checkAddrs(root, &e)
+	checkChanges(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
 		maxRTT = max(maxRTT, p.RTT())
@@ -388,35 +389,45 @@ func readLink(t *table, l Link, rttKey bool) (Link, time.Duration) {
 			t.fail("burst", "mean burst length %v below 1 packet", l.BurstLength)
 		}
 	}
-	if v, ok := t.get("queue"); ok {
-		l.QueueBytes, l.QueueBDP = 0, 0
-		switch x := v.(type) {
-		case string:
-			s := strings.TrimSpace(strings.ToLower(x))
-			if strings.HasSuffix(s, "bdp") {
-				f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "bdp")), 64)
-				if err != nil || f <= 0 {
-					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
-				}
-				l.QueueBDP = f
-			} else {
-				n, err := ParseSize(x)
-				if err != nil || n <= 0 {
-					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
-				}
-				l.QueueBytes = n
-			}
-		case int64:
-			if x <= 0 {
-				t.fail("queue", "queue must be positive")
-			}
-			l.QueueBytes = x
-		default:
-			t.fail("queue", "want bytes or a multiple of the BDP, got %v", v)
-		}
+	if q, bdp, ok := readQueue(t); ok {
+		l.QueueBytes, l.QueueBDP = q, bdp
 	}
 	l.Jitter = t.duration("jitter", l.Jitter)
 	return l, rtt
+}
+
+// readQueue reads a queue key: bytes ("256kB", 262144) or a multiple of
+// the path's bandwidth-delay product ("1bdp"); ok says it was given.
+func readQueue(t *table) (bytes int64, bdp float64, ok bool) {
+	v, ok := t.get("queue")
+	if !ok {
+		return 0, 0, false
+	}
+	switch x := v.(type) {
+	case string:
+		s := strings.TrimSpace(strings.ToLower(x))
+		if strings.HasSuffix(s, "bdp") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "bdp")), 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 0) {
+				t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+			}
+			bdp = f
+		} else {
+			n, err := ParseSize(x)
+			if err != nil || n <= 0 {
+				t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+			}
+			bytes = n
+		}
+	case int64:
+		if x <= 0 {
+			t.fail("queue", "queue must be positive")
+		}
+		bytes = x
+	default:
+		t.fail("queue", "want bytes or a multiple of the BDP, got %v", v)
+	}
+	return bytes, bdp, true
 }
 
 func convertPath(t *table) Path {
@@ -439,6 +450,9 @@ func convertPath(t *table) Path {
 	}
 	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
 		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
+	}
+	for _, ct := range t.array("change") {
+		p.Changes = append(p.Changes, convertChange(ct, p))
 	}
 	t.done()
 	return p

@@ -117,6 +117,9 @@ type Path struct {
 	// testbed (client_address, server_address); zero for the defaults
 	// (see Experiment.Addrs).
 	ClientAddr, ServerAddr netip.Prefix
+	// Changes are the path's scheduled link changes ([[path.change]]),
+	// in the order of their times; Steps resolves them.
+	Changes []LinkChange
 }
 
 // Link is one direction of a path.

@@ -40,6 +40,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)
+		writeChanges(&b, p)
 	}
 	t := e.Transport
 	b.WriteString("\n[transport]\n")

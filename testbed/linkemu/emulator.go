@@ -49,6 +49,10 @@ type Config struct {
 	// The client's address on a path is learnt from the datagrams it
 	// sends to the path's front socket.
 	Server netip.AddrPort
+	// Start is the start of the experiment, from which the paths'
+	// scheduled changes ([[path.change]]) count; zero: when Start is
+	// called.
+	Start time.Time
 	// Seed derives every link's random source (linkmodel.Rand; links are
 	// named "path<i>/up" and "path<i>/down" as in the simulator).
 	Seed uint64
@@ -135,11 +139,11 @@ func Start(cfg Config) (*Emulator, error) {
 		if p.back, p.backAddr, err = listen(cfg.BackAddr(i), cfg.SocketBuffer); err != nil {
 			return fail(fmt.Errorf("linkemu: path %d back: %w", i, err))
 		}
-		up, err := NewModel(pc.Up, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/up", i))
+		up, err := NewPathModel(pc, experiment.DirectionUp, cfg.Seed, i)
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d up: %w", i, err))
 		}
-		down, err := NewModel(pc.Down, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/down", i))
+		down, err := NewPathModel(pc, experiment.DirectionDown, cfg.Seed, i)
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d down: %w", i, err))
 		}
@@ -156,6 +160,11 @@ func Start(cfg Config) (*Emulator, error) {
 			_, err := front.WriteToUDPAddrPort(b, *a)
 			return err
 		})
+		if cfg.Start.IsZero() {
+			cfg.Start = time.Now()
+		}
+		p.up.SetStart(cfg.Start)
+		p.down.SetStart(cfg.Start)
 	}
 	for _, p := range e.paths {
 		e.wg.Add(4)
@@ -182,6 +191,22 @@ func NewModel(l experiment.Link, rtt time.Duration, seed uint64, name string) (*
 		return nil, err
 	}
 	return linkmodel.New(cfg, linkmodel.Rand(seed, name))
+}
+
+// NewPathModel returns the link model of one direction ("up" or "down")
+// of path i of an experiment, with its scheduled changes (whose origin
+// the pipe sets, Pipe.SetStart) and the random source the simulator gives
+// the link "path<i>/<direction>" in a run of seed.
+func NewPathModel(p experiment.Path, direction string, seed uint64, i int) (*linkmodel.Link, error) {
+	cfg, steps, err := linkmodel.ForPath(p, direction)
+	if err != nil {
+		return nil, err
+	}
+	l, err := linkmodel.New(cfg, linkmodel.Rand(seed, fmt.Sprintf("path%d/%s", i, direction)))
+	if err != nil {
+		return nil, err
+	}
+	return l, l.SetSchedule(steps)
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }

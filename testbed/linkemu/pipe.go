@@ -28,12 +28,14 @@ const packetCost = 64
 
 // LinkStats are the counters of one direction of a path. Sent counts
 // every packet offered to the link; once nothing is in flight, Sent =
-// Delivered + DroppedLoss + DroppedQueue + DroppedOverflow + Unroutable +
-// WriteErrors.
+// Delivered + DroppedLoss + DroppedQueue + DroppedOverflow + DroppedDown +
+// Unroutable + WriteErrors.
 type LinkStats struct {
 	Sent, Delivered                            uint64
 	BytesSent, BytesDelivered                  uint64
 	DroppedLoss, DroppedQueue, DroppedOverflow uint64
+	// DroppedDown: offered while a scheduled change had the link down.
+	DroppedDown uint64
 	// Unroutable: a delivered packet had nowhere to go (the loopback
 	// emulator's downstream datagram before the client sent anything).
 	Unroutable uint64
@@ -70,11 +72,16 @@ type Pipe struct {
 	// the channel or in Run's hands), and their cost.
 	count, bytes atomic.Int64
 
-	sent, delivered, bytesSent, bytesDelivered atomic.Uint64
-	dropLoss, dropQueue, dropOverflow          atomic.Uint64
-	unroutable, writeErrors, foreign           atomic.Uint64
-	droppedSocket                              atomic.Uint64
-	lateSum, lateMax                           atomic.Int64
+	sent, delivered, bytesSent, bytesDelivered  atomic.Uint64
+	dropLoss, dropQueue, dropOverflow, dropDown atomic.Uint64
+	// start is the start of the experiment in nanoseconds after origin,
+	// the origin of the model's scheduled changes; startSet says it is
+	// known and startSeen that the model was told.
+	start                            atomic.Int64
+	startSet, startSeen              atomic.Bool
+	unroutable, writeErrors, foreign atomic.Uint64
+	droppedSocket                    atomic.Uint64
+	lateSum, lateMax                 atomic.Int64
 }
 
 // packet is a packet held by a pipe.
@@ -127,11 +134,18 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 		p.dropOverflow.Add(1)
 		return
 	}
+	if !p.startSeen.Load() && p.startSet.Load() {
+		p.model.SetOrigin(p.start.Load())
+		p.startSeen.Store(true)
+	}
 	v := p.model.Offer(int64(now.Sub(p.origin)), len(data))
 	if !v.OK {
-		if v.Drop == linkmodel.DropLoss {
+		switch v.Drop {
+		case linkmodel.DropLoss:
 			p.dropLoss.Add(1)
-		} else {
+		case linkmodel.DropDown:
+			p.dropDown.Add(1)
+		default:
 			p.dropQueue.Add(1)
 		}
 		return
@@ -141,6 +155,14 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 	p.count.Add(1)
 	p.bytes.Add(cost)
 	p.held <- pk
+}
+
+// SetStart tells the pipe when the experiment starts: the origin of its
+// model's scheduled changes (linkmodel.Step), which apply from then on.
+// It may be called from any goroutine, once.
+func (p *Pipe) SetStart(t time.Time) {
+	p.start.Store(int64(t.Sub(p.origin)))
+	p.startSet.Store(true)
 }
 
 // CountForeign counts a packet the driver ignored (LinkStats.Foreign).
@@ -236,7 +258,8 @@ func (p *Pipe) Stats() LinkStats {
 		Sent: p.sent.Load(), Delivered: p.delivered.Load(),
 		BytesSent: p.bytesSent.Load(), BytesDelivered: p.bytesDelivered.Load(),
 		DroppedLoss: p.dropLoss.Load(), DroppedQueue: p.dropQueue.Load(), DroppedOverflow: p.dropOverflow.Load(),
-		Unroutable: p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
+		DroppedDown: p.dropDown.Load(),
+		Unroutable:  p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
 		DroppedSocket: p.droppedSocket.Load(),
 		InFlight:      uint64(p.count.Load()),
 		LateMax:       time.Duration(p.lateMax.Load()),

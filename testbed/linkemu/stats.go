@@ -20,6 +20,7 @@ func WriteStats(name string, stats []PathStats) error {
 		DroppedLoss     uint64  `json:"dropped_loss"`
 		DroppedQueue    uint64  `json:"dropped_queue"`
 		DroppedOverflow uint64  `json:"dropped_overflow"`
+		DroppedDown     uint64  `json:"dropped_down"`
 		DroppedSocket   uint64  `json:"dropped_socket"`
 		Unroutable      uint64  `json:"unroutable"`
 		WriteErrors     uint64  `json:"write_errors"`
@@ -31,7 +32,7 @@ func WriteStats(name string, stats []PathStats) error {
 	conv := func(s LinkStats) link {
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 		return link{s.Sent, s.Delivered, s.BytesSent, s.BytesDelivered, s.DroppedLoss, s.DroppedQueue, s.DroppedOverflow,
-			s.DroppedSocket, s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
+			s.DroppedDown, s.DroppedSocket, s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
 	}
 	type path struct {
 		ID   int  `json:"path"`

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/testbed/linkemu"
 )
 
@@ -241,6 +242,25 @@ func completeChecksum(frame []byte, start, off int) bool {
 	return true
 }
 
+// waitStart polls for the run's start file until it is there (then calls
+// set with the start it holds) or done is closed. The client end writes
+// it tens of milliseconds or more before the start.
+func waitStart(name string, done <-chan struct{}, set func(time.Time)) {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if t, err := ReadStart(name); err == nil {
+			set(t)
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // Forward runs the forwarder of the testbed whose state directory is dir
 // (in the router's namespace) until ctx ends: it opens the sockets of
 // every path, says it is ready (forward.ready), and writes its
@@ -276,12 +296,13 @@ func Forward(ctx context.Context, dir string) error {
 			closeAll()
 			return err
 		}
-		up, err := linkemu.NewModel(pc.Up, pc.RTT, cfg.Seed, fmt.Sprintf("path%d/up", i))
+		ep := experiment.Path{Up: pc.Up, Down: pc.Down, Changes: pc.Changes}
+		up, err := linkemu.NewPathModel(ep, experiment.DirectionUp, cfg.Seed, i)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("path %d up: %w", i, err)
 		}
-		down, err := linkemu.NewModel(pc.Down, pc.RTT, cfg.Seed, fmt.Sprintf("path%d/down", i))
+		down, err := linkemu.NewPathModel(ep, experiment.DirectionDown, cfg.Seed, i)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("path %d down: %w", i, err)
@@ -315,6 +336,24 @@ func Forward(ctx context.Context, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, readyFile), []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
 		closeAll()
 		return err
+	}
+	// Scheduled changes count from the run's start, which the client
+	// end writes once it has chosen it.
+	scheduled := false
+	for _, pc := range cfg.Paths {
+		scheduled = scheduled || len(pc.Changes) > 0
+	}
+	if scheduled {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			waitStart(filepath.Join(dir, startFile), done, func(t time.Time) {
+				for _, p := range paths {
+					p.up.SetStart(t)
+					p.down.SetStart(t)
+				}
+			})
+		}()
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

@@ -103,7 +103,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		closeAll()
 		return nil, err
 	}
-	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Server: server, Seed: e.Seed})
+	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Server: server, Seed: e.Seed, Start: t0})
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -36,20 +36,31 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
+	steps := make([][2][]linkmodel.Step, len(e.Paths))
 	for i, p := range e.Paths {
-		up, err := linkmodel.FromExperiment(p.Up, p.RTT())
+		up, upSteps, err := linkmodel.ForPath(p, experiment.DirectionUp)
 		if err != nil {
 			return nil, fmt.Errorf("path %d up: %w", i, err)
 		}
-		down, err := linkmodel.FromExperiment(p.Down, p.RTT())
+		down, downSteps, err := linkmodel.ForPath(p, experiment.DirectionDown)
 		if err != nil {
 			return nil, fmt.Errorf("path %d down: %w", i, err)
 		}
 		specs[i] = netsim.PathSpec{Up: up, Down: down}
+		steps[i] = [2][]linkmodel.Step{upSteps, downSteps}
 	}
 	topo, err := netsim.NewTopology(sim, specs)
 	if err != nil {
 		return nil, err
+	}
+	// The scheduled changes count from the start of the experiment.
+	for i := range e.Paths {
+		if err := topo.Up[i].Schedule(steps[i][0], sim.Now()); err != nil {
+			return nil, err
+		}
+		if err := topo.Down[i].Schedule(steps[i][1], sim.Now()); err != nil {
+			return nil, err
+		}
 	}
 	ctls, stls, err := netsim.TLSConfigs(e.Seed, "mpq-experiment")
 	if err != nil {
