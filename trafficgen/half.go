@@ -50,7 +50,7 @@ type Half struct {
 	// PathEvents are the end's path events (failed, recovered,
 	// abandoned), those of paths already forgotten included.
 	PathEvents []core.PathEvent `json:"path_events,omitempty"`
-	Drained   time.Duration    `json:"drained_ns"`
+	Drained    time.Duration    `json:"drained_ns"`
 }
 
 // HalfGrowth is the state of one path's congestion window growth (see
