@@ -109,11 +109,12 @@ func TestSummaryPathEvents(t *testing.T) {
 	})
 	got := map[uint64][]PathEventSummary{}
 	for _, p := range sum.Paths {
-		if p.Server != nil {
-			got[p.ID] = p.Server.Events
+		got[p.ID] = p.Events["server"]
+		if p.Events["client"] != nil {
+			t.Fatalf("client events on path %d: %v", p.ID, p.Events["client"])
 		}
-		if p.Client != nil && p.Client.Events != nil {
-			t.Fatalf("client events on path %d: %v", p.ID, p.Client.Events)
+		if p.ID == 2 && (p.Server != nil || p.Client != nil) {
+			t.Fatalf("statistics of the forgotten path 2: %+v", p)
 		}
 	}
 	want := map[uint64][]PathEventSummary{

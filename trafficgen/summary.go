@@ -97,11 +97,6 @@ type PathEnd struct {
 	// path scheduler sent on several paths, the original on another),
 	// from the connection's start to the end of the window.
 	CopiesSent uint64 `json:"copies_sent"`
-	// Events are the end's path events of the path, in order, until the
-	// end of the run (the drain included): the stack found it broken
-	// (failed), saw it answer again (recovered), or gave it up
-	// (abandoned).
-	Events []PathEventSummary `json:"events,omitempty"`
 }
 
 // PathEventSummary is one path event: its kind and its time since the
@@ -118,6 +113,13 @@ type PathSummary struct {
 	RTTMS  float64  `json:"rtt_ms"`
 	Server *PathEnd `json:"server,omitempty"`
 	Client *PathEnd `json:"client,omitempty"`
+	// Events are each end's ("server", "client") path events of the
+	// path, in order, until the end of the run (the drain included): the
+	// stack found it broken (failed), saw it answer again (recovered), or
+	// gave it up (abandoned). A path an end had forgotten by the end of
+	// the window (abandoned, its state dropped) has events but no
+	// statistics of that end.
+	Events map[string][]PathEventSummary `json:"events,omitempty"`
 }
 
 // Provenance says what produced a result.
@@ -319,14 +321,10 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 				}
 				byID[e.PathID] = p
 			}
-			end := &p.Server
-			if side.vantage == "client" {
-				end = &p.Client
+			if p.Events == nil {
+				p.Events = map[string][]PathEventSummary{}
 			}
-			if *end == nil {
-				*end = &PathEnd{State: "forgotten"}
-			}
-			(*end).Events = append((*end).Events, PathEventSummary{Event: e.Kind, TimeS: math.Round(e.At.Sub(r.start).Seconds()*1e6) / 1e6})
+			p.Events[side.vantage] = append(p.Events[side.vantage], PathEventSummary{Event: e.Kind, TimeS: math.Round(e.At.Sub(r.start).Seconds()*1e6) / 1e6})
 		}
 	}
 	out := make([]PathSummary, 0, len(byID))
