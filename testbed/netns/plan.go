@@ -28,6 +28,7 @@ import (
 	"math"
 	"net/netip"
 	"regexp"
+	"sort"
 	"strconv"
 	"time"
 
@@ -52,10 +53,12 @@ type Topology struct {
 	Tag   string
 	Mode  Mode
 	Paths []Path
+	// Bottlenecks are the links shared by paths (forwarder mode only).
+	Bottlenecks []experiment.Bottleneck
 	// Seed seeds the forwarder's links (linkmodel.Rand).
 	Seed uint64
 	// MaxPacketSize is the experiment's largest UDP payload: netem's
-	// queue is in packets of that size (see netemCmds).
+	// queue is in packets of that size (see netemCmd).
 	MaxPacketSize int
 }
 
@@ -66,6 +69,11 @@ type Path struct {
 	// given in BDPs).
 	RTT            time.Duration
 	Client, Server netip.Prefix
+	// Changes are the path's scheduled changes ([[path.change]]).
+	Changes []experiment.LinkChange
+	// Bottleneck and BottleneckDelay are the experiment path's.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 var tagRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
@@ -79,7 +87,30 @@ func CheckTag(tag string) error {
 	return nil
 }
 
-// FromExperiment is the topology of an experiment.
+// NeedsForwarder says why netem cannot build an experiment's network
+// ("" if it can): a bottleneck shared by paths (netem shapes each veth
+// on its own; the paths have no common hop).
+func NeedsForwarder(e *experiment.Experiment) string {
+	for _, p := range e.Paths {
+		if p.Bottleneck != "" {
+			return fmt.Sprintf("bottleneck %q is shared by paths, and netem shapes each path's veths on their own", p.Bottleneck)
+		}
+	}
+	return ""
+}
+
+// CheckMode refuses an experiment the mode cannot build: netem cannot
+// build what NeedsForwarder names (the forwarder, and the automatic
+// choice, which then takes the forwarder, can).
+func CheckMode(e *experiment.Experiment, mode Mode) error {
+	if why := NeedsForwarder(e); why != "" && mode == ModeNetem {
+		return fmt.Errorf("%s: the netem emulator cannot build it (%s); use --emulator forwarder or auto", e.File, why)
+	}
+	return nil
+}
+
+// FromExperiment is the topology of an experiment. Without a mode, an
+// experiment only the forwarder can build gets the forwarder.
 func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology, error) {
 	if err := CheckTag(tag); err != nil {
 		return nil, err
@@ -87,10 +118,17 @@ func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology,
 	if len(e.Paths) == 0 || len(e.Paths) > 99 {
 		return nil, fmt.Errorf("%d paths", len(e.Paths))
 	}
-	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, MaxPacketSize: e.Transport.MaxPacketSize}
+	if err := CheckMode(e, mode); err != nil {
+		return nil, err
+	}
+	if mode == "" && NeedsForwarder(e) != "" {
+		mode = ModeForwarder
+	}
+	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks, MaxPacketSize: e.Transport.MaxPacketSize}
 	for i, p := range e.Paths {
 		c, s := e.Addrs(i)
-		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s})
+		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay})
 	}
 	return t, nil
 }
@@ -198,8 +236,8 @@ func (t *Topology) UpPlan() []Cmd {
 			continue
 		}
 		frame := FrameBytes(t.MaxPacketSize, path.Client.Addr().Is6())
-		p = append(p, netemCmds(c, ci, path.Up, path.RTT, frame))
-		p = append(p, netemCmds(s, si, path.Down, path.RTT, frame))
+		p = append(p, netemCmd("add", c, ci, path.Up, path.RTT, frame, false))
+		p = append(p, netemCmd("add", s, si, path.Down, path.RTT, frame, false))
 	}
 	return p
 }
@@ -213,8 +251,7 @@ const (
 )
 
 // FrameBytes is the Ethernet frame of a UDP datagram of payload bytes,
-// what netem and tbf count on a veth and the forwarder offers to the
-// link model.
+// what netem counts on a veth and the forwarder offers to the link model.
 func FrameBytes(payload int, ipv6 bool) int {
 	if ipv6 {
 		return payload + udpHeader + ipv6Header + ethernetHeader
@@ -222,19 +259,21 @@ func FrameBytes(payload int, ipv6 bool) int {
 	return payload + udpHeader + ipv4Header + ethernetHeader
 }
 
-// netemCmds shapes the egress of dev in ns as link l of a path of
+// netemCmd is the tc command that adds (verb "add") or changes the netem
+// qdisc that shapes the egress of dev in ns as link l of a path of
 // round-trip propagation delay rtt, whose largest packets are frames of
-// frame bytes, with one netem qdisc, which does what the link model does
-// in the model's order: it decides the loss first (a lost packet takes no
-// queue space nor transmission time), then, with a rate, transmits each
-// packet after the ones ahead of it and delivers it a delay later, which
-// is the model's arrival time exactly (netem's time to send is the later
-// of now + delay and the previous packet's, plus the packet's
-// transmission time; the frame's bytes, Ethernet header included, as the
-// forwarder counts them). netem's jitter is uniform on [delay-jitter,
-// delay+jitter), so the model's [Delay, Delay+Jitter) is netem's "delay
-// Delay+Jitter/2 Jitter/2"; with a rate netem keeps the packets in order
-// as the model does (without one, "rate 100gbit" does that).
+// frame bytes; down makes it lose every packet. One netem qdisc does what
+// the link model does, in the model's order: it decides the loss first (a
+// lost packet takes no queue space nor transmission time), then, with a
+// rate, transmits each packet after the ones ahead of it and delivers it
+// a delay later, which is the model's arrival time exactly (netem's time
+// to send is the later of now + delay and the previous packet's, plus the
+// packet's transmission time; the frame's bytes, Ethernet header
+// included, as the forwarder counts them). netem's jitter is uniform on
+// [delay-jitter, delay+jitter), so the model's [Delay, Delay+Jitter) is
+// netem's "delay Delay+Jitter/2 Jitter/2"; with a rate netem keeps the
+// packets in order as the model does (without one, "rate 100gbit" does
+// that; a change restates it, as every option, to clear an earlier rate).
 //
 // The queue is where netem and the model differ: netem's limit counts
 // the packets it holds, those waiting and in transmission (the model's
@@ -243,12 +282,13 @@ func FrameBytes(payload int, ipv6 bool) int {
 // rate fits in the mean delay (netemLimit): with full-size packets it
 // drops when the model does, give or take a packet; smaller packets fill
 // it with fewer bytes. A tbf child for the rate, with a queue in bytes,
-// was tried first: a token bucket lets a packet go when its bucket holds
+// was used first: a token bucket lets a packet go when its bucket holds
 // its bytes, at the start of its transmission time where the model
-// delivers it at the end, so every packet of a busy period arrived up to
-// one bucket (a frame) early, 5.6 ms at 2 Mbit/s.
-func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration, frame int) Cmd {
-	args := []string{"tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem",
+// delivers it at the end, so every packet of a busy period arrived one
+// bucket (a frame) early, 5.4 ms at 2 Mbit/s (EXPERIMENTS.md, "Validation
+// on real kernels").
+func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, frame int, down bool) Cmd {
+	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "netem",
 		"limit", strconv.FormatInt(netemLimit(l, rtt, frame), 10)}
 	delay := l.Delay + l.Jitter/2
 	args = append(args, "delay", usec(delay))
@@ -256,6 +296,8 @@ func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration, frame int) 
 		args = append(args, usec(l.Jitter/2))
 	}
 	switch {
+	case down:
+		args = append(args, "loss", "random", "100%")
 	case l.Loss == 0:
 	case l.LossModel == "gilbert":
 		// Good->Bad p, Bad->Good r, loss 1-h in Bad, 1-k in Good.
@@ -268,10 +310,40 @@ func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration, frame int) 
 	switch {
 	case l.Rate > 0:
 		args = append(args, "rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit")
-	case l.Jitter > 0:
+	case l.Jitter > 0 || verb != "add":
 		args = append(args, "rate", "100gbit")
 	}
 	return Cmd{Args: args}
+}
+
+// TimedCmd is a command to run At after the start of a run.
+type TimedCmd struct {
+	At  time.Duration
+	Cmd Cmd
+}
+
+// ChangePlan lists, in the order of their times, the tc commands that
+// apply the paths' scheduled changes ([[path.change]]) in netem mode: a
+// tc qdisc change of the netem qdisc of each direction changed (every
+// option restated, the rate too; a direction down loses every packet).
+// Forwarder mode applies the changes in the link model instead.
+func (t *Topology) ChangePlan() []TimedCmd {
+	var out []TimedCmd
+	for i, path := range t.Paths {
+		ep := experiment.Path{Up: path.Up, Down: path.Down, Changes: path.Changes}
+		up, down := ep.Steps()
+		frame := FrameBytes(t.MaxPacketSize, path.Client.Addr().Is6())
+		for _, d := range []struct {
+			ns    string
+			steps []experiment.LinkStep
+		}{{t.Client(), up}, {t.Server(), down}} {
+			for _, st := range d.steps {
+				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.RTT, frame, st.Down)})
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].At < out[b].At })
+	return out
 }
 
 // netemLimit is the netem limit (packets) of link l on a path of
