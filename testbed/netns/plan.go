@@ -235,9 +235,9 @@ func (t *Topology) UpPlan() []Cmd {
 				cmd("ip", "-n", r, "link", "set", routerS(i), "gso_max_segs", "1", "up"))
 			continue
 		}
-		frame := FrameBytes(t.MaxPacketSize, path.Client.Addr().Is6())
-		p = append(p, netemCmd("add", c, ci, path.Up, path.RTT, frame, false))
-		p = append(p, netemCmd("add", s, si, path.Down, path.RTT, frame, false))
+		v6 := path.Client.Addr().Is6()
+		p = append(p, netemCmd("add", c, ci, path.Up, path.RTT, t.MaxPacketSize, v6, false))
+		p = append(p, netemCmd("add", s, si, path.Down, path.RTT, t.MaxPacketSize, v6, false))
 	}
 	return p
 }
@@ -251,7 +251,7 @@ const (
 )
 
 // FrameBytes is the Ethernet frame of a UDP datagram of payload bytes,
-// what netem counts on a veth and the forwarder offers to the link model.
+// what netem counts on a veth and the forwarder reads.
 func FrameBytes(payload int, ipv6 bool) int {
 	if ipv6 {
 		return payload + udpHeader + ipv6Header + ethernetHeader
@@ -261,35 +261,38 @@ func FrameBytes(payload int, ipv6 bool) int {
 
 // netemCmd is the tc command that adds (verb "add") or changes the netem
 // qdisc that shapes the egress of dev in ns as link l of a path of
-// round-trip propagation delay rtt, whose largest packets are frames of
-// frame bytes; down makes it lose every packet. One netem qdisc does what
-// the link model does, in the model's order: it decides the loss first (a
-// lost packet takes no queue space nor transmission time), then, with a
-// rate, transmits each packet after the ones ahead of it and delivers it
-// a delay later, which is the model's arrival time exactly (netem's time
-// to send is the later of now + delay and the previous packet's, plus the
-// packet's transmission time; the frame's bytes, Ethernet header
-// included, as the forwarder counts them). netem's jitter is uniform on
-// [delay-jitter, delay+jitter), so the model's [Delay, Delay+Jitter) is
-// netem's "delay Delay+Jitter/2 Jitter/2"; with a rate netem keeps the
-// packets in order as the model does (without one, "rate 100gbit" does
-// that; a change restates it, as every option, to clear an earlier rate).
+// round-trip propagation delay rtt, whose largest datagrams carry mps
+// bytes of UDP payload over IPv6 if v6, else IPv4; down makes it lose
+// every packet. One netem qdisc does what the link model does, in the
+// model's order: it decides the loss first (a lost packet takes no queue
+// space nor transmission time), then, with a rate, transmits each packet
+// after the ones ahead of it and delivers it a delay later, which is the
+// model's arrival time exactly (netem's time to send is the later of now
+// + delay and the previous packet's, plus the packet's transmission
+// time). The rate charges a datagram's UDP payload, as the simulator and
+// the forwarder do: netem's packet overhead takes the Ethernet, IP and
+// UDP headers (42 bytes over IPv4, 62 over IPv6) off the frame it counts.
+// netem's jitter is uniform on [delay-jitter, delay+jitter), so the
+// model's [Delay, Delay+Jitter) is netem's "delay Delay+Jitter/2
+// Jitter/2"; with a rate netem keeps the packets in order as the model
+// does (without one, "rate 100gbit" does that; a change restates it, as
+// every option, to clear an earlier rate).
 //
 // The queue is where netem and the model differ: netem's limit counts
 // the packets it holds, those waiting and in transmission (the model's
 // queue) and those in the delay line, where the model's queue is in
-// bytes. The limit is the queue in full-size frames plus the frames the
-// rate fits in the mean delay (netemLimit): with full-size packets it
-// drops when the model does, give or take a packet; smaller packets fill
-// it with fewer bytes. A tbf child for the rate, with a queue in bytes,
-// was used first: a token bucket lets a packet go when its bucket holds
-// its bytes, at the start of its transmission time where the model
-// delivers it at the end, so every packet of a busy period arrived one
-// bucket (a frame) early, 5.4 ms at 2 Mbit/s (EXPERIMENTS.md, "Validation
-// on real kernels").
-func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, frame int, down bool) Cmd {
+// bytes. The limit is the queue in full-size datagrams plus the
+// datagrams the rate fits in the mean delay (netemLimit): with full-size
+// packets it drops when the model does, give or take a packet; smaller
+// packets fill it with fewer bytes. A tbf child for the rate, with a queue
+// in bytes, was used first: a token bucket lets a packet go when its
+// bucket holds its bytes, at the start of its transmission time where the
+// model delivers it at the end, so every packet of a busy period arrived
+// one bucket (a frame) early, 5.4 ms at 2 Mbit/s (EXPERIMENTS.md,
+// "Validation on real kernels").
+func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, mps int, v6, down bool) Cmd {
 	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "netem",
-		"limit", strconv.FormatInt(netemLimit(l, rtt, frame), 10)}
+		"limit", strconv.FormatInt(netemLimit(l, rtt, mps), 10)}
 	delay := l.Delay + l.Jitter/2
 	args = append(args, "delay", usec(delay))
 	if l.Jitter > 0 {
@@ -309,7 +312,7 @@ func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, frame 
 	}
 	switch {
 	case l.Rate > 0:
-		args = append(args, "rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit")
+		args = append(args, "rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit", strconv.Itoa(-FrameBytes(0, v6)))
 	case l.Jitter > 0 || verb != "add":
 		args = append(args, "rate", "100gbit")
 	}
@@ -332,13 +335,13 @@ func (t *Topology) ChangePlan() []TimedCmd {
 	for i, path := range t.Paths {
 		ep := experiment.Path{Up: path.Up, Down: path.Down, Changes: path.Changes}
 		up, down := ep.Steps()
-		frame := FrameBytes(t.MaxPacketSize, path.Client.Addr().Is6())
+		v6 := path.Client.Addr().Is6()
 		for _, d := range []struct {
 			ns    string
 			steps []experiment.LinkStep
 		}{{t.Client(), up}, {t.Server(), down}} {
 			for _, st := range d.steps {
-				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.RTT, frame, st.Down)})
+				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.RTT, t.MaxPacketSize, v6, st.Down)})
 			}
 		}
 	}
@@ -347,16 +350,17 @@ func (t *Topology) ChangePlan() []TimedCmd {
 }
 
 // netemLimit is the netem limit (packets) of link l on a path of
-// round-trip propagation delay rtt with frames of at most frame bytes:
-// the link's queue (experiment.Link.QueueLimit) in whole frames, at least
-// one, plus the frames its rate fits in its mean delay (Delay +
-// Jitter/2), rounded to the nearest; 1,000,000 at unlimited rate.
-func netemLimit(l experiment.Link, rtt time.Duration, frame int) int64 {
+// round-trip propagation delay rtt with datagrams of at most mps bytes of
+// UDP payload (what the rate charges): the link's queue
+// (experiment.Link.QueueLimit) in whole datagrams, at least one, plus the
+// datagrams its rate fits in its mean delay (Delay + Jitter/2), rounded
+// to the nearest; 1,000,000 at unlimited rate.
+func netemLimit(l experiment.Link, rtt time.Duration, mps int) int64 {
 	if l.Rate == 0 {
 		return 1_000_000
 	}
-	queue := max(1, l.QueueLimit(rtt)/int64(frame))
-	line := int64(math.Round(l.Rate / 8 * (l.Delay + l.Jitter/2).Seconds() / float64(frame)))
+	queue := max(1, l.QueueLimit(rtt)/int64(mps))
+	line := int64(math.Round(l.Rate / 8 * (l.Delay + l.Jitter/2).Seconds() / float64(mps)))
 	return min(queue+line, math.MaxInt32)
 }
 
