@@ -497,6 +497,10 @@ func convertTransport(t *table) Transport {
 	if tr.InitialRTT <= 0 {
 		t.fail("initial_rtt", "must be positive")
 	}
+	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
+	if tr.PathAbandonAfter < 0 {
+		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")
+	}
 	t.done()
 	return tr
 }

@@ -188,6 +188,9 @@ type Transport struct {
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.
 	InitialRTT time.Duration
+	// PathAbandonAfter abandons a path that stayed failed (found broken
+	// while another path works) for that long; 0 never does.
+	PathAbandonAfter time.Duration
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

@@ -71,6 +71,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 		}
 		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
 	}
+	w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

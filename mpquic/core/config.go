@@ -93,6 +93,12 @@ type Config struct {
 	// DisableMultipath turns the multipath extension off: the connection
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool
+	// PathAbandonAfter, when positive, abandons a path (PATH_ABANDON,
+	// PATH_UNSTABLE_OR_POOR) that has been failed for that long: found
+	// broken while another path works and silent to its probes since
+	// (see PathEvent). Zero keeps probing it for as long as the
+	// connection lives. Not negative.
+	PathAbandonAfter time.Duration
 
 	// DisableGSO makes the UDP driver (package mpquic) send every datagram
 	// with its own write instead of runs of datagrams in one write with
@@ -228,6 +234,9 @@ func (c *Config) Validate() (*Config, error) {
 	}
 	if n.MaxPathID == 0 {
 		n.MaxPathID = 3
+	}
+	if n.PathAbandonAfter < 0 {
+		return nil, fmt.Errorf("mpquic: PathAbandonAfter %v is negative", n.PathAbandonAfter)
 	}
 	if n.MaxPathID > MaxPathIDLimit {
 		return nil, fmt.Errorf("mpquic: MaxPathID %d above 2^32-1", n.MaxPathID)

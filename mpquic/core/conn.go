@@ -176,6 +176,8 @@ type Conn struct {
 	replay        []bufferedPacket
 
 	pathResponses []pathResponse
+	// pathEvents are the path events so far (pathfail.go).
+	pathEvents []PathEvent
 	// dupQueue holds copies of a packet sent on several paths, returned by
 	// the next polls.
 	dupQueue []queuedDatagram

@@ -177,6 +177,7 @@ func (c *Conn) NextTimeout() time.Time {
 		}
 	}
 	earliest(c.nextPathTimer())
+	earliest(c.nextFailureTimer())
 	if c.app.prevRead != nil {
 		earliest(c.app.prevReadUntil)
 	}
@@ -227,6 +228,8 @@ func (c *Conn) HandleTimeout(now time.Time) {
 	for _, p := range c.paths {
 		c.onLossTimeout(now, p)
 	}
+	c.checkPathFailures(now)
+	c.failedPathTimers(now)
 	c.pathTimers(now)
 	c.processReplay(now)
 }
