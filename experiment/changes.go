@@ -70,7 +70,7 @@ func (p Path) Steps() (up, down []LinkStep) {
 				}
 			}
 		}
-		rtt := cur[0].Delay + cur[1].Delay
+		rtt := cur[0].Delay + cur[1].Delay + 2*p.BottleneckDelay
 		if touched[0] {
 			up = append(up, LinkStep{At: at, Link: cur[0], Down: isDown[0], RTT: rtt})
 		}

@@ -302,6 +302,9 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
 	e.Backend = root.name("backend", BackendSim, checkBackend)
+	for i, bt := range root.array("bottleneck") {
+		e.Bottlenecks = append(e.Bottlenecks, convertBottleneck(bt, i))
+	}
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -314,6 +317,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
 	checkAddrs(root, &e)
+	resolveBottlenecks(root, &e)
 	checkChanges(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
@@ -347,6 +351,10 @@ func (d *document) convert() (Experiment, Errors) {
 			ot.fail("interval", "must be positive")
 		}
 		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
+		e.Output.Warmup = ot.duration("warmup", 0)
+		if e.Output.Warmup < 0 || e.Output.Warmup >= e.Duration {
+			ot.fail("warmup", "%v is not in [0, duration = %v)", e.Output.Warmup, e.Duration)
+		}
 		ot.done()
 	}
 	root.done()
@@ -441,6 +449,7 @@ func convertPath(t *table) Path {
 	}
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
+	p.Bottleneck = t.str("bottleneck", "")
 	if ut := t.sub("up"); ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()
@@ -460,7 +469,7 @@ func convertPath(t *table) Path {
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
 	if t == nil {
 		return tr
@@ -475,12 +484,22 @@ func convertTransport(t *table) Transport {
 	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
 		return names.Check("congestion controller", s, congestion.Names())
 	})
+	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
+		return names.Check("NewReno growth", s, congestion.Growths())
+	})
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
+		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	}
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
 	tr.InitialRTT = t.duration("initial_rtt", tr.InitialRTT)
 	if tr.InitialRTT <= 0 {
 		t.fail("initial_rtt", "must be positive")
+	}
+	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
+	if tr.PathAbandonAfter < 0 {
+		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")
 	}
 	t.done()
 	return tr

@@ -68,7 +68,7 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
 		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
@@ -196,6 +196,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: unknown backend \"mars\" (known: loopback, sim)"}},
 		{"negative start", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"-1s\"", 1), "", []string{"source.1.start: duration \"-1s\" is negative"}},
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
+		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
+		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -206,6 +208,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"empty sweep list and more", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "lowrt"`, 1) + "[sweep]\n\"duration\" = []\n", "",
 			[]string{"sweep.duration: must be a non-empty array", "e.toml:18: transport.path_scheduler: unknown path scheduler \"lowrt\""}},
 		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"e.toml:31: path.1.rate (from [sweep]): bad rate"}},
+		{"negative path_abandon_after", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"-2s\"", 1), "", []string{"e.toml:19: transport.path_abandon_after: duration \"-2s\" is negative"}},
+		{"path_abandon_after without unit", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = 3", 1), "", []string{"e.toml:19: transport.path_abandon_after: want a duration with a unit"}},
 		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
 	}
 	for _, tc := range tests {
@@ -351,6 +355,15 @@ reply_priority = false
 	if err != nil || runs[0].Drain != 0 || runs[0].Output.PathInterval != 0 {
 		t.Fatalf("explicit drain 0 and path_interval 0: %v %+v", err, runs)
 	}
+	// output.warmup: 0 by default, and then absent from the resolved
+	// configuration (whose hash earlier runs carry); written when set.
+	if runs[0].Output.Warmup != 0 || strings.Contains(string(runs[0].ResolvedTOML()), "warmup") {
+		t.Fatalf("default warmup %v, resolved:\n%s", runs[0].Output.Warmup, runs[0].ResolvedTOML())
+	}
+	runs, err = Parse("k.toml", []byte(paperFile+"[output]\nwarmup = \"2s\"\n"), nil)
+	if err != nil || runs[0].Output.Warmup != 2*time.Second || !strings.Contains(string(runs[0].ResolvedTOML()), "warmup = \"2s\"") {
+		t.Fatalf("warmup 2s: %v %+v", err, runs)
+	}
 	_, err = Parse("k.toml", []byte("reply_priority = true\n"+paperFile), nil)
 	if err == nil {
 		t.Fatal("reply_priority accepted at the top level")
@@ -358,5 +371,24 @@ reply_priority = false
 	bad := strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nreply_priority = true", 1)
 	if _, err = Parse("k.toml", []byte(bad), nil); err == nil || !strings.Contains(err.Error(), "source.1.reply_priority: bulk sources get no replies") {
 		t.Fatalf("reply_priority on bulk: %v", err)
+	}
+}
+
+func TestPathAbandonAfter(t *testing.T) {
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"2s\"", 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 2*time.Second {
+		t.Fatalf("path_abandon_after %v, want 2s", got)
+	}
+	// Unset: never.
+	es, err = Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 0 {
+		t.Fatalf("default path_abandon_after %v, want 0", got)
 	}
 }

@@ -36,9 +36,13 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("drain", q(dur(e.Drain)))
 	w("seed", strconv.FormatUint(e.Seed, 10))
 	w("backend", q(e.Backend))
+	writeBottlenecks(&b, e)
 	for _, p := range e.Paths {
 		b.WriteString("\n[[path]]\n")
 		writeAddrs(w, p)
+		if p.Bottleneck != "" {
+			w("bottleneck", q(p.Bottleneck))
+		}
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)
@@ -49,6 +53,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
+	w("newreno_growth", q(t.NewRenoGrowth))
 	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
@@ -66,6 +71,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 		}
 		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
 	}
+	w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))
@@ -99,6 +105,11 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if e.Output.Warmup > 0 {
+		// Written only when set: the configurations (and hashes) of
+		// runs without a warm-up stay those of earlier versions.
+		w("warmup", q(dur(e.Output.Warmup)))
+	}
 	return []byte(b.String())
 }
 

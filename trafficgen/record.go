@@ -160,6 +160,10 @@ type RecorderConfig struct {
 	// end kept for paths.csv (congestion state changes are always kept);
 	// 0 keeps every change.
 	PathInterval time.Duration
+	// Warmup: messages created before Start+Warmup are left out of the
+	// per-source statistics of the summary (InWarmup), not out of
+	// messages.csv.
+	Warmup time.Duration
 }
 
 // pathKey names one end's view of one path.
@@ -229,6 +233,13 @@ func (r *Recorder) Start() time.Time { return r.start }
 
 // End is the end of the measurement window (time zero plus the duration).
 func (r *Recorder) End() time.Time { return r.end }
+
+// InWarmup reports whether m was created in the warm-up, before
+// Start+Warmup: the summary's per-source statistics leave it out (and
+// count it in warmup_excluded); messages.csv marks it.
+func (r *Recorder) InWarmup(m *MessageRecord) bool {
+	return r.cfg.Warmup > 0 && m.Created.Before(r.start.Add(r.cfg.Warmup))
+}
 
 func (r *Recorder) inWindow(at time.Time) bool { return !at.Before(r.start) && at.Before(r.end) }
 
@@ -541,7 +552,8 @@ func (g *caGrowth) flush() {
 }
 
 // inCongestionAvoidance reports whether a sample is in the congestion
-// avoidance phase: neither slow start nor recovery. A controller that
+// avoidance phase: neither slow start nor recovery; for bbr, ProbeBW
+// (neither Startup, Drain nor ProbeRTT). A controller that
 // reports the sender application limited (newreno-cwl, which then does
 // not grow the window) is still in that phase when its window is at or
 // above the slow start threshold: leaving those periods out would count
@@ -549,7 +561,7 @@ func (g *caGrowth) flush() {
 // very effect of window reservation Table I measures.
 func inCongestionAvoidance(s PathSample) bool {
 	switch s.CongestionState {
-	case "congestion_avoidance":
+	case "congestion_avoidance", "probe_bw":
 		return true
 	case "application_limited":
 		return s.CongestionWindow >= s.SSThresh

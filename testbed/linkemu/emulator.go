@@ -44,6 +44,8 @@ type Config struct {
 	// Paths are the experiment's paths: Up carries the client's datagrams
 	// to the server, Down the server's to the client.
 	Paths []experiment.Path
+	// Bottlenecks are the links shared by the paths that name them.
+	Bottlenecks []experiment.Bottleneck
 	// Server is the server's address, where the back sockets forward;
 	// they ignore datagrams from any other address (LinkStats.Foreign).
 	// The client's address on a path is learnt from the datagrams it
@@ -75,15 +77,18 @@ type Config struct {
 // maxPaths is how many paths the default addresses can number.
 const maxPaths = 254
 
-// PathStats are the counters of both directions of a path.
+// PathStats are the counters of both directions of a path, or of a
+// shared bottleneck (Bottleneck is its name).
 type PathStats struct {
-	Up, Down LinkStats
+	Up, Down   LinkStats
+	Bottleneck string
 }
 
 // Emulator forwards the datagrams of every path through its links. Create
 // it with Start; Close stops it.
 type Emulator struct {
 	paths  []*path
+	shared []*SharedLink
 	server netip.AddrPort
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -129,6 +134,10 @@ func Start(cfg Config) (*Emulator, error) {
 		}
 		return nil, err
 	}
+	var err error
+	if e.shared, err = NewSharedLinks(cfg.Bottlenecks, cfg.Seed, lim); err != nil {
+		return nil, fmt.Errorf("linkemu: %w", err)
+	}
 	for i, pc := range cfg.Paths {
 		p := &path{}
 		e.paths = append(e.paths, p)
@@ -148,18 +157,27 @@ func Start(cfg Config) (*Emulator, error) {
 			return fail(fmt.Errorf("linkemu: path %d down: %w", i, err))
 		}
 		server, back, front := e.server, p.back, p.front
-		p.up = NewPipe(up, lim, func(b []byte) error {
+		toServer := func(b []byte) error {
 			_, err := back.WriteToUDPAddrPort(b, server)
 			return err
-		})
-		p.down = NewPipe(down, lim, func(b []byte) error {
+		}
+		toClient := func(b []byte) error {
 			a := p.client.Load()
 			if a == nil {
 				return ErrUnroutable
 			}
 			_, err := front.WriteToUDPAddrPort(b, *a)
 			return err
-		})
+		}
+		sl, err := sharedLink(e.shared, pc)
+		if err != nil {
+			return fail(fmt.Errorf("linkemu: path %d: %w", i, err))
+		}
+		if sl != nil {
+			toServer, toClient = Via(sl.Up, toServer), Via(sl.Down, toClient)
+		}
+		p.up = NewPipe(up, lim, toServer)
+		p.down = NewPipe(down, lim, toClient)
 		if cfg.Start.IsZero() {
 			cfg.Start = time.Now()
 		}
@@ -177,6 +195,13 @@ func Start(cfg Config) (*Emulator, error) {
 		go e.read(p.back, p.down, func(from netip.AddrPort) bool { return from == e.server })
 		go e.run(p.up)
 		go e.run(p.down)
+	}
+	for _, sl := range e.shared {
+		sl.Up.SetStart(cfg.Start)
+		sl.Down.SetStart(cfg.Start)
+		e.wg.Add(2)
+		go e.run(sl.Up)
+		go e.run(sl.Down)
 	}
 	return e, nil
 }
@@ -240,11 +265,21 @@ func (e *Emulator) Back(i int) netip.AddrPort { return e.paths[i].backAddr }
 // Paths is the number of paths.
 func (e *Emulator) Paths() int { return len(e.paths) }
 
-// Stats returns the counters of every path.
+// Stats returns the counters of every path, then of every shared
+// bottleneck.
 func (e *Emulator) Stats() []PathStats {
 	out := make([]PathStats, len(e.paths))
 	for i, p := range e.paths {
 		out[i] = PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
+	}
+	return append(out, SharedStats(e.shared)...)
+}
+
+// SharedStats returns the counters of shared bottlenecks.
+func SharedStats(links []*SharedLink) []PathStats {
+	var out []PathStats
+	for _, l := range links {
+		out = append(out, PathStats{Up: l.Up.Stats(), Down: l.Down.Stats(), Bottleneck: l.Name})
 	}
 	return out
 }

@@ -63,7 +63,9 @@ type LinkStats struct {
 // hands the accepted ones to the output at their arrival times, in order.
 // Offer must be called from one goroutine at a time, Run from another.
 type Pipe struct {
-	model  *linkmodel.Link // owned by the offering goroutine
+	model *linkmodel.Link // owned by the offering goroutine
+	// mu serialises the offers of OfferShared.
+	mu     sync.Mutex
 	origin time.Time
 	held   chan *packet
 	max    int64
@@ -89,6 +91,8 @@ type packet struct {
 	buf []byte // capacity pooledSize, or larger for big packets
 	n   int
 	at  time.Time
+	// out is where the packet goes (nil: the pipe's output).
+	out func([]byte) error
 }
 
 const pooledSize = 2048
@@ -105,6 +109,7 @@ func getPacket(data []byte) *packet {
 }
 
 func putPacket(p *packet) {
+	p.out = nil
 	if cap(p.buf) == pooledSize {
 		packetPool.Put(p)
 	}
@@ -124,7 +129,20 @@ func NewPipe(model *linkmodel.Link, lim Limits, out func([]byte) error) *Pipe {
 
 // Offer runs a packet received at now through the model and holds a copy
 // for delivery if the model accepts it.
-func (p *Pipe) Offer(now time.Time, data []byte) {
+func (p *Pipe) Offer(now time.Time, data []byte) { p.offer(now, data, nil) }
+
+// OfferShared is Offer for a pipe that several goroutines offer to (a
+// bottleneck shared by paths): it takes the time of the offer and runs
+// the model under a lock, so that the model sees the offers in the order
+// of their times. out is where the packet goes once it arrives (nil: the
+// pipe's output).
+func (p *Pipe) OfferShared(data []byte, out func([]byte) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offer(time.Now(), data, out)
+}
+
+func (p *Pipe) offer(now time.Time, data []byte, out func([]byte) error) {
 	p.sent.Add(1)
 	p.bytesSent.Add(uint64(len(data)))
 	cost := int64(len(data) + packetCost)
@@ -152,6 +170,7 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 	}
 	pk := getPacket(data)
 	pk.at = p.origin.Add(time.Duration(v.Arrive))
+	pk.out = out
 	p.count.Add(1)
 	p.bytes.Add(cost)
 	p.held <- pk
@@ -202,7 +221,11 @@ func (p *Pipe) Run(done <-chan struct{}) {
 		}
 		p.bytes.Add(-int64(pk.n + packetCost))
 		p.count.Add(-1)
-		switch err := p.out(pk.buf[:pk.n]); {
+		out := p.out
+		if pk.out != nil {
+			out = pk.out
+		}
+		switch err := out(pk.buf[:pk.n]); {
 		case err == nil:
 			p.delivered.Add(1)
 			p.bytesDelivered.Add(uint64(pk.n))

@@ -58,6 +58,12 @@ func ForPath(p experiment.Path, direction string) (Config, []Step, error) {
 	return cfg, out, nil
 }
 
+// BottleneckName is the name of one direction of a shared bottleneck, by
+// which linkmodel.Rand gives it the same random draws in every emulator.
+func BottleneckName(name, direction string) string {
+	return "bottleneck/" + name + "/" + direction
+}
+
 // SetSchedule gives the link its scheduled changes, in the order of their
 // times (see Step); they apply once the origin is set. It rejects a
 // configuration New would reject and then leaves the link unchanged.

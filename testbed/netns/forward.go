@@ -33,6 +33,8 @@ type ForwardConfig struct {
 	// simulator.
 	Seed  uint64        `json:"seed"`
 	Paths []ForwardPath `json:"paths"`
+	// Bottlenecks are the links shared by the paths that name them.
+	Bottlenecks []experiment.Bottleneck `json:"bottlenecks,omitempty"`
 }
 
 // ForwardPath is one path between the router's interfaces Client (the
@@ -43,15 +45,20 @@ type ForwardPath struct {
 	RTT  time.Duration   `json:"rtt_ns"`
 	// Changes are the path's scheduled changes ([[path.change]]).
 	Changes []experiment.LinkChange `json:"changes,omitempty"`
-	Client  string                  `json:"client_if"`
-	Server  string                  `json:"server_if"`
+	// Bottleneck names the shared bottleneck the path passes after its
+	// own links ("": none), of one-way delay BottleneckDelay.
+	Bottleneck      string        `json:"bottleneck,omitempty"`
+	BottleneckDelay time.Duration `json:"bottleneck_delay_ns,omitempty"`
+	Client          string        `json:"client_if"`
+	Server          string        `json:"server_if"`
 }
 
 // WriteForwardConfig writes the forwarder's configuration of t into dir.
 func WriteForwardConfig(dir string, t *Topology) error {
-	c := ForwardConfig{Seed: t.Seed}
+	c := ForwardConfig{Seed: t.Seed, Bottlenecks: t.Bottlenecks}
 	for i, p := range t.Paths {
-		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Changes: p.Changes, Client: routerC(i), Server: routerS(i)})
+		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay, Client: routerC(i), Server: routerS(i)})
 	}
 	js, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {

@@ -52,6 +52,8 @@ type Topology struct {
 	Tag   string
 	Mode  Mode
 	Paths []Path
+	// Bottlenecks are the links shared by paths (forwarder mode only).
+	Bottlenecks []experiment.Bottleneck
 	// Seed seeds the forwarder's links (linkmodel.Rand).
 	Seed uint64
 }
@@ -65,6 +67,9 @@ type Path struct {
 	Client, Server netip.Prefix
 	// Changes are the path's scheduled changes ([[path.change]]).
 	Changes []experiment.LinkChange
+	// Bottleneck and BottleneckDelay are the experiment path's.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 var tagRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
@@ -78,7 +83,30 @@ func CheckTag(tag string) error {
 	return nil
 }
 
-// FromExperiment is the topology of an experiment.
+// NeedsForwarder says why netem cannot build an experiment's network
+// ("" if it can): a bottleneck shared by paths (netem shapes each veth
+// on its own; the paths have no common hop).
+func NeedsForwarder(e *experiment.Experiment) string {
+	for _, p := range e.Paths {
+		if p.Bottleneck != "" {
+			return fmt.Sprintf("bottleneck %q is shared by paths, and netem shapes each path's veths on their own", p.Bottleneck)
+		}
+	}
+	return ""
+}
+
+// CheckMode refuses an experiment the mode cannot build: netem cannot
+// build what NeedsForwarder names (the forwarder, and the automatic
+// choice, which then takes the forwarder, can).
+func CheckMode(e *experiment.Experiment, mode Mode) error {
+	if why := NeedsForwarder(e); why != "" && mode == ModeNetem {
+		return fmt.Errorf("%s: the netem emulator cannot build it (%s); use --emulator forwarder or auto", e.File, why)
+	}
+	return nil
+}
+
+// FromExperiment is the topology of an experiment. Without a mode, an
+// experiment only the forwarder can build gets the forwarder.
 func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology, error) {
 	if err := CheckTag(tag); err != nil {
 		return nil, err
@@ -86,10 +114,17 @@ func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology,
 	if len(e.Paths) == 0 || len(e.Paths) > 99 {
 		return nil, fmt.Errorf("%d paths", len(e.Paths))
 	}
-	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed}
+	if err := CheckMode(e, mode); err != nil {
+		return nil, err
+	}
+	if mode == "" && NeedsForwarder(e) != "" {
+		mode = ModeForwarder
+	}
+	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks}
 	for i, p := range e.Paths {
 		c, s := e.Addrs(i)
-		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes})
+		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay})
 	}
 	return t, nil
 }

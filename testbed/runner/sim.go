@@ -62,6 +62,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 			return nil, err
 		}
 	}
+	if err := simBottlenecks(topo, e); err != nil {
+		return nil, err
+	}
 	ctls, stls, err := netsim.TLSConfigs(e.Seed, "mpq-experiment")
 	if err != nil {
 		return nil, err
@@ -165,6 +168,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
+	in.ServerEvents = nonNil(pathEvents(sconn))
+	if cconn != nil {
+		in.ClientEvents = nonNil(pathEvents(cconn))
+	}
 	rec.Finish()
 	if split {
 		crec.Finish()
@@ -199,4 +206,34 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	return &Result{Summary: sum}, nil
+}
+
+// simBottlenecks adds the experiment's shared bottlenecks to the
+// simulated topology: a link per direction of each, named
+// "bottleneck/<name>/up" and "…/down", that the packets of the paths
+// through it pass after their own link.
+func simBottlenecks(topo *netsim.Topology, e *experiment.Experiment) error {
+	links := map[string][2]*netsim.Link{}
+	for i := range e.Paths {
+		b := e.BottleneckOf(i)
+		if b == nil {
+			continue
+		}
+		l, ok := links[b.Name]
+		if !ok {
+			cfg, err := linkmodel.FromExperiment(b.Link, b.RTT)
+			if err != nil {
+				return fmt.Errorf("bottleneck %s: %w", b.Name, err)
+			}
+			for d, dir := range []string{experiment.DirectionUp, experiment.DirectionDown} {
+				if l[d], err = topo.Net.AddLink(linkmodel.BottleneckName(b.Name, dir), cfg); err != nil {
+					return err
+				}
+			}
+			links[b.Name] = l
+		}
+		topo.Net.Chain(topo.Up[i], l[0])
+		topo.Net.Chain(topo.Down[i], l[1])
+	}
+	return nil
 }
