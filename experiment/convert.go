@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/internal/names"
-	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
 )
 
@@ -342,6 +341,10 @@ func (d *document) convert() (Experiment, Errors) {
 			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
 		}
 	}
+	for i, ct := range root.array("competitor") {
+		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
+	}
+	checkCompetitors(root, &e)
 	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
@@ -475,9 +478,7 @@ func convertTransport(t *table) Transport {
 	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
-	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
-		return names.Check("congestion controller", s, congestion.Names())
-	})
+	tr.Congestion = t.name("congestion", tr.Congestion, CheckCongestion)
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)

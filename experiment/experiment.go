@@ -99,6 +99,9 @@ type Experiment struct {
 	Bottlenecks []Bottleneck
 	Transport   Transport
 	Sources     []Source
+	// Competitors are the single-path connections beside the
+	// experiment's ([[competitor]]).
+	Competitors []Competitor
 	Output      Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".

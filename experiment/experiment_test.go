@@ -161,15 +161,7 @@ qlog = true
 		t.Fatal(err)
 	}
 	e := runs[0]
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 }
 
 func TestErrorsNameFileLineKey(t *testing.T) {
@@ -355,5 +347,19 @@ reply_priority = false
 	bad := strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nreply_priority = true", 1)
 	if _, err = Parse("k.toml", []byte(bad), nil); err == nil || !strings.Contains(err.Error(), "source.1.reply_priority: bulk sources get no replies") {
 		t.Fatalf("reply_priority on bulk: %v", err)
+	}
+}
+
+// checkRoundTrip checks that e's resolved file reads back as e.
+func checkRoundTrip(t *testing.T, e Experiment) {
+	t.Helper()
+	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
+	if err != nil {
+		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
+	}
+	a := again[0]
+	a.File, e.File = "", ""
+	if !reflect.DeepEqual(a, e) {
+		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
 	}
 }

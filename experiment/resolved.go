@@ -84,6 +84,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 			}
 		}
 	}
+	writeCompetitors(&b, e)
 	b.WriteString("\n[output]\n")
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))

@@ -63,6 +63,9 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err := netns.CheckRoot(); err != nil {
 		return nil, fmt.Errorf("backend netns: %w", err)
 	}
+	if len(e.Competitors) > 0 {
+		return nil, fmt.Errorf("backend netns: [[competitor]] is not supported on this backend yet (sim and loopback run them)")
+	}
 	exe := Netns.Executable
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
