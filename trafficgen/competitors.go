@@ -15,13 +15,17 @@ import (
 // client's application read, and ThroughputMbps, the stream bytes its
 // server sent (retransmissions included), times 8 / ActiveS.
 type CompetitorSummary struct {
-	Name           string   `json:"name"`
-	Path           int      `json:"path"`
-	Congestion     string   `json:"congestion"`
-	ActiveS        float64  `json:"active_s"`
-	GoodputMbps    float64  `json:"goodput_mbps"`
-	ThroughputMbps float64  `json:"throughput_mbps"`
-	Problems       []string `json:"problems,omitempty"`
+	Name           string  `json:"name"`
+	Path           int     `json:"path"`
+	Congestion     string  `json:"congestion"`
+	ActiveS        float64 `json:"active_s"`
+	GoodputMbps    float64 `json:"goodput_mbps"`
+	ThroughputMbps float64 `json:"throughput_mbps"`
+	// StartOffsetMS (netns runs) is how much later than the experiment's
+	// connection's time zero the competitor's own was taken: its start
+	// and stop count from its own.
+	StartOffsetMS *float64 `json:"start_offset_ms,omitempty"`
+	Problems      []string `json:"problems,omitempty"`
 }
 
 // SenderBytes are the stream bytes an end sent in the measurement window

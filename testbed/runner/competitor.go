@@ -17,8 +17,10 @@ type competitor struct {
 	e     experiment.Experiment
 	rec   *trafficgen.Recorder
 	peers []*trafficgen.Peer
-	// err is why it could not connect, if it could not.
-	err error
+	// connected: its server accepted its client's connection; err is why
+	// it could not connect, if it could not.
+	connected bool
+	err       error
 }
 
 // newCompetitors prepares the competitors of an experiment whose time
@@ -54,7 +56,7 @@ func competitorResults(cs []*competitor, e *experiment.Experiment) ([]trafficgen
 		switch {
 		case c.err != nil:
 			s.Problems = append(s.Problems, fmt.Sprintf("competitor %s: %v", c.c.Name, c.err))
-		case len(c.peers) == 0:
+		case !c.connected:
 			s.Problems = append(s.Problems, fmt.Sprintf("competitor %s: no connection within the run", c.c.Name))
 		}
 		sums = append(sums, s)

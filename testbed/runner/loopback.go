@@ -375,7 +375,7 @@ func loopbackCompetitors(comps []*competitor, stls, ctls *tls.Config, t0 time.Ti
 					conn.Close(0x101, "one connection per competitor")
 					return
 				}
-				accepted = true
+				accepted, c.connected = true, true
 				p := trafficgen.NewPeer(lc.ev, conn, c.rec, "server")
 				p.Start(c.e.Sources, t0)
 				c.peers = append(c.peers, p)

@@ -276,7 +276,7 @@ func simCompetitor(sim *netsim.Sim, topo *netsim.Topology, k int, c *competitor,
 			conn.Close(0x101, "one connection per competitor")
 			return
 		}
-		accepted = true
+		accepted, c.connected = true, true
 		p := trafficgen.NewPeer(shost, conn, c.rec, "server")
 		p.Start(c.e.Sources, t0)
 		c.peers = append(c.peers, p)
