@@ -101,7 +101,7 @@ func (t *table) str(key, def string, allowed ...string) string {
 // returns the problem with a name, or "".
 func (t *table) name(key, def string, check func(string) string) string {
 	s := t.str(key, def)
-	if s == def {
+	if _, given := t.m[key]; !given || t.failed[key] {
 		return s
 	}
 	if msg := check(s); msg != "" {
@@ -448,14 +448,16 @@ func convertPath(t *table) Path {
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
 	p.Bottleneck = t.str("bottleneck", "")
-	if ut := t.sub("up"); ut != nil {
+	ut, dt := t.sub("up"), t.sub("down")
+	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()
 	}
-	if dt := t.sub("down"); dt != nil {
+	if dt != nil {
 		p.Down, _ = readLink(dt, p.Down, false)
 		dt.done()
 	}
+	readTraces(t, &p, ut, dt)
 	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
 		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
 	}
