@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -353,6 +354,10 @@ func (d *document) convert() (Experiment, Errors) {
 			ot.fail("interval", "must be positive")
 		}
 		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
+		e.Output.Warmup = ot.duration("warmup", 0)
+		if e.Output.Warmup < 0 || e.Output.Warmup >= e.Duration {
+			ot.fail("warmup", "%v is not in [0, duration = %v)", e.Output.Warmup, e.Duration)
+		}
 		ot.done()
 	}
 	root.done()
@@ -477,6 +482,7 @@ func convertTransport(t *table) Transport {
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())
 	})
+	tr.SchedulerOptions = schedulerOptions(t, tr.PathScheduler)
 	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
@@ -490,6 +496,45 @@ func convertTransport(t *table) Transport {
 	}
 	t.done()
 	return tr
+}
+
+// schedulerOptions checks transport.scheduler_options against the options
+// of the path scheduler sched and returns them resolved. When the
+// scheduler comes from a [sweep], options it does not have are left out
+// for it (they are meant for the other schedulers of the sweep), unless
+// no scheduler has them.
+func schedulerOptions(t *table, sched string) scheduler.Options {
+	if t.failed["path_scheduler"] {
+		t.get("scheduler_options")
+		return nil
+	}
+	var set map[string]any
+	st := t.sub("scheduler_options")
+	if st != nil {
+		set = map[string]any{}
+		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		own := scheduler.PathOptions(sched)
+		for k, v := range st.m {
+			st.used[k] = true
+			mine := slices.ContainsFunc(own, func(o scheduler.Option) bool { return o.Name == k })
+			if !mine && swept && len(scheduler.HasOption(k)) > 0 {
+				continue
+			}
+			set[k] = v
+		}
+	}
+	opts, errs := scheduler.ResolvePathOptions(sched, set)
+	for _, e := range errs {
+		msg := e.Msg
+		if others := scheduler.HasOption(e.Key); len(others) > 0 && !slices.Contains(others, sched) {
+			msg = fmt.Sprintf("path scheduler %q has no option %q (%s have)", sched, e.Key, strings.Join(others, ", "))
+		}
+		st.fail(e.Key, "%s", msg)
+	}
+	if len(opts) == 0 {
+		return nil // a scheduler without options
+	}
+	return opts
 }
 
 // sourceKeys lists the keys each kind accepts besides name, kind, start,

@@ -50,6 +50,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 // Backends an experiment can run on.
@@ -177,11 +179,15 @@ func (l Link) QueueLimit(rtt time.Duration) int64 {
 
 // Transport configures the QUIC connection.
 type Transport struct {
-	PathScheduler   string
-	StreamScheduler string
-	Congestion      string
-	MaxPacketSize   int
-	Pacing          bool
+	PathScheduler string
+	// SchedulerOptions are the path scheduler's options
+	// (transport.scheduler_options), every one with its value, set or
+	// default; empty for a scheduler without options.
+	SchedulerOptions scheduler.Options
+	StreamScheduler  string
+	Congestion       string
+	MaxPacketSize    int
+	Pacing           bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.
@@ -225,6 +231,12 @@ type Output struct {
 	// one path and end, except that every congestion state change is
 	// kept; 0 writes every change.
 	PathInterval time.Duration
+	// Warmup leaves the messages created in [0, Warmup) of the
+	// experiment's time out of the per-source statistics (summary.json,
+	// the aggregates, the console lines, the plots' distributions); they
+	// are still in messages.csv (warmup = true) and counted in
+	// summary.json's warmup_excluded. 0, the default, leaves none out.
+	Warmup time.Duration
 }
 
 // Error is a problem in an experiment file, at a line and key.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 const paperFile = `name = "paper"
@@ -66,8 +68,9 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
-	if e.Transport != tr {
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
+	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
 	s := e.Sources[0]
@@ -185,6 +188,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: unknown backend \"mars\" (known: loopback, sim)"}},
 		{"negative start", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"-1s\"", 1), "", []string{"source.1.start: duration \"-1s\" is negative"}},
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
+		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
+		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -339,6 +344,15 @@ reply_priority = false
 	runs, err = Parse("k.toml", []byte("drain = \"0s\"\n"+paperFile+"[output]\npath_interval = 0\n"), nil)
 	if err != nil || runs[0].Drain != 0 || runs[0].Output.PathInterval != 0 {
 		t.Fatalf("explicit drain 0 and path_interval 0: %v %+v", err, runs)
+	}
+	// output.warmup: 0 by default, and then absent from the resolved
+	// configuration (whose hash earlier runs carry); written when set.
+	if runs[0].Output.Warmup != 0 || strings.Contains(string(runs[0].ResolvedTOML()), "warmup") {
+		t.Fatalf("default warmup %v, resolved:\n%s", runs[0].Output.Warmup, runs[0].ResolvedTOML())
+	}
+	runs, err = Parse("k.toml", []byte(paperFile+"[output]\nwarmup = \"2s\"\n"), nil)
+	if err != nil || runs[0].Output.Warmup != 2*time.Second || !strings.Contains(string(runs[0].ResolvedTOML()), "warmup = \"2s\"") {
+		t.Fatalf("warmup 2s: %v %+v", err, runs)
 	}
 	_, err = Parse("k.toml", []byte("reply_priority = true\n"+paperFile), nil)
 	if err == nil {

@@ -24,7 +24,7 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 	want := []string{
 		`e.toml:4: backend: unknown backend "mars" (known: loopback, sim)`,
 		`e.toml:16: path.1.down.rate: bad rate "fast"`,
-		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, cwr-red-fast, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
 		`e.toml:20: transport.congestion: unknown congestion controller "cubic" (known: newreno, newreno-cwl)`,
 		`e.toml:21: transport.stream_scheduler: unknown stream scheduler "priority" (known: priority-fifo, round-robin); did you mean "priority-fifo"?`,
 		`e.toml:31: source.1.kind: unknown source kind "torrent"`,
@@ -44,21 +44,14 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 // reported, naming the --set, together with the file's own problems.
 func TestBadOverridesAllReported(t *testing.T) {
 	doc := strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1)
-	var over []Override
-	for _, s := range []string{
+	over := overrides(t,
 		"transport.congestion=cubic",
 		"transport.path_scheduler=lowrt",
 		"source.nope.size=1",
 		"path.0.rate=fast",
 		"backend=netns",
 		"transport.colour=red",
-	} {
-		o, err := ParseOverride(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		over = append(over, o)
-	}
+	)
 	_, err := Parse("e.toml", []byte(doc), over)
 	if err == nil {
 		t.Fatal("no error")

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +58,19 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
+	if opts := t.SchedulerOptions.Typed(t.PathScheduler); len(opts) > 0 {
+		keys := slices.Sorted(maps.Keys(opts))
+		var kv []string
+		for _, k := range keys {
+			switch v := opts[k].(type) {
+			case bool:
+				kv = append(kv, k+" = "+strconv.FormatBool(v))
+			case string:
+				kv = append(kv, k+" = "+q(v))
+			}
+		}
+		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))
@@ -90,6 +105,11 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if e.Output.Warmup > 0 {
+		// Written only when set: the configurations (and hashes) of
+		// runs without a warm-up stay those of earlier versions.
+		w("warmup", q(dur(e.Output.Warmup)))
+	}
 	return []byte(b.String())
 }
 

@@ -52,7 +52,8 @@ func NewCCDF(vals []float64) CCDF {
 
 // PooledTimes are the times of a source's messages in every run of the
 // point, in run order: the time its distributions count (+Inf for a
-// message that did not complete).
+// message that did not complete). Messages of the warm-up
+// (output.warmup) are left out, as in summary.json.
 func PooledTimes(p *Point, o Options) ([]float64, *trafficgen.SourceSummary, error) {
 	src, err := o.pointSource(p)
 	if err != nil {
@@ -65,7 +66,7 @@ func PooledTimes(p *Point, o Options) ([]float64, *trafficgen.SourceSummary, err
 			return nil, nil, err
 		}
 		for _, m := range ms {
-			if m.Source == src.Name {
+			if m.Source == src.Name && !m.Warmup {
 				vals = append(vals, timeOf(src.Kind, m))
 			}
 		}

@@ -36,12 +36,13 @@ func TestNewCCDF(t *testing.T) {
 
 // TestCCDFTablePoolsRepetitions: the table pools the repetitions of a
 // grid point; a failed message is +Inf in the quantiles it reaches.
-// Pooled: 10 20 30 40 +Inf: p50 is rank 3 (30), p90 rank 5 (+Inf).
+// Pooled: 10 20 30 40 +Inf: p50 is rank 3 (30), p90 rank 5 (+Inf); the
+// warm-up's messages (500 ms, 900 ms) are left out.
 func TestCCDFTablePoolsRepetitions(t *testing.T) {
 	points := loadFixtures(t,
-		fixture{point: 0, rep: 0, sched: "cwr", times: []float64{20, inf, 10}},
+		fixture{point: 0, rep: 0, sched: "cwr", times: []float64{500, 20, inf, 10}, warmup: 1},
 		fixture{point: 0, rep: 1, sched: "cwr", times: []float64{40, 30}},
-		fixture{point: 1, rep: 0, sched: "lowrtt", times: []float64{4, 1, 3, 2}},
+		fixture{point: 1, rep: 0, sched: "lowrtt", times: []float64{900, 4, 1, 3, 2}, warmup: 1},
 	)
 	tab, err := CCDFTable(points, DefaultOptions())
 	if err != nil {

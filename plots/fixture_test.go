@@ -40,8 +40,10 @@ type fixture struct {
 	point, rep int
 	sched      string
 	vary       []string
-	// times are s1's message completion times (+Inf: failed).
-	times []float64
+	// times are s1's message completion times (+Inf: failed), the
+	// first warmup of them created in the warm-up.
+	times  []float64
+	warmup int
 	// throughput of the server (total, priority) and the cwnd growth
 	// of paths 0 and 1.
 	total, prio float64
@@ -67,7 +69,8 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2,
 		ConfigSHA256: fmt.Sprintf("sha%d", f.point), DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
-			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times), MCTMS: trafficgen.DistributionOf(f.times)},
+			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times) - f.warmup, WarmupExcluded: f.warmup,
+				MCTMS: trafficgen.DistributionOf(f.times[f.warmup:])},
 			{Name: "background", Kind: "bulk", Sender: "server"},
 		},
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
@@ -89,8 +92,8 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		if math.IsInf(v, 1) {
 			status, failed, delivered, mct = "failed", "timeout", "", "+Inf"
 		}
-		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s\n",
-			i, created, created, created, delivered, mct, 1+8*i, status, failed)
+		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s,%t\n",
+			i, created, created, created, delivered, mct, 1+8*i, status, failed, i < f.warmup)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}
 	if f.throughput != "" {

@@ -33,6 +33,9 @@ type Message struct {
 	StreamID  uint64
 	Status    string
 	Failed    string
+	// Warmup: created in the warm-up (output.warmup), left out of the
+	// distributions (false in files without the column).
+	Warmup bool
 }
 
 // Messages reads the run's messages.csv.
@@ -76,6 +79,9 @@ func readMessages(rd io.Reader) ([]Message, error) {
 			Created: num("created_ms"), Delivered: num("delivered_ms"), Replied: num("replied_ms"),
 			MCT: num("mct_ms"), Response: num("response_ms"),
 			Status: rec[col["status"]], Failed: rec[col["failed"]]}
+		if c, ok := col["warmup"]; ok {
+			m.Warmup = rec[c] == "true"
+		}
 		if rec[col["stream_id"]] != "" {
 			m.StreamID = integer("stream_id")
 		}

@@ -116,7 +116,7 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 			client.Interval, server.Interval, client.Duration, server.Duration)
 	}
 	r := NewRecorder(RecorderConfig{Sources: e.Sources, Start: client.Start, Duration: client.Duration,
-		Interval: client.Interval, PathInterval: client.PathInterval})
+		Interval: client.Interval, PathInterval: client.PathInterval, Warmup: e.Output.Warmup})
 	r.ConnectStart = client.ConnectStart
 	check := func(h *Half, m *MessageRecord) error {
 		if m.Source < 0 || m.Source >= len(e.Sources) || e.Sources[m.Source].Kind != m.Kind {

@@ -160,6 +160,10 @@ type RecorderConfig struct {
 	// end kept for paths.csv (congestion state changes are always kept);
 	// 0 keeps every change.
 	PathInterval time.Duration
+	// Warmup: messages created before Start+Warmup are left out of the
+	// per-source statistics of the summary (InWarmup), not out of
+	// messages.csv.
+	Warmup time.Duration
 }
 
 // pathKey names one end's view of one path.
@@ -229,6 +233,13 @@ func (r *Recorder) Start() time.Time { return r.start }
 
 // End is the end of the measurement window (time zero plus the duration).
 func (r *Recorder) End() time.Time { return r.end }
+
+// InWarmup reports whether m was created in the warm-up, before
+// Start+Warmup: the summary's per-source statistics leave it out (and
+// count it in warmup_excluded); messages.csv marks it.
+func (r *Recorder) InWarmup(m *MessageRecord) bool {
+	return r.cfg.Warmup > 0 && m.Created.Before(r.start.Add(r.cfg.Warmup))
+}
 
 func (r *Recorder) inWindow(at time.Time) bool { return !at.Before(r.start) && at.Before(r.end) }
 

@@ -30,8 +30,13 @@ type SourceSummary struct {
 	Sender        string `json:"sender"`
 	Priority      bool   `json:"priority"`
 	ReplyPriority *bool  `json:"reply_priority,omitempty"`
-	// Messages counts the messages generated; each ends Completed or
-	// Failed (Failures counts the reasons).
+	// WarmupExcluded counts the messages created in the warm-up
+	// (output.warmup), which every statistic below leaves out, Messages
+	// included (stop-and-wait's completion_ratio, completion_time_ms and
+	// connect_to_first_ms excepted: they are over the whole count).
+	WarmupExcluded int `json:"warmup_excluded"`
+	// Messages counts the messages generated after the warm-up; each
+	// ends Completed or Failed (Failures counts the reasons).
 	Messages  int            `json:"messages"`
 	Completed int            `json:"completed"`
 	Failed    int            `json:"failed"`
@@ -127,9 +132,13 @@ type Summary struct {
 	// DurationS is the measurement window, DrainS the configured drain
 	// period and DrainedS how long the run went on after the window (less
 	// than DrainS when every message was done earlier).
-	DurationS       float64 `json:"duration_s"`
-	DrainS          float64 `json:"drain_s"`
-	DrainedS        float64 `json:"drained_s"`
+	DurationS float64 `json:"duration_s"`
+	DrainS    float64 `json:"drain_s"`
+	DrainedS  float64 `json:"drained_s"`
+	// WarmupS is output.warmup: the per-source statistics leave out the
+	// messages created before it (counted in each source's
+	// warmup_excluded).
+	WarmupS         float64 `json:"warmup_s"`
 	PathScheduler   string  `json:"path_scheduler"`
 	StreamScheduler string  `json:"stream_scheduler"`
 	Congestion      string  `json:"congestion"`
@@ -190,6 +199,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		Point: e.Point, Vary: vary, Repetition: e.Repetition, Repeat: max(e.Repeat, 1), BaseSeed: e.BaseSeed,
 		ConfigSHA256: e.PointSHA256(),
 		DurationS:    dur.Seconds(), DrainS: e.Drain.Seconds(), DrainedS: math.Round(in.Drained.Seconds()*1e6) / 1e6,
+		WarmupS:       r.cfg.Warmup.Seconds(),
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
 	for i, src := range r.sources {
@@ -307,15 +317,28 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	ss.ReplyGoodputMbps = f(mbps(r.srcGot[i][1]))
 	var mcts, resp []time.Duration
 	mctFailed, respFailed := 0, 0
+	// Stop-and-wait's completion ratio and time are over every publish
+	// of the count, warm-up or not.
+	allCompleted := 0
 	var first, firstWritten, lastReply time.Time
 	for _, m := range r.msgs[i] {
 		if m == nil {
 			continue
 		}
-		ss.Messages++
 		if first.IsZero() {
 			first, firstWritten = m.Created, m.Written
 		}
+		if m.Completed {
+			allCompleted++
+			if m.Replied.After(lastReply) {
+				lastReply = m.Replied
+			}
+		}
+		if r.InWarmup(m) {
+			ss.WarmupExcluded++
+			continue
+		}
+		ss.Messages++
 		if m.Completed {
 			ss.Completed++
 		} else {
@@ -336,9 +359,6 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		}
 		if d, ok := m.ResponseTime(); ok && m.Completed {
 			resp = append(resp, d)
-			if m.Replied.After(lastReply) {
-				lastReply = m.Replied
-			}
 		} else {
 			respFailed++
 		}
@@ -356,10 +376,10 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	}
 	if src.Kind == experiment.KindStopAndWait {
 		if src.Count > 0 {
-			ss.CompletionRatio = f(float64(ss.Completed) / float64(src.Count))
+			ss.CompletionRatio = f(float64(allCompleted) / float64(src.Count))
 		}
 		t := Inf
-		if ss.Completed == src.Count && src.Count > 0 {
+		if allCompleted == src.Count && src.Count > 0 {
 			t = Millis(ms(lastReply.Sub(first)))
 		}
 		ss.CompletionTimeMS = &t

@@ -201,6 +201,7 @@ func (a *Aggregate) aggregatePoint(p *Point) error {
 	}
 	p.Pooled = map[string]Pooled{}
 	times := map[string][]float64{}
+	warm := map[string]int{}
 	for _, r := range p.runs {
 		cols := map[string][]string{} // column -> sources
 		for _, src := range r.Summary.Sources {
@@ -214,7 +215,10 @@ func (a *Aggregate) aggregatePoint(p *Point) error {
 				return err
 			}
 			for _, name := range cols[c] {
-				times[name] = append(times[name], got[name]...)
+				if st := got[name]; st != nil {
+					times[name] = append(times[name], st.Times...)
+					warm[name] += st.Warmup
+				}
 				if _, ok := p.Pooled[name]; !ok {
 					p.Pooled[name] = Pooled{Metric: c}
 				}
@@ -222,7 +226,9 @@ func (a *Aggregate) aggregatePoint(p *Point) error {
 		}
 	}
 	for name, pl := range p.Pooled {
-		p.Pooled[name] = pool(pl.Metric, times[name])
+		pl = pool(pl.Metric, times[name])
+		pl.WarmupExcluded = warm[name]
+		p.Pooled[name] = pl
 	}
 	return nil
 }

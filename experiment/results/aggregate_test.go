@@ -247,3 +247,25 @@ func TestBuildWarnsAboutBuilds(t *testing.T) {
 		t.Fatalf("provenances %+v, warnings %v", a.Provenances, a.Warnings)
 	}
 }
+
+// TestPooledWarmup: the rows messages.csv marks as warm-up are left out
+// of the pooled times and counted.
+func TestPooledWarmup(t *testing.T) {
+	root := t.TempDir()
+	s := summary(0, 0, 1, "aaa", 20, 10)
+	writeRun(t, root, "run", s)
+	msgs := "source,kind,mct_ms,response_ms,warmup\n" +
+		"s1,periodic,500.000,+Inf,true\ns1,periodic,300.000,+Inf,true\n" +
+		"s1,periodic,10.000,+Inf,false\ns1,periodic,20.000,+Inf,false\ns1,periodic,30.000,+Inf,false\n"
+	if err := os.WriteFile(filepath.Join(root, "run", "messages.csv"), []byte(msgs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Left: 10 20 30; p50 rank 2 = 20, p99 rank 3 = 30.
+	if pl := a.Points[0].Pooled["s1"]; pl.N != 3 || pl.WarmupExcluded != 2 || pl.P50 != 20 || pl.P99 != 30 || pl.P999 != 30 {
+		t.Fatalf("pooled %+v, want n 3, warmup_excluded 2, p50 20, p99 30", pl)
+	}
+}

@@ -186,11 +186,14 @@ type Pooled struct {
 	// Metric is the messages.csv column it comes from: mct_ms for
 	// periodic sources, response_ms for kinds with replies.
 	Metric string `json:"metric"`
-	N      int    `json:"n"`
-	Failed int    `json:"failed"`
-	P50    Value  `json:"p50"`
-	P99    Value  `json:"p99"`
-	P999   Value  `json:"p999"`
+	// N counts the messages pooled, those of the warm-up
+	// (output.warmup) left out; WarmupExcluded counts these.
+	WarmupExcluded int   `json:"warmup_excluded"`
+	N              int   `json:"n"`
+	Failed         int   `json:"failed"`
+	P50            Value `json:"p50"`
+	P99            Value `json:"p99"`
+	P999           Value `json:"p999"`
 }
 
 // pool computes a Pooled distribution.

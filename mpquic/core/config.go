@@ -74,6 +74,10 @@ type Config struct {
 	// scheduler). Defaults "lowrtt" and "round-robin".
 	PathScheduler   string
 	StreamScheduler string
+	// PathSchedulerOptions set options of the path scheduler
+	// (scheduler.PathOptions; values bool or string); nil for its
+	// defaults.
+	PathSchedulerOptions map[string]any
 
 	// MaxPathID is the largest path ID the peer may open paths with, the
 	// initial_max_path_id transport parameter of
@@ -235,7 +239,7 @@ func (c *Config) Validate() (*Config, error) {
 	if n.StreamScheduler == "" {
 		n.StreamScheduler = "round-robin"
 	}
-	if _, err := scheduler.NewPathScheduler(n.PathScheduler); err != nil {
+	if _, err := scheduler.NewPathSchedulerWith(n.PathScheduler, n.PathSchedulerOptions); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if _, err := scheduler.NewStreamScheduler(n.StreamScheduler); err != nil {

@@ -242,7 +242,7 @@ type schedulers struct {
 }
 
 func newSchedulers(cfg *Config) (schedulers, error) {
-	p, err := scheduler.NewPathScheduler(cfg.PathScheduler)
+	p, err := scheduler.NewPathSchedulerWith(cfg.PathScheduler, cfg.PathSchedulerOptions)
 	if err != nil {
 		return schedulers{}, err
 	}

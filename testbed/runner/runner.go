@@ -70,14 +70,16 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
 	return core.Config{
-		MaxPacketSize:    t.MaxPacketSize,
-		Congestion:       t.Congestion,
-		Pacing:           t.Pacing,
-		PathScheduler:    t.PathScheduler,
-		StreamScheduler:  t.StreamScheduler,
-		DisableMultipath: !t.Multipath,
-		InitialRTT:       t.InitialRTT,
-		MaxPathID:        uint64(max(3, len(e.Paths))),
+		MaxPacketSize: t.MaxPacketSize,
+		Congestion:    t.Congestion,
+		Pacing:        t.Pacing,
+		PathScheduler: t.PathScheduler,
+		// The options of the run's scheduler, resolved.
+		PathSchedulerOptions: t.SchedulerOptions.Typed(t.PathScheduler),
+		StreamScheduler:      t.StreamScheduler,
+		DisableMultipath:     !t.Multipath,
+		InitialRTT:           t.InitialRTT,
+		MaxPathID:            uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
@@ -125,7 +127,7 @@ func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until ti
 // at t0.
 func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderConfig {
 	return trafficgen.RecorderConfig{Sources: e.Sources, Start: t0, Duration: e.Duration,
-		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval}
+		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval, Warmup: e.Output.Warmup}
 }
 
 // provenance says what produced a run that started at started.
