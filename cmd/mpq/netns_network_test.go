@@ -96,3 +96,19 @@ func TestNetnsNetwork(t *testing.T) {
 		t.Errorf("bottleneck delivered %d of the paths' %d", emu[2].Down.Delivered, d)
 	}
 }
+
+// A two-host run (--role outside the netns backend) refuses what only an
+// emulated network carries out, which it would leave out without a word.
+func TestRolesRefuseEmulatedNetworks(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ doc, want string }{
+		{networkFile, "[[bottleneck]]"},
+		{strings.Replace(strings.Replace(networkFile, "bottleneck = \"b\"\n", "", 2), "[[bottleneck]]\nname = \"b\"\nrate = \"20Mbit\"\n", "", 1), "[[competitor]]"},
+	} {
+		file := writeFile(t, dir, "n.toml", tc.doc)
+		code, _, stderr := runCmd(t, "run", file, "--role", "server", "--listen", "127.0.0.1:9999", "--out", filepath.Join(dir, "out"))
+		if code != 2 || !strings.Contains(stderr, tc.want+": a two-host run has the hosts' network") {
+			t.Errorf("exit %d: %s", code, stderr)
+		}
+	}
+}
