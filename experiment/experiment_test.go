@@ -69,7 +69,7 @@ func TestParsePaperSetup(t *testing.T) {
 		t.Fatalf("queue %d", q)
 	}
 	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
@@ -164,15 +164,7 @@ qlog = true
 		t.Fatal(err)
 	}
 	e := runs[0]
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 }
 
 func TestErrorsNameFileLineKey(t *testing.T) {
@@ -390,5 +382,19 @@ func TestPathAbandonAfter(t *testing.T) {
 	}
 	if got := es[0].Transport.PathAbandonAfter; got != 0 {
 		t.Fatalf("default path_abandon_after %v, want 0", got)
+	}
+}
+
+// checkRoundTrip checks that e's resolved file reads back as e.
+func checkRoundTrip(t *testing.T, e Experiment) {
+	t.Helper()
+	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
+	if err != nil {
+		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
+	}
+	a := again[0]
+	a.File, e.File = "", ""
+	if !reflect.DeepEqual(a, e) {
+		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
 	}
 }

@@ -54,6 +54,8 @@ type fixture struct {
 	throughput string
 	// changes are the run's scheduled link changes.
 	changes []trafficgen.LinkChangeSummary
+	// competitors are the run's competing connections.
+	competitors []trafficgen.CompetitorSummary
 }
 
 // writeFixture writes the run f into dir/<point>/rep<rep> as mpq run
@@ -73,6 +75,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		},
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
 		LinkChanges:    f.changes,
+		Competitors:    f.competitors,
 	}
 	for i, g := range f.growth {
 		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})

@@ -78,10 +78,35 @@ func (r *Recorder) WritePathsCSV(w io.Writer) error {
 // or after the duration) are included.
 func (r *Recorder) WriteThroughputCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "time_ms,what,sender,path_id,class,bytes,mbps")
+	fmt.Fprintln(bw, ThroughputHeader)
+	r.throughputRows(bw, func(v string) string { return v })
+	return bw.Flush()
+}
+
+// ThroughputHeader is the header of throughput.csv.
+const ThroughputHeader = "time_ms,what,sender,path_id,class,bytes,mbps"
+
+// WriteCompetitorRows writes the rows of throughput.csv of a competitor's
+// connection, whose recorder this is, without a header: its sending end
+// is named "competitor:NAME" (the server of its connection; the client's
+// rows, if any, "competitor:NAME:client").
+func (r *Recorder) WriteCompetitorRows(w io.Writer, name string) error {
+	bw := bufio.NewWriter(w)
+	r.throughputRows(bw, func(v string) string {
+		if v == "server" {
+			return "competitor:" + name
+		}
+		return "competitor:" + name + ":" + v
+	})
+	return bw.Flush()
+}
+
+// throughputRows writes the rows of throughput.csv, naming each sending
+// end with sender.
+func (r *Recorder) throughputRows(bw *bufio.Writer, sender func(string) string) {
 	sec := r.cfg.Interval.Seconds()
-	row := func(i int, what, sender, path string, class int, n uint64) {
-		fmt.Fprintf(bw, "%.3f,%s,%s,%s,%s,%d,%.3f\n", ms(time.Duration(i)*r.cfg.Interval), what, sender, path, ClassName(class), n, float64(n)*8/sec/1e6)
+	row := func(i int, what, v, path string, class int, n uint64) {
+		fmt.Fprintf(bw, "%.3f,%s,%s,%s,%s,%d,%.3f\n", ms(time.Duration(i)*r.cfg.Interval), what, sender(v), path, ClassName(class), n, float64(n)*8/sec/1e6)
 	}
 	for _, v := range sortedKeys(r.sent) {
 		for _, id := range sortedPaths(r.sent[v]) {
@@ -100,7 +125,6 @@ func (r *Recorder) WriteThroughputCSV(w io.Writer) error {
 			}
 		}
 	}
-	return bw.Flush()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
