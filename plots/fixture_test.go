@@ -84,7 +84,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		if math.IsInf(v, 1) {
 			status, failed, delivered, mct = "failed", "timeout", "", "+Inf"
 		}
-		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s,%t\n",
+		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s,%t,0.000\n",
 			i, created, created, created, delivered, mct, 1+8*i, status, failed, i < f.warmup)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}
