@@ -3,6 +3,8 @@ package plots
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -129,5 +131,29 @@ func TestCCDFTailBars(t *testing.T) {
 		if !horiz[want] {
 			t.Errorf("no bar %v in %v", want, segs)
 		}
+	}
+}
+
+// TestCutMessagesRefused: a messages.csv cut on a line boundary has
+// fewer rows than summary.json counts: the plot refuses it.
+func TestCutMessagesRefused(t *testing.T) {
+	dir := t.TempDir()
+	rd := writeFixture(t, dir, fixture{point: 0, rep: 0, sched: "cwr", times: []float64{10, 20, 30}})
+	name := filepath.Join(rd, "messages.csv")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(name, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	points, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = CCDFTable(points, DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "2 rows of source s1, summary.json counts 3 messages") {
+		t.Fatalf("cut messages.csv: %v", err)
 	}
 }

@@ -209,10 +209,19 @@ func (a *Aggregate) aggregatePoint(p *Point) error {
 				cols[c] = append(cols[c], src.Name)
 			}
 		}
-		for _, c := range sortedKeys(cols) {
+		for i, c := range sortedKeys(cols) {
 			got, err := ReadMessageTimes(r.abs, c)
 			if err != nil {
 				return err
+			}
+			if i == 0 {
+				rows := map[string]int{}
+				for name, st := range got {
+					rows[name] = len(st.Times) + st.Warmup
+				}
+				if err := CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
+					return err
+				}
 			}
 			for _, name := range cols[c] {
 				if st := got[name]; st != nil {

@@ -15,9 +15,13 @@ import (
 )
 
 // writeRun writes a synthetic run directory: its summary and the mct_ms
-// column of its messages.
+// column of its messages (the summary counting them, unless it counts
+// messages already).
 func writeRun(t *testing.T, root, dir string, s *trafficgen.Summary, mcts ...string) {
 	t.Helper()
+	if s.Sources[0].Messages == 0 {
+		s.Sources[0].Messages = len(mcts)
+	}
 	d := filepath.Join(root, dir)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
@@ -253,6 +257,7 @@ func TestBuildWarnsAboutBuilds(t *testing.T) {
 func TestPooledWarmup(t *testing.T) {
 	root := t.TempDir()
 	s := summary(0, 0, 1, "aaa", 20, 10)
+	s.Sources[0].Messages, s.Sources[0].WarmupExcluded = 3, 2
 	writeRun(t, root, "run", s)
 	msgs := "source,kind,mct_ms,response_ms,warmup\n" +
 		"s1,periodic,500.000,+Inf,true\ns1,periodic,300.000,+Inf,true\n" +
@@ -317,5 +322,18 @@ func TestPooledTailIntervals(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"p99_ci95": [`) {
 		t.Errorf("aggregate.json has no p99_ci95:\n%s", b)
+	}
+}
+
+// TestCutMessagesRefused: a messages.csv cut on a line boundary (a row
+// short of what summary.json counts) is refused, not pooled.
+func TestCutMessagesRefused(t *testing.T) {
+	root := t.TempDir()
+	s := summary(0, 0, 1, "aaa", 20, 10)
+	s.Sources[0].Messages = 3
+	writeRun(t, root, "run", s, "10.000", "20.000")
+	_, err := Build(root, nil)
+	if err == nil || !strings.Contains(err.Error(), "2 rows of source s1, summary.json counts 3 messages") {
+		t.Fatalf("cut messages.csv: %v", err)
 	}
 }
