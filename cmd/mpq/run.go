@@ -126,6 +126,9 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		name := runName(&runs[i])
 		mine = append(mine, filepath.ToSlash(name))
 		if o.resume && complete(filepath.Join(base, name), &runs[i]) {
+			// Kept: what a killed rerun of it left goes (runOne
+			// does this for the runs it runs).
+			removeStale(filepath.Join(base, name), ".tmp-")
 			continue
 		}
 		todo = append(todo, runs[i])
@@ -275,6 +278,7 @@ func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *run
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, nil, err
 	}
+	removeStale(dir, ".tmp-")
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, nil, err

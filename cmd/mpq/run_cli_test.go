@@ -181,3 +181,25 @@ func TestTransportNamesAllReported(t *testing.T) {
 		}
 	}
 }
+
+// TestGetRemovesStalePartials: the partial download a killed mpq get left
+// beside its --out file is removed by the next get of that file, even one
+// that fails; another file's is kept.
+func TestGetRemovesStalePartials(t *testing.T) {
+	dir := t.TempDir()
+	stale, other := filepath.Join(dir, ".f.mpq-get-123"), filepath.Join(dir, ".g.mpq-get-456")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"get", "--addr", silentAddr(t), "--path", "/f", "--out", filepath.Join(dir, "f")}, &out, &errOut); code != exitFailure {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != ".g.mpq-get-456" {
+		t.Fatalf("left %v, want only the other file's partial download", names)
+	}
+}

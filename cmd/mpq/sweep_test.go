@@ -361,3 +361,40 @@ func TestConsoleHeadlines(t *testing.T) {
 		t.Fatalf("with a failed path: %s", got)
 	}
 }
+
+// TestStaleTemporariesRemoved: what a killed mpq run left (the temporary
+// directory of a run under way) is removed when the same run is written
+// again, or kept by --resume; another target's is not touched.
+func TestStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	point := filepath.Join(dir, "sweep", "transport.path_scheduler=lowrtt")
+	stale := []string{filepath.Join(point, ".rep0.tmp-123"), filepath.Join(point, ".rep1.tmp-456")}
+	other := filepath.Join(point, ".rep10.tmp-789")
+	for _, d := range append(stale, other) {
+		if err := os.MkdirAll(filepath.Join(d, "qlog"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := runCmd(t, "run", f, "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, d := range stale {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left after its run was written again: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another target's temporary directory removed: %v", err)
+	}
+	// --resume keeps the complete runs and removes their leftovers too.
+	if err := os.MkdirAll(stale[0], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCmd(t, "run", f, "--out", dir, "--resume"); code != 0 || !strings.Contains(errs, "4 of 4 runs already complete") {
+		t.Fatalf("--resume: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(stale[0]); !os.IsNotExist(err) {
+		t.Errorf("%s left after --resume kept its run: %v", stale[0], err)
+	}
+}
