@@ -195,8 +195,15 @@ feed:
 			shardK, shardN, len(mine), total, base)
 		return 0
 	}
-	if _, err := writeAggregate(base, mine, stderr); err != nil {
-		fmt.Fprintf(stderr, "mpq run: aggregating: %v\n", err)
+	// The aggregate describes every run in the directory, not only this
+	// invocation's: when those of an earlier invocation cannot be
+	// aggregated with them, there is none (an old one would describe
+	// other runs), and the command says so.
+	if _, err := writeAggregate(base, nil, stderr); err != nil {
+		for _, f := range []string{results.RunsCSV, results.AggregateCSV, results.AggregateJSON} {
+			os.Remove(filepath.Join(base, f))
+		}
+		fmt.Fprintf(stderr, "mpq run: aggregating %s: %v; no runs.csv or aggregate written: the directory holds runs of another invocation (give each its own --out, or move one's runs away, then run mpq aggregate)\n", base, err)
 		return exitFailure
 	}
 	return 0

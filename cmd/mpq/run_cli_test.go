@@ -91,9 +91,12 @@ func TestRunDirectoryName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cli", want[0], "qlog")); err != nil {
 		t.Fatalf("--set output.qlog=true: %v", err)
 	}
-	// Only output options: the run keeps the plain name.
-	code, _, stderr = runCmd(t, "run", f, "--out", dir, "--set", "duration=1s", "--set", "output.qlog=true")
-	if code != 0 || !strings.Contains(stderr, filepath.Join(dir, "cli", "duration=1s")+" ") {
+	// Only output options: the run keeps the plain name. (Into a
+	// directory of its own: the runs of the first invocation would not
+	// aggregate with these.)
+	dir2 := t.TempDir()
+	code, _, stderr = runCmd(t, "run", f, "--out", dir2, "--set", "duration=1s", "--set", "output.qlog=true")
+	if code != 0 || !strings.Contains(stderr, filepath.Join(dir2, "cli", "duration=1s")+" ") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }

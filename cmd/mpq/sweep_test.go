@@ -398,3 +398,29 @@ func TestStaleTemporariesRemoved(t *testing.T) {
 		t.Errorf("%s left after --resume kept its run: %v", stale[0], err)
 	}
 }
+
+// TestRerunAggregatesTheWholeDirectory: the aggregate after a run
+// describes every run in the directory. A second invocation whose runs
+// cannot be aggregated with the first's (--set duration=2s: other
+// configurations at the same grid points) leaves no runs.csv or
+// aggregate describing only its own runs, and says why.
+func TestRerunAggregatesTheWholeDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	base := filepath.Join(dir, "sweep")
+	if code, _, errs := runCmd(t, "run", f, "--out", dir, "--repeat", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if rows := strings.Count(readString(t, filepath.Join(base, "runs.csv")), "\n"); rows != 3 {
+		t.Fatalf("runs.csv has %d lines, want a header and 2 runs", rows)
+	}
+	code, _, errs := runCmd(t, "run", f, "--out", dir, "--repeat", "1", "--set", "duration=2s")
+	if code != exitFailure || !strings.Contains(errs, "holds runs of another invocation") {
+		t.Fatalf("second invocation: exit %d: %s", code, errs)
+	}
+	for _, name := range []string{"runs.csv", "aggregate.csv", "aggregate.json"} {
+		if _, err := os.Stat(filepath.Join(base, name)); !os.IsNotExist(err) {
+			t.Errorf("%s left after the second invocation: %v", name, err)
+		}
+	}
+}
