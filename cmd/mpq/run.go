@@ -362,8 +362,8 @@ func sanitize(s string) string {
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
 // completion ratio and time; bulk: goodput), with the messages completed
-// of those generated, each end's throughput, and the paths the client
-// could not open.
+// of those generated (after the warm-up, whose messages it counts apart),
+// each end's throughput, and the paths the client could not open.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
@@ -381,6 +381,10 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 // headline is a source's headline metric for the console.
 func headline(src trafficgen.SourceSummary) string {
 	done := fmt.Sprintf("(%d/%d)", src.Completed, src.Messages)
+	if src.WarmupExcluded > 0 {
+		// The messages of the warm-up are not in the counts or times.
+		done = fmt.Sprintf("(%d/%d, %d in warm-up)", src.Completed, src.Messages, src.WarmupExcluded)
+	}
 	dist := func(what string, d *trafficgen.Dist, hi string) string {
 		if d == nil {
 			return fmt.Sprintf("%s %s none %s", src.Name, what, done)

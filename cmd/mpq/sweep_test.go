@@ -360,6 +360,11 @@ func TestConsoleHeadlines(t *testing.T) {
 	if got := oneLine("dir", s); got != want+"  path 1 failed" {
 		t.Fatalf("with a failed path: %s", got)
 	}
+	// Messages of the warm-up are counted apart.
+	s.Sources[0].WarmupExcluded = 3
+	if got := oneLine("dir", s); !strings.Contains(got, "p mct p50 25.8ms p99 51.9ms (10/10, 3 in warm-up)") {
+		t.Fatalf("with a warm-up: %s", got)
+	}
 }
 
 // TestStaleTemporariesRemoved: what a killed mpq run left (the temporary
