@@ -190,6 +190,10 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
 		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
 		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
+		{"misspelled base under a sweep", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwrr"`, 1) + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n", "",
+			[]string{"e.toml:18: transport.path_scheduler: unknown path scheduler \"cwrr\""}},
+		{"misspelled base under an override", strings.Replace(paperFile, `stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority-fifoo"`, 1), "transport.stream_scheduler=priority-fifo",
+			[]string{"e.toml:19: transport.stream_scheduler: unknown stream scheduler \"priority-fifoo\""}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -229,6 +233,19 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweptBaseAccepted: a correct base value the sweep replaces, and a
+// key only the sweep gives, are no problems.
+func TestSweptBaseAccepted(t *testing.T) {
+	doc := paperFile + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n\"source.s1.interval\" = [\"50ms\", \"100ms\"]\n"
+	if runs, err := Parse("e.toml", []byte(doc), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	noInterval := strings.Replace(doc, "interval = \"50ms\"\n", "", 1)
+	if runs, err := Parse("e.toml", []byte(noInterval), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("interval from the sweep only: %d runs, %v", len(runs), err)
 	}
 }
 
