@@ -89,11 +89,14 @@ func CheckTag(tag string) error {
 
 // NeedsForwarder says why netem cannot build an experiment's network
 // ("" if it can): a bottleneck shared by paths (netem shapes each veth
-// on its own; the paths have no common hop).
+// on its own; the paths have no common hop), or a trace-driven link.
 func NeedsForwarder(e *experiment.Experiment) string {
-	for _, p := range e.Paths {
+	for i, p := range e.Paths {
 		if p.Bottleneck != "" {
 			return fmt.Sprintf("bottleneck %q is shared by paths, and netem shapes each path's veths on their own", p.Bottleneck)
+		}
+		if p.Up.Trace != nil || p.Down.Trace != nil {
+			return fmt.Sprintf("path %d is driven by a trace, which netem cannot replay", i)
 		}
 	}
 	return ""
