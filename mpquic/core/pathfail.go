@@ -104,7 +104,7 @@ func (c *Conn) failAfter(p *path) time.Duration {
 // is decided: false while p has nothing unacknowledged or no other path
 // has acknowledged a packet sent since p's oldest unacknowledged one.
 func (c *Conn) failDeadline(p *path) (time.Time, bool) {
-	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed {
+	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed || c.cfg.DisablePathFailure {
 		return time.Time{}, false
 	}
 	_, t0, ok := p.app.sent.OldestUnackedAbove()

@@ -70,15 +70,16 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
 	return core.Config{
-		MaxPacketSize:    t.MaxPacketSize,
-		Congestion:       t.Congestion,
-		Pacing:           t.Pacing,
-		PathScheduler:    t.PathScheduler,
-		StreamScheduler:  t.StreamScheduler,
-		DisableMultipath: !t.Multipath,
-		InitialRTT:       t.InitialRTT,
-		PathAbandonAfter: t.PathAbandonAfter,
-		MaxPathID:        uint64(max(3, len(e.Paths))),
+		MaxPacketSize:      t.MaxPacketSize,
+		Congestion:         t.Congestion,
+		Pacing:             t.Pacing,
+		PathScheduler:      t.PathScheduler,
+		StreamScheduler:    t.StreamScheduler,
+		DisableMultipath:   !t.Multipath,
+		InitialRTT:         t.InitialRTT,
+		PathAbandonAfter:   t.PathAbandonAfter,
+		DisablePathFailure: !t.PathFailure,
+		MaxPathID:          uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
