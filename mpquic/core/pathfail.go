@@ -46,9 +46,10 @@ import (
 // Recovery. An acknowledgement of any packet the path carried from t0 on
 // (a probe, or a packet declared lost at the failure that arrived after
 // all) ends the failure: the rest outstanding is declared lost as above,
-// and the path starts again with a new congestion controller (slow start
-// from the initial window: its capacity after the outage is unknown, as
-// for a new path in RFC 9000 Section 9.4) and its RTT estimate.
+// and the path's congestion window collapses to the minimum as after
+// persistent congestion (RFC 9002 Section 7.6.2: the outage lost
+// everything for longer than that; the slow start threshold stays), its
+// RTT estimate kept.
 //
 // Abandonment. A path failed for Config.PathAbandonAfter (if set) is
 // abandoned with PATH_ABANDON and error PATH_UNSTABLE_OR_POOR
@@ -181,12 +182,7 @@ func (c *Conn) pathRecovered(now time.Time, p *path) {
 		return
 	}
 	c.declareOutstandingLost(now, p)
-	cc, err := c.newController()
-	if err != nil {
-		c.closeWithError(now, err)
-		return
-	}
-	p.cc, p.ccState = cc, cc.State()
+	p.cc.OnPersistentCongestion(now)
 	if p.pacer != nil {
 		p.pacer = newPacer(c.cfg)
 	}
