@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func (t *table) str(key, def string, allowed ...string) string {
 // returns the problem with a name, or "".
 func (t *table) name(key, def string, check func(string) string) string {
 	s := t.str(key, def)
-	if s == def {
+	if _, given := t.m[key]; !given || t.failed[key] {
 		return s
 	}
 	if msg := check(s); msg != "" {
@@ -301,6 +302,9 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
 	e.Backend = root.name("backend", BackendSim, checkBackend)
+	for i, bt := range root.array("bottleneck") {
+		e.Bottlenecks = append(e.Bottlenecks, convertBottleneck(bt, i))
+	}
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -313,6 +317,7 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
 	checkAddrs(root, &e)
+	resolveBottlenecks(root, &e)
 	checkChanges(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
@@ -338,6 +343,10 @@ func (d *document) convert() (Experiment, Errors) {
 			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
 		}
 	}
+	for i, ct := range root.array("competitor") {
+		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
+	}
+	checkCompetitors(root, &e)
 	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
@@ -346,6 +355,10 @@ func (d *document) convert() (Experiment, Errors) {
 			ot.fail("interval", "must be positive")
 		}
 		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
+		e.Output.Warmup = ot.duration("warmup", 0)
+		if e.Output.Warmup < 0 || e.Output.Warmup >= e.Duration {
+			ot.fail("warmup", "%v is not in [0, duration = %v)", e.Output.Warmup, e.Duration)
+		}
 		ot.done()
 	}
 	root.done()
@@ -440,14 +453,17 @@ func convertPath(t *table) Path {
 	}
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
-	if ut := t.sub("up"); ut != nil {
+	p.Bottleneck = t.str("bottleneck", "")
+	ut, dt := t.sub("up"), t.sub("down")
+	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()
 	}
-	if dt := t.sub("down"); dt != nil {
+	if dt != nil {
 		p.Down, _ = readLink(dt, p.Down, false)
 		dt.done()
 	}
+	readTraces(t, &p, ut, dt)
 	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
 		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
 	}
@@ -459,7 +475,7 @@ func convertPath(t *table) Path {
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
 	if t == nil {
 		return tr
@@ -467,12 +483,17 @@ func convertTransport(t *table) Transport {
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())
 	})
+	tr.SchedulerOptions = schedulerOptions(t, tr.PathScheduler)
 	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
-	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
-		return names.Check("congestion controller", s, congestion.Names())
+	tr.Congestion = t.name("congestion", tr.Congestion, CheckCongestion)
+	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
+		return names.Check("NewReno growth", s, congestion.Growths())
 	})
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
+		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	}
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
@@ -487,6 +508,45 @@ func convertTransport(t *table) Transport {
 	}
 	t.done()
 	return tr
+}
+
+// schedulerOptions checks transport.scheduler_options against the options
+// of the path scheduler sched and returns them resolved. When the
+// scheduler comes from a [sweep], options it does not have are left out
+// for it (they are meant for the other schedulers of the sweep), unless
+// no scheduler has them.
+func schedulerOptions(t *table, sched string) scheduler.Options {
+	if t.failed["path_scheduler"] {
+		t.get("scheduler_options")
+		return nil
+	}
+	var set map[string]any
+	st := t.sub("scheduler_options")
+	if st != nil {
+		set = map[string]any{}
+		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		own := scheduler.PathOptions(sched)
+		for k, v := range st.m {
+			st.used[k] = true
+			mine := slices.ContainsFunc(own, func(o scheduler.Option) bool { return o.Name == k })
+			if !mine && swept && len(scheduler.HasOption(k)) > 0 {
+				continue
+			}
+			set[k] = v
+		}
+	}
+	opts, errs := scheduler.ResolvePathOptions(sched, set)
+	for _, e := range errs {
+		msg := e.Msg
+		if others := scheduler.HasOption(e.Key); len(others) > 0 && !slices.Contains(others, sched) {
+			msg = fmt.Sprintf("path scheduler %q has no option %q (%s have)", sched, e.Key, strings.Join(others, ", "))
+		}
+		st.fail(e.Key, "%s", msg)
+	}
+	if len(opts) == 0 {
+		return nil // a scheduler without options
+	}
+	return opts
 }
 
 // sourceKeys lists the keys each kind accepts besides name, kind, start,

@@ -50,6 +50,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 // Backends an experiment can run on.
@@ -93,11 +95,16 @@ type Experiment struct {
 	BaseSeed   uint64
 	// Point is the index of the run's grid point in the sweep (0 without
 	// a sweep).
-	Point     int
-	Paths     []Path
-	Transport Transport
-	Sources   []Source
-	Output    Output
+	Point int
+	Paths []Path
+	// Bottlenecks are the links shared by paths ([[bottleneck]]).
+	Bottlenecks []Bottleneck
+	Transport   Transport
+	Sources     []Source
+	// Competitors are the single-path connections beside the
+	// experiment's ([[competitor]]).
+	Competitors []Competitor
+	Output      Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
@@ -120,6 +127,11 @@ type Path struct {
 	// Changes are the path's scheduled link changes ([[path.change]]),
 	// in the order of their times; Steps resolves them.
 	Changes []LinkChange
+	// Bottleneck names the [[bottleneck]] the path's packets pass after
+	// its own links ("": none); BottleneckDelay is that bottleneck's
+	// one-way delay, part of the path's RTT.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 // Link is one direction of a path.
@@ -141,10 +153,16 @@ type Link struct {
 	// Jitter adds a uniform random delay in [0, Jitter) without
 	// reordering.
 	Jitter time.Duration
+	// Trace, if not nil, times the link's transmissions instead of Rate
+	// (trace_up, trace_down): a packet leaves at the trace's delivery
+	// opportunities. Rate is then the trace's mean rate, which sizes a
+	// queue given in BDPs.
+	Trace *Trace
 }
 
-// RTT is the round-trip propagation delay of a path.
-func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay }
+// RTT is the round-trip propagation delay of a path: its own links' and
+// its bottleneck's both ways.
+func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay + 2*p.BottleneckDelay }
 
 // QueueLimit is the link's queue in bytes for a path of round-trip
 // propagation delay rtt; at least 16 full-size packets.
@@ -161,11 +179,19 @@ func (l Link) QueueLimit(rtt time.Duration) int64 {
 
 // Transport configures the QUIC connection.
 type Transport struct {
-	PathScheduler   string
-	StreamScheduler string
-	Congestion      string
-	MaxPacketSize   int
-	Pacing          bool
+	PathScheduler string
+	// SchedulerOptions are the path scheduler's options
+	// (transport.scheduler_options), every one with its value, set or
+	// default; empty for a scheduler without options.
+	SchedulerOptions scheduler.Options
+	StreamScheduler  string
+	Congestion       string
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default: the reference experiments') or "per-rtt"
+	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
+	NewRenoGrowth string
+	MaxPacketSize int
+	Pacing        bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.
@@ -215,6 +241,12 @@ type Output struct {
 	// one path and end, except that every congestion state change is
 	// kept; 0 writes every change.
 	PathInterval time.Duration
+	// Warmup leaves the messages created in [0, Warmup) of the
+	// experiment's time out of the per-source statistics (summary.json,
+	// the aggregates, the console lines, the plots' distributions); they
+	// are still in messages.csv (warmup = true) and counted in
+	// summary.json's warmup_excluded. 0, the default, leaves none out.
+	Warmup time.Duration
 }
 
 // Error is a problem in an experiment file, at a line and key.

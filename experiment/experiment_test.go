@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 const paperFile = `name = "paper"
@@ -66,8 +68,9 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
-	if e.Transport != tr {
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
+	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
 	s := e.Sources[0]
@@ -161,15 +164,7 @@ qlog = true
 		t.Fatal(err)
 	}
 	e := runs[0]
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 }
 
 func TestErrorsNameFileLineKey(t *testing.T) {
@@ -193,6 +188,12 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"bad backend", "backend = \"mars\"\n" + paperFile, "", []string{"e.toml:1: backend: unknown backend \"mars\" (known: loopback, sim)"}},
 		{"negative start", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"-1s\"", 1), "", []string{"source.1.start: duration \"-1s\" is negative"}},
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
+		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
+		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
+		{"misspelled base under a sweep", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwrr"`, 1) + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n", "",
+			[]string{"e.toml:18: transport.path_scheduler: unknown path scheduler \"cwrr\""}},
+		{"misspelled base under an override", strings.Replace(paperFile, `stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority-fifoo"`, 1), "transport.stream_scheduler=priority-fifo",
+			[]string{"e.toml:19: transport.stream_scheduler: unknown stream scheduler \"priority-fifoo\""}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -232,6 +233,19 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweptBaseAccepted: a correct base value the sweep replaces, and a
+// key only the sweep gives, are no problems.
+func TestSweptBaseAccepted(t *testing.T) {
+	doc := paperFile + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n\"source.s1.interval\" = [\"50ms\", \"100ms\"]\n"
+	if runs, err := Parse("e.toml", []byte(doc), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	noInterval := strings.Replace(doc, "interval = \"50ms\"\n", "", 1)
+	if runs, err := Parse("e.toml", []byte(noInterval), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("interval from the sweep only: %d runs, %v", len(runs), err)
 	}
 }
 
@@ -350,6 +364,15 @@ reply_priority = false
 	if err != nil || runs[0].Drain != 0 || runs[0].Output.PathInterval != 0 {
 		t.Fatalf("explicit drain 0 and path_interval 0: %v %+v", err, runs)
 	}
+	// output.warmup: 0 by default, and then absent from the resolved
+	// configuration (whose hash earlier runs carry); written when set.
+	if runs[0].Output.Warmup != 0 || strings.Contains(string(runs[0].ResolvedTOML()), "warmup") {
+		t.Fatalf("default warmup %v, resolved:\n%s", runs[0].Output.Warmup, runs[0].ResolvedTOML())
+	}
+	runs, err = Parse("k.toml", []byte(paperFile+"[output]\nwarmup = \"2s\"\n"), nil)
+	if err != nil || runs[0].Output.Warmup != 2*time.Second || !strings.Contains(string(runs[0].ResolvedTOML()), "warmup = \"2s\"") {
+		t.Fatalf("warmup 2s: %v %+v", err, runs)
+	}
 	_, err = Parse("k.toml", []byte("reply_priority = true\n"+paperFile), nil)
 	if err == nil {
 		t.Fatal("reply_priority accepted at the top level")
@@ -401,5 +424,19 @@ func TestResolvedPathFailureKeys(t *testing.T) {
 	}
 	if r := string(plain[0].ResolvedTOML()); strings.Contains(r, "path_failure") || strings.Contains(r, "path_abandon_after") {
 		t.Fatalf("defaults written:\n%s", r)
+	}
+}
+
+// checkRoundTrip checks that e's resolved file reads back as e.
+func checkRoundTrip(t *testing.T, e Experiment) {
+	t.Helper()
+	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
+	if err != nil {
+		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
+	}
+	a := again[0]
+	a.File, e.File = "", ""
+	if !reflect.DeepEqual(a, e) {
+		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
 	}
 }

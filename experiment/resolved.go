@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,9 +36,14 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("drain", q(dur(e.Drain)))
 	w("seed", strconv.FormatUint(e.Seed, 10))
 	w("backend", q(e.Backend))
+	writeBottlenecks(&b, e)
 	for _, p := range e.Paths {
 		b.WriteString("\n[[path]]\n")
 		writeAddrs(w, p)
+		if p.Bottleneck != "" {
+			w("bottleneck", q(p.Bottleneck))
+		}
+		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)
@@ -47,10 +54,24 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
+	w("newreno_growth", q(t.NewRenoGrowth))
 	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
+	if opts := t.SchedulerOptions.Typed(t.PathScheduler); len(opts) > 0 {
+		keys := slices.Sorted(maps.Keys(opts))
+		var kv []string
+		for _, k := range keys {
+			switch v := opts[k].(type) {
+			case bool:
+				kv = append(kv, k+" = "+strconv.FormatBool(v))
+			case string:
+				kv = append(kv, k+" = "+q(v))
+			}
+		}
+		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
+	}
 	// Written only when not the default, so that the configurations
 	// (and config_sha256) of runs from before the keys existed stay the
 	// same.
@@ -89,10 +110,16 @@ func (e *Experiment) ResolvedTOML() []byte {
 			}
 		}
 	}
+	writeCompetitors(&b, e)
 	b.WriteString("\n[output]\n")
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if e.Output.Warmup > 0 {
+		// Written only when set: the configurations (and hashes) of
+		// runs without a warm-up stay those of earlier versions.
+		w("warmup", q(dur(e.Output.Warmup)))
+	}
 	return []byte(b.String())
 }
 
@@ -100,7 +127,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 // its down link in [path.down].
 func writeLink(b *strings.Builder, l Link, delay bool) {
 	w := func(key string, v string) { fmt.Fprintf(b, "%s = %s\n", key, v) }
-	w("rate", strconv.Quote(FormatRate(l.Rate)))
+	if l.Trace == nil {
+		w("rate", strconv.Quote(FormatRate(l.Rate)))
+	}
 	if delay {
 		w("delay", strconv.Quote(dur(l.Delay)))
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -33,6 +34,9 @@ type Message struct {
 	StreamID  uint64
 	Status    string
 	Failed    string
+	// Warmup: created in the warm-up (output.warmup), left out of the
+	// distributions (false in files without the column).
+	Warmup bool
 }
 
 // Messages reads the run's messages.csv.
@@ -46,6 +50,13 @@ func (r *Run) Messages() ([]Message, error) {
 	}
 	if ms == nil {
 		ms = []Message{}
+	}
+	rows := map[string]int{}
+	for _, m := range ms {
+		rows[m.Source]++
+	}
+	if err := results.CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
+		return nil, &InputError{err}
 	}
 	r.messages = ms
 	return ms, nil
@@ -76,6 +87,9 @@ func readMessages(rd io.Reader) ([]Message, error) {
 			Created: num("created_ms"), Delivered: num("delivered_ms"), Replied: num("replied_ms"),
 			MCT: num("mct_ms"), Response: num("response_ms"),
 			Status: rec[col["status"]], Failed: rec[col["failed"]]}
+		if c, ok := col["warmup"]; ok {
+			m.Warmup = rec[c] == "true"
+		}
 		if rec[col["stream_id"]] != "" {
 			m.StreamID = integer("stream_id")
 		}

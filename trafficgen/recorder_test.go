@@ -304,3 +304,60 @@ func TestFailReason(t *testing.T) {
 		t.Errorf("connection error: %q", r)
 	}
 }
+
+// TestWarmup: with a warm-up of 150 ms the synthetic log's messages
+// created at 0 and 100 ms leave every per-source statistic and are
+// counted in warmup_excluded; messages.csv still has them, marked.
+func TestWarmup(t *testing.T) {
+	r, e := synthetic(t)
+	r.cfg.Warmup = 150 * time.Millisecond
+	sum := r.Summarise(e, SummaryInput{})
+	if sum.WarmupS != 0.15 {
+		t.Errorf("warmup_s %v, want 0.15", sum.WarmupS)
+	}
+	p, rr := sum.Sources[0], sum.Sources[1]
+	// Periodic: left are the messages created at 200 ms (MCT 900) and
+	// 900 ms (never delivered).
+	if p.WarmupExcluded != 2 || p.Messages != 2 || p.Completed != 1 || p.Failed != 1 || *p.DeliveredRatio != 0.5 {
+		t.Errorf("periodic counts %+v", p)
+	}
+	wantP := Dist{N: 2, Failed: 1, Min: 900, P50: 900, P90: Inf, P99: Inf, P999: Inf, Max: Inf, Mean: Inf, MeanCompleted: 900}
+	if *p.MCTMS != wantP {
+		t.Errorf("periodic MCT %+v, want %+v", *p.MCTMS, wantP)
+	}
+	// Request-response: left are 2 (reset) and 3 (response 45 ms, MCT
+	// 20 ms); one response, no jitter.
+	if rr.WarmupExcluded != 2 || rr.Messages != 2 || rr.Completed != 1 || rr.Failures[FailReset] != 1 || rr.Jitter != nil {
+		t.Errorf("request-response %+v", rr)
+	}
+	wantR := Dist{N: 2, Failed: 1, Min: 45, P50: 45, P90: Inf, P99: Inf, P999: Inf, Max: Inf, Mean: Inf, MeanCompleted: 45}
+	if *rr.ResponseMS != wantR {
+		t.Errorf("response %+v, want %+v", *rr.ResponseMS, wantR)
+	}
+	var b bytes.Buffer
+	if err := r.WriteMessagesCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for i, h := range rows[0] {
+		if h == "warmup" {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("no warmup column in %v", rows[0])
+	}
+	var marked []string
+	for _, row := range rows[1:] {
+		if row[col] == "true" {
+			marked = append(marked, row[0]+"/"+row[2])
+		}
+	}
+	if got := strings.Join(marked, " "); len(rows) != 9 || got != "p/0 p/1 rr/0 rr/1" {
+		t.Errorf("%d rows, warm-up rows %q, want 8 rows and p/0 p/1 rr/0 rr/1", len(rows)-1, got)
+	}
+}

@@ -2,6 +2,7 @@ package trafficgen
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -30,8 +31,13 @@ type SourceSummary struct {
 	Sender        string `json:"sender"`
 	Priority      bool   `json:"priority"`
 	ReplyPriority *bool  `json:"reply_priority,omitempty"`
-	// Messages counts the messages generated; each ends Completed or
-	// Failed (Failures counts the reasons).
+	// WarmupExcluded counts the messages created in the warm-up
+	// (output.warmup), which every statistic below leaves out, Messages
+	// included (stop-and-wait's completion_ratio, completion_time_ms and
+	// connect_to_first_ms excepted: they are over the whole count).
+	WarmupExcluded int `json:"warmup_excluded"`
+	// Messages counts the messages generated after the warm-up; each
+	// ends Completed or Failed (Failures counts the reasons).
 	Messages  int            `json:"messages"`
 	Completed int            `json:"completed"`
 	Failed    int            `json:"failed"`
@@ -150,13 +156,20 @@ type Summary struct {
 	// DurationS is the measurement window, DrainS the configured drain
 	// period and DrainedS how long the run went on after the window (less
 	// than DrainS when every message was done earlier).
-	DurationS       float64 `json:"duration_s"`
-	DrainS          float64 `json:"drain_s"`
-	DrainedS        float64 `json:"drained_s"`
+	DurationS float64 `json:"duration_s"`
+	DrainS    float64 `json:"drain_s"`
+	DrainedS  float64 `json:"drained_s"`
+	// WarmupS is output.warmup: the per-source statistics leave out the
+	// messages created before it (counted in each source's
+	// warmup_excluded).
+	WarmupS         float64 `json:"warmup_s"`
 	PathScheduler   string  `json:"path_scheduler"`
 	StreamScheduler string  `json:"stream_scheduler"`
 	Congestion      string  `json:"congestion"`
-	Multipath       bool    `json:"multipath"`
+	// NewRenoGrowth is transport.newreno_growth, for newreno and
+	// newreno-cwl only.
+	NewRenoGrowth string `json:"newreno_growth,omitempty"`
+	Multipath     bool   `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
 	WallS      float64         `json:"wall_s"`
 	Provenance *Provenance     `json:"provenance,omitempty"`
@@ -177,7 +190,13 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
-	Problems              []string          `json:"problems,omitempty"`
+	// LinkChanges are the run's scheduled link changes (see
+	// LinkChangeSummary).
+	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
+	// Competitors are the competing connections' results, set by the
+	// runner.
+	Competitors []CompetitorSummary `json:"competitors,omitempty"`
+	Problems    []string            `json:"problems,omitempty"`
 }
 
 // SummaryInput is what the runner knows at the end of a run.
@@ -211,8 +230,12 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		Point: e.Point, Vary: vary, Repetition: e.Repetition, Repeat: max(e.Repeat, 1), BaseSeed: e.BaseSeed,
 		ConfigSHA256: e.PointSHA256(),
 		DurationS:    dur.Seconds(), DrainS: e.Drain.Seconds(), DrainedS: math.Round(in.Drained.Seconds()*1e6) / 1e6,
+		WarmupS:       r.cfg.Warmup.Seconds(),
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
+	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
+		s.NewRenoGrowth = e.Transport.NewRenoGrowth
+	}
 	for i, src := range r.sources {
 		ss := r.sourceSummary(i, src, dur)
 		r.disruption(&ss, i, src, e)
@@ -253,6 +276,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.ThroughputMbps = Directions{Server: rate(sentBy("server")), Client: rate(sentBy("client"))}
 	s.GoodputMbps = Directions{Server: rate(gotFrom("server")), Client: rate(gotFrom("client"))}
 	s.Paths = r.pathSummaries(in)
+	s.LinkChanges = LinkChanges(e)
 	return s
 }
 
@@ -354,15 +378,28 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	ss.ReplyGoodputMbps = f(mbps(r.srcGot[i][1]))
 	var mcts, resp []time.Duration
 	mctFailed, respFailed := 0, 0
+	// Stop-and-wait's completion ratio and time are over every publish
+	// of the count, warm-up or not.
+	allCompleted := 0
 	var first, firstWritten, lastReply time.Time
 	for _, m := range r.msgs[i] {
 		if m == nil {
 			continue
 		}
-		ss.Messages++
 		if first.IsZero() {
 			first, firstWritten = m.Created, m.Written
 		}
+		if m.Completed {
+			allCompleted++
+			if m.Replied.After(lastReply) {
+				lastReply = m.Replied
+			}
+		}
+		if r.InWarmup(m) {
+			ss.WarmupExcluded++
+			continue
+		}
+		ss.Messages++
 		if m.Completed {
 			ss.Completed++
 		} else {
@@ -383,9 +420,6 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		}
 		if d, ok := m.ResponseTime(); ok && m.Completed {
 			resp = append(resp, d)
-			if m.Replied.After(lastReply) {
-				lastReply = m.Replied
-			}
 		} else {
 			respFailed++
 		}
@@ -403,10 +437,10 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	}
 	if src.Kind == experiment.KindStopAndWait {
 		if src.Count > 0 {
-			ss.CompletionRatio = f(float64(ss.Completed) / float64(src.Count))
+			ss.CompletionRatio = f(float64(allCompleted) / float64(src.Count))
 		}
 		t := Inf
-		if ss.Completed == src.Count && src.Count > 0 {
+		if allCompleted == src.Count && src.Count > 0 {
 			t = Millis(ms(lastReply.Sub(first)))
 		}
 		ss.CompletionTimeMS = &t

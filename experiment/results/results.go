@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -83,9 +84,19 @@ func FindRuns(root string) ([]string, error) {
 	return dirs, err
 }
 
-// ReadMessageTimes reads one column of a run's messages.csv by source:
-// times in milliseconds, +Inf for messages that did not complete.
-func ReadMessageTimes(dir, column string) (map[string][]float64, error) {
+// SourceTimes are one source's rows of a run's messages.csv.
+type SourceTimes struct {
+	// Times holds the column read of the rows after the warm-up (in
+	// milliseconds, +Inf for messages that did not complete); Warmup
+	// counts the rows of the warm-up (column warmup = true), which
+	// Times leaves out.
+	Times  []float64
+	Warmup int
+}
+
+// ReadMessageTimes reads one column of a run's messages.csv by source.
+// Files written before the warmup column existed have no warm-up rows.
+func ReadMessageTimes(dir, column string) (map[string]*SourceTimes, error) {
 	f, err := os.Open(filepath.Join(dir, "messages.csv"))
 	if err != nil {
 		return nil, err
@@ -96,19 +107,21 @@ func ReadMessageTimes(dir, column string) (map[string][]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	src, col := -1, -1
+	src, col, warm := -1, -1, -1
 	for i, h := range head {
 		switch h {
 		case "source":
 			src = i
 		case column:
 			col = i
+		case "warmup":
+			warm = i
 		}
 	}
 	if src < 0 || col < 0 {
 		return nil, fmt.Errorf("%s: no %q or \"source\" column", f.Name(), column)
 	}
-	out := map[string][]float64{}
+	out := map[string]*SourceTimes{}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -117,12 +130,38 @@ func ReadMessageTimes(dir, column string) (map[string][]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name(), err)
 		}
+		st := out[rec[src]]
+		if st == nil {
+			st = &SourceTimes{}
+			out[rec[src]] = st
+		}
+		if warm >= 0 && rec[warm] == "true" {
+			st.Warmup++
+			continue
+		}
 		v, err := strconv.ParseFloat(rec[col], 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s %q: %w", f.Name(), column, rec[col], err)
 		}
-		out[rec[src]] = append(out[rec[src]], v)
+		st.Times = append(st.Times, v)
 	}
+}
+
+// CheckMessageRows compares the rows of a run's messages.csv per source
+// (rows) with what its summary.json counts: every source but bulk has
+// messages + warmup_excluded rows. A file cut short, even on a line
+// boundary, has fewer: the error says so.
+func CheckMessageRows(dir string, s *trafficgen.Summary, rows map[string]int) error {
+	for _, src := range s.Sources {
+		if src.Kind == experiment.KindBulk {
+			continue
+		}
+		if want := src.Messages + src.WarmupExcluded; rows[src.Name] != want {
+			return fmt.Errorf("%s: %d rows of source %s, summary.json counts %d messages (the file is cut short or not this run's)",
+				filepath.Join(dir, "messages.csv"), rows[src.Name], src.Name, want)
+		}
+	}
+	return nil
 }
 
 // formatFloat writes a finite number with up to six decimals, without

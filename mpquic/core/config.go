@@ -67,6 +67,10 @@ type Config struct {
 	// Congestion names the congestion controller (see package congestion).
 	// Default "newreno".
 	Congestion string
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default) or "per-rtt" (see congestion.Growth); only newreno and
+	// newreno-cwl take "per-rtt".
+	NewRenoGrowth string
 	// Pacing enables the pacer of RFC 9002 Section 7.7. Off by default, as
 	// in the 2017 MP-QUIC of the experiments this stack reproduces.
 	Pacing bool
@@ -74,6 +78,10 @@ type Config struct {
 	// scheduler). Defaults "lowrtt" and "round-robin".
 	PathScheduler   string
 	StreamScheduler string
+	// PathSchedulerOptions set options of the path scheduler
+	// (scheduler.PathOptions; values bool or string); nil for its
+	// defaults.
+	PathSchedulerOptions map[string]any
 
 	// MaxPathID is the largest path ID the peer may open paths with, the
 	// initial_max_path_id transport parameter of
@@ -152,7 +160,8 @@ type PathMetrics struct {
 	CongestionWindow, BytesInFlight, SSThresh uint64
 	SmoothedRTT, MinRTT, LatestRTT            time.Duration
 	// CongestionState is the controller's phase ("slow_start",
-	// "congestion_avoidance", "recovery", "application_limited").
+	// "congestion_avoidance", "recovery", "application_limited"; bbr's
+	// "startup", "drain", "probe_bw", "probe_rtt").
 	CongestionState string
 }
 
@@ -239,7 +248,7 @@ func (c *Config) Validate() (*Config, error) {
 	if n.Congestion == "" {
 		n.Congestion = "newreno"
 	}
-	if _, err := congestion.New(n.Congestion, congestion.Config{MaxDatagramSize: n.MaxPacketSize}); err != nil {
+	if _, err := congestion.New(n.Congestion, n.congestionConfig(nil)); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if n.PathScheduler == "" {
@@ -248,7 +257,7 @@ func (c *Config) Validate() (*Config, error) {
 	if n.StreamScheduler == "" {
 		n.StreamScheduler = "round-robin"
 	}
-	if _, err := scheduler.NewPathScheduler(n.PathScheduler); err != nil {
+	if _, err := scheduler.NewPathSchedulerWith(n.PathScheduler, n.PathSchedulerOptions); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if _, err := scheduler.NewStreamScheduler(n.StreamScheduler); err != nil {
@@ -274,4 +283,10 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 		ref = c.QlogReferenceTime
 	}
 	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, ref, "mpquic "+vantage)
+}
+
+// congestionConfig is the configuration of a path's congestion controller
+// in a connection whose controllers form group g.
+func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
+	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth)}
 }

@@ -861,7 +861,11 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 	if pk.inFlight {
 		inFlight := c.bytesInFlight(p)
 		p.cc.OnPacketSent(now, size, inFlight)
-		if p.pacer != nil {
+		switch {
+		case p.rater != nil:
+			p.pacer.SetBytesPerSecond(p.rater.PacingRate())
+			p.pacer.OnPacketSent(now, size)
+		case p.pacer != nil:
 			p.pacer.SetRate(p.cc.Window(), p.rtt.Smoothed())
 			p.pacer.OnPacketSent(now, size)
 		}

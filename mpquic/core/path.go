@@ -23,6 +23,7 @@ type path struct {
 	cc       congestion.Controller
 	ccState  congestion.State
 	pacer    *congestion.Pacer
+	rater    congestion.PacingRater // the controller, if it sets the pacing rate
 	app      pnSpace
 	ptoCount int
 
@@ -88,15 +89,20 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		mtu:     c.cfg.MaxPacketSize,
 		state:   pathActive,
 	}
-	if c.cfg.Pacing {
+	p.rater, _ = cc.(congestion.PacingRater)
+	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = newPacer(c.cfg)
 	}
 	return p, nil
 }
 
 // newController builds a path's congestion controller.
+// A coupled controller joins the connection's group.
 func (c *Conn) newController() (congestion.Controller, error) {
-	return congestion.New(c.cfg.Congestion, congestion.Config{MaxDatagramSize: c.cfg.MaxPacketSize})
+	if c.ccGroup == nil {
+		c.ccGroup = congestion.NewGroup()
+	}
+	return congestion.New(c.cfg.Congestion, c.cfg.congestionConfig(c.ccGroup))
 }
 
 // newPacer builds a path's pacer.

@@ -21,6 +21,11 @@ var ErrUnroutable = errors.New("linkemu: no destination")
 type Limits struct {
 	MaxPackets int
 	MaxBytes   int64
+	// Charge, if set, is the bytes of a packet the link model charges
+	// (its transmission time and queue space); by default the packet's
+	// length. The namespace forwarder, which carries Ethernet frames,
+	// charges a UDP datagram's payload, as the simulator does.
+	Charge func([]byte) int
 }
 
 // packetCost is what a held packet costs beyond its bytes, for MaxBytes.
@@ -63,11 +68,14 @@ type LinkStats struct {
 // hands the accepted ones to the output at their arrival times, in order.
 // Offer must be called from one goroutine at a time, Run from another.
 type Pipe struct {
-	model  *linkmodel.Link // owned by the offering goroutine
+	model *linkmodel.Link // owned by the offering goroutine
+	// mu serialises the offers of OfferShared.
+	mu     sync.Mutex
 	origin time.Time
 	held   chan *packet
 	max    int64
 	out    func([]byte) error
+	charge func([]byte) int
 	// count and bytes are the packets accepted and not yet handed on (in
 	// the channel or in Run's hands), and their cost.
 	count, bytes atomic.Int64
@@ -89,6 +97,8 @@ type packet struct {
 	buf []byte // capacity pooledSize, or larger for big packets
 	n   int
 	at  time.Time
+	// out is where the packet goes (nil: the pipe's output).
+	out func([]byte) error
 }
 
 const pooledSize = 2048
@@ -105,6 +115,7 @@ func getPacket(data []byte) *packet {
 }
 
 func putPacket(p *packet) {
+	p.out = nil
 	if cap(p.buf) == pooledSize {
 		packetPool.Put(p)
 	}
@@ -119,12 +130,25 @@ func NewPipe(model *linkmodel.Link, lim Limits, out func([]byte) error) *Pipe {
 	if lim.MaxBytes <= 0 {
 		lim.MaxBytes = 64 << 20
 	}
-	return &Pipe{model: model, origin: time.Now(), held: make(chan *packet, lim.MaxPackets), max: lim.MaxBytes, out: out}
+	return &Pipe{model: model, origin: time.Now(), held: make(chan *packet, lim.MaxPackets), max: lim.MaxBytes, out: out, charge: lim.Charge}
 }
 
 // Offer runs a packet received at now through the model and holds a copy
 // for delivery if the model accepts it.
-func (p *Pipe) Offer(now time.Time, data []byte) {
+func (p *Pipe) Offer(now time.Time, data []byte) { p.offer(now, data, nil) }
+
+// OfferShared is Offer for a pipe that several goroutines offer to (a
+// bottleneck shared by paths): it takes the time of the offer and runs
+// the model under a lock, so that the model sees the offers in the order
+// of their times. out is where the packet goes once it arrives (nil: the
+// pipe's output).
+func (p *Pipe) OfferShared(data []byte, out func([]byte) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offer(time.Now(), data, out)
+}
+
+func (p *Pipe) offer(now time.Time, data []byte, out func([]byte) error) {
 	p.sent.Add(1)
 	p.bytesSent.Add(uint64(len(data)))
 	cost := int64(len(data) + packetCost)
@@ -138,7 +162,11 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 		p.model.SetOrigin(p.start.Load())
 		p.startSeen.Store(true)
 	}
-	v := p.model.Offer(int64(now.Sub(p.origin)), len(data))
+	n := len(data)
+	if p.charge != nil {
+		n = p.charge(data)
+	}
+	v := p.model.Offer(int64(now.Sub(p.origin)), n)
 	if !v.OK {
 		switch v.Drop {
 		case linkmodel.DropLoss:
@@ -152,6 +180,7 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 	}
 	pk := getPacket(data)
 	pk.at = p.origin.Add(time.Duration(v.Arrive))
+	pk.out = out
 	p.count.Add(1)
 	p.bytes.Add(cost)
 	p.held <- pk
@@ -202,7 +231,11 @@ func (p *Pipe) Run(done <-chan struct{}) {
 		}
 		p.bytes.Add(-int64(pk.n + packetCost))
 		p.count.Add(-1)
-		switch err := p.out(pk.buf[:pk.n]); {
+		out := p.out
+		if pk.out != nil {
+			out = pk.out
+		}
+		switch err := out(pk.buf[:pk.n]); {
 		case err == nil:
 			p.delivered.Add(1)
 			p.bytesDelivered.Add(uint64(pk.n))

@@ -58,6 +58,12 @@ func ForPath(p experiment.Path, direction string) (Config, []Step, error) {
 	return cfg, out, nil
 }
 
+// BottleneckName is the name of one direction of a shared bottleneck, by
+// which linkmodel.Rand gives it the same random draws in every emulator.
+func BottleneckName(name, direction string) string {
+	return "bottleneck/" + name + "/" + direction
+}
+
 // SetSchedule gives the link its scheduled changes, in the order of their
 // times (see Step); they apply once the origin is set. It rejects a
 // configuration New would reject and then leaves the link unchanged.
@@ -78,9 +84,12 @@ func (l *Link) SetSchedule(steps []Step) error {
 }
 
 // SetOrigin sets the time (on the time base of the offers) the steps'
-// times count from: the start of the experiment.
+// times, and a trace's, count from: the start of the experiment (until it
+// is set, a trace counts from time 0 of the offers).
 func (l *Link) SetOrigin(origin int64) {
 	l.origin, l.originSet = origin, true
+	// A trace's opportunities count from the origin too.
+	l.oppSet, l.credit = false, 0
 }
 
 // Down reports whether the link dropped everything at its last offer.

@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,6 +34,8 @@ type ForwardConfig struct {
 	// simulator.
 	Seed  uint64        `json:"seed"`
 	Paths []ForwardPath `json:"paths"`
+	// Bottlenecks are the links shared by the paths that name them.
+	Bottlenecks []experiment.Bottleneck `json:"bottlenecks,omitempty"`
 }
 
 // ForwardPath is one path between the router's interfaces Client (the
@@ -43,15 +46,20 @@ type ForwardPath struct {
 	RTT  time.Duration   `json:"rtt_ns"`
 	// Changes are the path's scheduled changes ([[path.change]]).
 	Changes []experiment.LinkChange `json:"changes,omitempty"`
-	Client  string                  `json:"client_if"`
-	Server  string                  `json:"server_if"`
+	// Bottleneck names the shared bottleneck the path passes after its
+	// own links ("": none), of one-way delay BottleneckDelay.
+	Bottleneck      string        `json:"bottleneck,omitempty"`
+	BottleneckDelay time.Duration `json:"bottleneck_delay_ns,omitempty"`
+	Client          string        `json:"client_if"`
+	Server          string        `json:"server_if"`
 }
 
 // WriteForwardConfig writes the forwarder's configuration of t into dir.
 func WriteForwardConfig(dir string, t *Topology) error {
-	c := ForwardConfig{Seed: t.Seed}
+	c := ForwardConfig{Seed: t.Seed, Bottlenecks: t.Bottlenecks}
 	for i, p := range t.Paths {
-		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Changes: p.Changes, Client: routerC(i), Server: routerS(i)})
+		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay, Client: routerC(i), Server: routerS(i)})
 	}
 	js, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -91,4 +99,41 @@ func ReadForwardConfig(dir string) (*ForwardConfig, error) {
 		return nil, fmt.Errorf("%s: no paths", forwardConfigFile)
 	}
 	return &c, nil
+}
+
+// ChargedBytes is what the forwarder's link model charges for an Ethernet
+// frame: the payload of a UDP datagram (IPv4 or IPv6, without extension
+// headers), the bytes the simulator and the loopback emulator charge for
+// it, so that a link of the same rate carries the same datagrams per
+// second on every emulator; for another IP packet its IP payload; for
+// another frame its bytes after the Ethernet header. At least 1.
+func ChargedBytes(frame []byte) int {
+	const eth = ethernetHeader
+	n := len(frame) - eth
+	if len(frame) < eth {
+		return max(1, len(frame))
+	}
+	switch binary.BigEndian.Uint16(frame[12:14]) {
+	case 0x0800: // IPv4
+		if len(frame) < eth+ipv4Header {
+			break
+		}
+		ihl := int(frame[eth]&0x0f) * 4
+		if ihl < ipv4Header || len(frame) < eth+ihl {
+			break
+		}
+		n -= ihl
+		if frame[eth+9] == 17 && n >= udpHeader {
+			n -= udpHeader
+		}
+	case 0x86dd: // IPv6
+		if len(frame) < eth+ipv6Header {
+			break
+		}
+		n -= ipv6Header
+		if frame[eth+6] == 17 && n >= udpHeader {
+			n -= udpHeader
+		}
+	}
+	return max(1, n)
 }

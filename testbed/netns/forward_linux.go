@@ -285,6 +285,15 @@ func Forward(ctx context.Context, dir string) error {
 			}
 		}
 	}
+	lim := linkemu.Limits{Charge: ChargedBytes}
+	shared, err := linkemu.NewSharedLinks(cfg.Bottlenecks, cfg.Seed, lim)
+	if err != nil {
+		return err
+	}
+	sharedByName := map[string]*linkemu.SharedLink{}
+	for _, sl := range shared {
+		sharedByName[sl.Name] = sl
+	}
 	for i, pc := range cfg.Paths {
 		p := &fpath{}
 		paths = append(paths, p)
@@ -296,7 +305,7 @@ func Forward(ctx context.Context, dir string) error {
 			closeAll()
 			return err
 		}
-		ep := experiment.Path{Up: pc.Up, Down: pc.Down, Changes: pc.Changes}
+		ep := experiment.Path{Up: pc.Up, Down: pc.Down, Changes: pc.Changes, Bottleneck: pc.Bottleneck, BottleneckDelay: pc.BottleneckDelay}
 		up, err := linkemu.NewPathModel(ep, experiment.DirectionUp, cfg.Seed, i)
 		if err != nil {
 			closeAll()
@@ -307,8 +316,17 @@ func Forward(ctx context.Context, dir string) error {
 			closeAll()
 			return fmt.Errorf("path %d down: %w", i, err)
 		}
-		p.up = linkemu.NewPipe(up, linkemu.Limits{}, p.s.send)
-		p.down = linkemu.NewPipe(down, linkemu.Limits{}, p.c.send)
+		toServer, toClient := p.s.send, p.c.send
+		if pc.Bottleneck != "" {
+			sl := sharedByName[pc.Bottleneck]
+			if sl == nil {
+				closeAll()
+				return fmt.Errorf("path %d: no bottleneck %q", i, pc.Bottleneck)
+			}
+			toServer, toClient = linkemu.Via(sl.Up, toServer), linkemu.Via(sl.Down, toClient)
+		}
+		p.up = linkemu.NewPipe(up, lim, toServer)
+		p.down = linkemu.NewPipe(down, lim, toClient)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -319,6 +337,11 @@ func Forward(ctx context.Context, dir string) error {
 		go func() { defer wg.Done(); p.up.Run(done) }()
 		go func() { defer wg.Done(); p.down.Run(done) }()
 	}
+	for _, sl := range shared {
+		wg.Add(2)
+		go func() { defer wg.Done(); sl.Up.Run(done) }()
+		go func() { defer wg.Done(); sl.Down.Run(done) }()
+	}
 	stats := func() []linkemu.PathStats {
 		out := make([]linkemu.PathStats, len(paths))
 		for i, p := range paths {
@@ -326,7 +349,7 @@ func Forward(ctx context.Context, dir string) error {
 			p.down.CountSocketDrops(p.s.kernelDrops())
 			out[i] = linkemu.PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
 		}
-		return out
+		return append(out, linkemu.SharedStats(shared)...)
 	}
 	statsFile := filepath.Join(dir, StatsFile)
 	if err := linkemu.WriteStats(statsFile, stats()); err != nil {
@@ -383,5 +406,6 @@ loop:
 	for i, p := range paths {
 		final[i] = linkemu.PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
 	}
+	final = append(final[:len(paths)], linkemu.SharedStats(shared)...)
 	return errors.Join(werr, linkemu.WriteStats(statsFile, final))
 }

@@ -70,16 +70,19 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
 	return core.Config{
-		MaxPacketSize:      t.MaxPacketSize,
-		Congestion:         t.Congestion,
-		Pacing:             t.Pacing,
-		PathScheduler:      t.PathScheduler,
-		StreamScheduler:    t.StreamScheduler,
-		DisableMultipath:   !t.Multipath,
-		InitialRTT:         t.InitialRTT,
-		PathAbandonAfter:   t.PathAbandonAfter,
-		DisablePathFailure: !t.PathFailure,
-		MaxPathID:          uint64(max(3, len(e.Paths))),
+		MaxPacketSize: t.MaxPacketSize,
+		Congestion:    t.Congestion,
+		NewRenoGrowth: t.NewRenoGrowth,
+		Pacing:        t.Pacing,
+		PathScheduler: t.PathScheduler,
+		// The options of the run's scheduler, resolved.
+		PathSchedulerOptions: t.SchedulerOptions.Typed(t.PathScheduler),
+		StreamScheduler:      t.StreamScheduler,
+		DisableMultipath:     !t.Multipath,
+		InitialRTT:           t.InitialRTT,
+		PathAbandonAfter:     t.PathAbandonAfter,
+		DisablePathFailure:   !t.PathFailure,
+		MaxPathID:            uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
@@ -127,7 +130,7 @@ func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until ti
 // at t0.
 func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderConfig {
 	return trafficgen.RecorderConfig{Sources: e.Sources, Start: t0, Duration: e.Duration,
-		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval}
+		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval, Warmup: e.Output.Warmup}
 }
 
 // provenance says what produced a run that started at started.
@@ -168,7 +171,9 @@ func baseRTTs(e *experiment.Experiment) []time.Duration {
 
 // writeResults writes the files of a finished run that started at
 // started (wall clock), adding its provenance to the summary.
-func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time) error {
+// Extra writes rows of throughput.csv after the connection's (the
+// competitors').
+func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time, extra ...func(io.Writer) error) error {
 	sum.Provenance = provenance(e, started)
 	sum.WallS = math.Round(time.Since(started).Seconds()*1e3) / 1e3
 	write := func(name string, f func(io.Writer) error) error {
@@ -191,7 +196,13 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
 		write("messages.csv", rec.WriteMessagesCSV),
 		write("paths.csv", rec.WritePathsCSV),
-		write("throughput.csv", rec.WriteThroughputCSV),
+		write("throughput.csv", func(w io.Writer) error {
+			errs := []error{rec.WriteThroughputCSV(w)}
+			for _, x := range extra {
+				errs = append(errs, x(w))
+			}
+			return errors.Join(errs...)
+		}),
 	)
 }
 
