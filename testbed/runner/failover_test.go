@@ -16,9 +16,10 @@ import (
 // down in both directions from 10 s to 15 s, 30 s, lowrtt, cwr, cwr-red)
 // and checks the criteria that the stack meets: no priority
 // message fails; lowrtt's largest MCT is under 1 s; the server sends at
-// least 20 % of its stream bytes after 17 s on path 0 (it came back); both
-// ends report path 0 failed within the detection bound after 10 s and
-// recovered within the probes' largest interval after 15 s. It logs the
+// least 20 % of its stream bytes after 17 s on path 0 (it came back); the
+// server (and the client if it notices) reports path 0 failed within the
+// detection bound after 10 s and recovered within the probes' largest
+// interval after 15 s. It logs the
 // numbers of EXPERIMENTS.md's "Path failure and handover" (go test
 // ./testbed/runner/ -run TestFailover -v), and those of the same runs with
 // the detection off (transport.path_failure = false), which it only
@@ -98,6 +99,13 @@ func TestFailover(t *testing.T) {
 					if len(kinds) > 0 {
 						t.Errorf("%s reported path events %v with the detection off", end, kinds)
 					}
+					continue
+				}
+				// The client sends few ack-eliciting packets (acknowledgements
+				// do not count), and none on path 0 when its scheduler puts
+				// its flow control updates on path 1: it may have nothing
+				// to notice. The server, which sends the data, must.
+				if end == "client" && len(kinds) == 0 {
 					continue
 				}
 				if len(kinds) != 2 || kinds[0] != "failed" || kinds[1] != "recovered" {
