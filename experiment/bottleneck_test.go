@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -58,15 +57,7 @@ func TestBottlenecks(t *testing.T) {
 	if e.BottleneckOf(1) != &e.Bottlenecks[0] || e.BottleneckOf(2) != nil {
 		t.Error("BottleneckOf")
 	}
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 }
 
 func TestBottleneckErrors(t *testing.T) {

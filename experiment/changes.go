@@ -131,6 +131,9 @@ func convertChange(t *table, p Path) LinkChange {
 	if _, ok := t.m["rate"]; ok {
 		r := t.rate("rate", 0)
 		c.Rate = &r
+		if p.Up.Trace != nil && c.Direction != DirectionDown || p.Down.Trace != nil && c.Direction != DirectionUp {
+			t.fail("rate", "the path's trace gives the rate of the direction it changes (set direction to the other one)")
+		}
 	}
 	if _, ok := t.m["delay"]; ok {
 		d := t.duration("delay", 0)

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -63,15 +62,7 @@ func TestChanges(t *testing.T) {
 	if len(up) != 1 || up[0].Link.QueueBytes != 64000 || up[0].Link.QueueBDP != 0 || up[0].RTT != 80*time.Millisecond {
 		t.Errorf("path 1 up steps %+v", up)
 	}
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a.Paths, e.Paths, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 	// A sweep or --set reaches a change by its index within its path.
 	o, _ := ParseOverride("path.1.change.0.rate=\"20Mbit\"")
 	runs, err = Parse("c.toml", []byte(changesFile), []Override{o})

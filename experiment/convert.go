@@ -103,7 +103,7 @@ func (t *table) str(key, def string, allowed ...string) string {
 // returns the problem with a name, or "".
 func (t *table) name(key, def string, check func(string) string) string {
 	s := t.str(key, def)
-	if s == def {
+	if _, given := t.m[key]; !given || t.failed[key] {
 		return s
 	}
 	if msg := check(s); msg != "" {
@@ -343,6 +343,10 @@ func (d *document) convert() (Experiment, Errors) {
 			errs = append(errs, &Error{File: d.file, Key: "source", Msg: "missing: give at least one [[source]]"})
 		}
 	}
+	for i, ct := range root.array("competitor") {
+		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
+	}
+	checkCompetitors(root, &e)
 	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
@@ -450,14 +454,16 @@ func convertPath(t *table) Path {
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
 	p.Bottleneck = t.str("bottleneck", "")
-	if ut := t.sub("up"); ut != nil {
+	ut, dt := t.sub("up"), t.sub("down")
+	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()
 	}
-	if dt := t.sub("down"); dt != nil {
+	if dt != nil {
 		p.Down, _ = readLink(dt, p.Down, false)
 		dt.done()
 	}
+	readTraces(t, &p, ut, dt)
 	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
 		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
 	}
@@ -481,9 +487,7 @@ func convertTransport(t *table) Transport {
 	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
-	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
-		return names.Check("congestion controller", s, congestion.Names())
-	})
+	tr.Congestion = t.name("congestion", tr.Congestion, CheckCongestion)
 	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
 		return names.Check("NewReno growth", s, congestion.Growths())
 	})

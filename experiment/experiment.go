@@ -101,6 +101,9 @@ type Experiment struct {
 	Bottlenecks []Bottleneck
 	Transport   Transport
 	Sources     []Source
+	// Competitors are the single-path connections beside the
+	// experiment's ([[competitor]]).
+	Competitors []Competitor
 	Output      Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
@@ -150,6 +153,11 @@ type Link struct {
 	// Jitter adds a uniform random delay in [0, Jitter) without
 	// reordering.
 	Jitter time.Duration
+	// Trace, if not nil, times the link's transmissions instead of Rate
+	// (trace_up, trace_down): a packet leaves at the trace's delivery
+	// opportunities. Rate is then the trace's mean rate, which sizes a
+	// queue given in BDPs.
+	Trace *Trace
 }
 
 // RTT is the round-trip propagation delay of a path: its own links' and

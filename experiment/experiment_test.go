@@ -69,7 +69,7 @@ func TestParsePaperSetup(t *testing.T) {
 		t.Fatalf("queue %d", q)
 	}
 	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
@@ -164,15 +164,7 @@ qlog = true
 		t.Fatal(err)
 	}
 	e := runs[0]
-	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
-	if err != nil {
-		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
-	}
-	a := again[0]
-	a.File, e.File = "", ""
-	if !reflect.DeepEqual(a, e) {
-		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
-	}
+	checkRoundTrip(t, e)
 }
 
 func TestErrorsNameFileLineKey(t *testing.T) {
@@ -198,6 +190,10 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
 		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
 		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
+		{"misspelled base under a sweep", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwrr"`, 1) + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n", "",
+			[]string{"e.toml:18: transport.path_scheduler: unknown path scheduler \"cwrr\""}},
+		{"misspelled base under an override", strings.Replace(paperFile, `stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority-fifoo"`, 1), "transport.stream_scheduler=priority-fifo",
+			[]string{"e.toml:19: transport.stream_scheduler: unknown stream scheduler \"priority-fifoo\""}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -237,6 +233,19 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweptBaseAccepted: a correct base value the sweep replaces, and a
+// key only the sweep gives, are no problems.
+func TestSweptBaseAccepted(t *testing.T) {
+	doc := paperFile + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n\"source.s1.interval\" = [\"50ms\", \"100ms\"]\n"
+	if runs, err := Parse("e.toml", []byte(doc), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	noInterval := strings.Replace(doc, "interval = \"50ms\"\n", "", 1)
+	if runs, err := Parse("e.toml", []byte(noInterval), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("interval from the sweep only: %d runs, %v", len(runs), err)
 	}
 }
 
@@ -390,5 +399,19 @@ func TestPathAbandonAfter(t *testing.T) {
 	}
 	if got := es[0].Transport.PathAbandonAfter; got != 0 {
 		t.Fatalf("default path_abandon_after %v, want 0", got)
+	}
+}
+
+// checkRoundTrip checks that e's resolved file reads back as e.
+func checkRoundTrip(t *testing.T, e Experiment) {
+	t.Helper()
+	again, err := Parse("resolved.toml", e.ResolvedTOML(), nil)
+	if err != nil {
+		t.Fatalf("resolved file does not parse: %v\n%s", err, e.ResolvedTOML())
+	}
+	a := again[0]
+	a.File, e.File = "", ""
+	if !reflect.DeepEqual(a, e) {
+		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
 	}
 }

@@ -104,3 +104,29 @@ func TestBackendList(t *testing.T) {
 		t.Fatalf("registered backend refused: %v", err)
 	}
 }
+
+// TestNewRenoGrowthAtLoad: transport.newreno_growth is a checked name,
+// taken by newreno and newreno-cwl only, and resolved into the file.
+func TestNewRenoGrowthAtLoad(t *testing.T) {
+	for _, tc := range []struct{ transport, err string }{
+		{"congestion = \"newreno\"\nnewreno_growth = \"per-rtt\"", ""},
+		{"congestion = \"newreno-cwl\"\nnewreno_growth = \"per-rtt\"", ""},
+		{"congestion = \"cubic\"\nnewreno_growth = \"per-ack\"", ""},
+		{"congestion = \"cubic\"\nnewreno_growth = \"per-rtt\"", `transport.newreno_growth: "per-rtt" applies to newreno and newreno-cwl, not congestion = "cubic"`},
+		{"newreno_growth = \"per-sec\"", `transport.newreno_growth: unknown NewReno growth "per-sec" (known: per-ack, per-rtt)`},
+	} {
+		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
+		es, err := Parse("e.toml", []byte(doc), nil)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%q: %v", tc.transport, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
+		case tc.err == "" && strings.Contains(tc.transport, "per-rtt"):
+			e := &es[0]
+			if e.Transport.NewRenoGrowth != "per-rtt" || !strings.Contains(string(e.ResolvedTOML()), `newreno_growth = "per-rtt"`) {
+				t.Errorf("%q: growth %q not resolved", tc.transport, e.Transport.NewRenoGrowth)
+			}
+		}
+	}
+}

@@ -43,6 +43,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if p.Bottleneck != "" {
 			w("bottleneck", q(p.Bottleneck))
 		}
+		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)
@@ -101,6 +102,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 			}
 		}
 	}
+	writeCompetitors(&b, e)
 	b.WriteString("\n[output]\n")
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
@@ -117,7 +119,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 // its down link in [path.down].
 func writeLink(b *strings.Builder, l Link, delay bool) {
 	w := func(key string, v string) { fmt.Fprintf(b, "%s = %s\n", key, v) }
-	w("rate", strconv.Quote(FormatRate(l.Rate)))
+	if l.Trace == nil {
+		w("rate", strconv.Quote(FormatRate(l.Rate)))
+	}
 	if delay {
 		w("delay", strconv.Quote(dur(l.Delay)))
 	}

@@ -81,3 +81,45 @@ func TestChangeMarksDrawn(t *testing.T) {
 		t.Errorf("without throughput.csv: %v", err)
 	}
 }
+
+// Competitors: a grey bar beside their point's connection with the mean
+// and interval of their throughput over the repetitions (6 and 8 Mbit/s:
+// mean 7), a row of the table, and their goodput over time.
+func TestCompetitorsDrawn(t *testing.T) {
+	comp := func(v float64) []trafficgen.CompetitorSummary {
+		return []trafficgen.CompetitorSummary{{Name: "reno", Path: 0, Congestion: "newreno", ActiveS: 10, GoodputMbps: v - 0.5, ThroughputMbps: v}}
+	}
+	points := loadFixtures(t, fixture{sched: "cwr", times: []float64{30}, total: 12, competitors: comp(6)},
+		fixture{rep: 1, sched: "cwr", times: []float64{30}, total: 14, competitors: comp(8)})
+	tab, err := Tabulate("throughput", points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.CSV) != 3 || tab.CSV[2][2] != "competitor:reno" || tab.CSV[2][3] != "7.000" || tab.CSV[2][4] != "-5.706" {
+		t.Errorf("table %v", tab.CSV)
+	}
+	f, err := Draw("throughput", points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg bytes.Buffer
+	if err := f.Write(&svg, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "grey: competitors") {
+		t.Error("no competitor bar in the legend")
+	}
+	thr := "0.000,delivered,server,,background,90000,7.200\n0.000,delivered,competitor:reno,,background,50000,4.000\n"
+	one := loadFixtures(t, fixture{sched: "cwr", times: []float64{30}, throughput: thr, competitors: comp(4)})
+	f, err = Draw("throughput-time", one, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg.Reset()
+	if err := f.Write(&svg, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "reno (competitor)") {
+		t.Error("no competitor series over time")
+	}
+}

@@ -60,11 +60,21 @@ func ThroughputFigure(points []*Point, o Options) (*Figure, error) {
 		end = e
 		bs = append(bs, bar{point: p, top: float64(total.Mean), share: float64(prio.Mean),
 			lo: float64(total.CI95[0]), hi: float64(total.CI95[1])})
+		for _, name := range competitorNames(p) {
+			c := metric(p, "competitor."+name+".throughput_mbps")
+			bs = append(bs, bar{point: p, competitor: name, top: float64(c.Mean), lo: float64(c.CI95[0]), hi: float64(c.CI95[1])})
+		}
 	}
 	p := newPlot("", "throughput, "+end+" (Mbit/s)")
 	p.Title.Text = o.Title
 	ch := layoutBars(p, bs)
 	leg := schedulerLegend(p, points, true)
+	for _, b := range bs {
+		if b.competitor != "" {
+			leg.add("grey: competitors", boxThumb{fill: draw.LineStyle{Color: competitorColor}})
+			break
+		}
+	}
 	ch.finish(p, leg)
 	return &Figure{Plots: []*plot.Plot{p}, Width: ColumnWidth, Height: 2.5 * vg.Inch}, nil
 }
@@ -91,14 +101,38 @@ func ThroughputTable(points []*Point, o Options) (*Table, error) {
 		f := trafficgen.FormatCSV
 		t.CSV = append(t.CSV, []string{p.Label, n, end, f(float64(total.Mean)), f(float64(total.CI95[0])), f(float64(total.CI95[1])),
 			f(float64(prio.Mean)), f(float64(prio.CI95[0])), f(float64(prio.CI95[1]))})
+		for _, name := range competitorNames(p) {
+			c := metric(p, "competitor."+name+".throughput_mbps")
+			t.MD = append(t.MD, []string{p.Label + ", competitor " + name, n, WithCI(c, 1), "", ""})
+			t.CSV = append(t.CSV, []string{p.Label, n, "competitor:" + name, f(float64(c.Mean)), f(float64(c.CI95[0])), f(float64(c.CI95[1])), "", "", ""})
+		}
 	}
 	return t, nil
+}
+
+// competitorColor is the colour of the competitors' bars.
+var competitorColor = rgb(0xAA, 0xAA, 0xAA)
+
+// competitorNames are the names of the competitors of a point's runs.
+func competitorNames(p *Point) []string {
+	var out []string
+	for _, r := range p.Runs {
+		for _, c := range r.Summary.Competitors {
+			if !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	return out
 }
 
 // bar is one bar: its top, the share at its top drawn lighter, and an
 // error bar from lo to hi (NaN: none).
 type bar struct {
-	point      *Point
+	point *Point
+	// competitor names the competitor the bar is of ("": the point's
+	// connection).
+	competitor string
 	x          float64
 	top, share float64
 	lo, hi     float64
@@ -136,7 +170,11 @@ func layoutBars(p *plot.Plot, bs []bar) *barChart {
 		for j, i := range m {
 			bs[i].x = float64(gi) + (float64(j)-float64(len(m)-1)/2)*ch.width
 			if len(groups) == 1 {
-				ticks = append(ticks, plot.Tick{Value: bs[i].x, Label: bs[i].point.Label})
+				label := bs[i].point.Label
+				if bs[i].competitor != "" {
+					label = bs[i].competitor
+				}
+				ticks = append(ticks, plot.Tick{Value: bs[i].x, Label: label})
 			}
 		}
 		if len(groups) > 1 {
@@ -210,6 +248,9 @@ func (ch *barChart) Plot(c draw.Canvas, plt *plot.Plot) {
 	errStyle := draw.LineStyle{Color: black, Width: vg.Points(0.7)}
 	for _, b := range ch.bars {
 		st := SchedulerStyle(b.point.Scheduler)
+		if b.competitor != "" {
+			st = Style{Color: competitorColor}
+		}
 		half := ch.width / 2 * 0.9
 		x0, x1 := trX(b.x-half), trX(b.x+half)
 		y0, yTop := trY(0), trY(b.top)
@@ -217,13 +258,36 @@ func (ch *barChart) Plot(c draw.Canvas, plt *plot.Plot) {
 		c.FillPolygon(st.Color, c.ClipPolygonXY(rect(x0, x1, y0, ySplit)))
 		c.FillPolygon(st.Light(), c.ClipPolygonXY(rect(x0, x1, ySplit, yTop)))
 		c.StrokeLines(draw.LineStyle{Color: st.Color, Width: vg.Points(0.5)}, c.ClipLinesXY(append(rect(x0, x1, y0, yTop), vg.Point{X: x0, Y: y0}))...)
-		if !math.IsNaN(b.lo) && !math.IsNaN(b.hi) {
-			xm := trX(b.x)
-			cap := (x1 - x0) / 4
-			lo, hi := trY(b.lo), trY(b.hi)
-			c.StrokeLine2(errStyle, xm, lo, xm, hi)
-			c.StrokeLine2(errStyle, xm-cap, lo, xm+cap, lo)
-			c.StrokeLine2(errStyle, xm-cap, hi, xm+cap, hi)
+		errorBar(c, plt, trX(b.x), b.lo, b.hi, (x1-x0)/4, errStyle)
+	}
+}
+
+// errorBar draws a vertical error bar at x from lo to hi (data values; no
+// bar when either is NaN) with caps of half width cap, clipped to the
+// vertical axis' range: an end beyond the axis (a throughput interval
+// reaching below zero) stops at the axis without a cap, rather than
+// running through the tick labels.
+func errorBar(c draw.Canvas, plt *plot.Plot, x vg.Length, lo, hi float64, cap vg.Length, st draw.LineStyle) {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return
+	}
+	_, trY := plt.Transforms(&c)
+	clip := func(v float64) (vg.Length, bool) {
+		switch {
+		case v < plt.Y.Min:
+			return trY(plt.Y.Min), false
+		case v > plt.Y.Max:
+			return trY(plt.Y.Max), false
 		}
+		return trY(v), true
+	}
+	y0, capLo := clip(lo)
+	y1, capHi := clip(hi)
+	c.StrokeLine2(st, x, y0, x, y1)
+	if capLo {
+		c.StrokeLine2(st, x-cap, y0, x+cap, y0)
+	}
+	if capHi {
+		c.StrokeLine2(st, x-cap, y1, x+cap, y1)
 	}
 }

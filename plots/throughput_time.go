@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -55,8 +56,8 @@ func readThroughput(rd io.Reader) ([]ThroughputRow, error) {
 // time (the chosen source's sender by default, else the server): the
 // stream bytes it sent on each path per bin of [output] interval (both
 // classes, retransmissions and copies included), and the goodput, the
-// bytes the other end's application read of what it sent. The run's
-// scheduled link changes are marked.
+// bytes the other end's application read of what it sent; and each
+// competitor's goodput. The run's scheduled link changes are marked.
 func ThroughputTimeFigure(points []*Point, o Options) (*Figure, error) {
 	r, end, err := oneRunEnd(points, "throughput-time", o)
 	if err != nil {
@@ -76,6 +77,11 @@ func ThroughputTimeFigure(points []*Point, o Options) (*Figure, error) {
 	}
 	last := 0.0
 	for _, row := range rows {
+		if name, ok := strings.CutPrefix(row.Sender, "competitor:"); ok && row.What == "delivered" && !strings.Contains(name, ":") {
+			add(name+" (competitor)", row)
+			last = math.Max(last, row.Time)
+			continue
+		}
 		if row.Sender != end {
 			continue
 		}
@@ -123,7 +129,9 @@ func ThroughputTimeFigure(points []*Point, o Options) (*Figure, error) {
 			return nil, err
 		}
 		l.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(1.1)}
-		if n != "goodput" {
+		if strings.HasSuffix(n, " (competitor)") {
+			l.LineStyle = draw.LineStyle{Color: competitorColor, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(4), vg.Points(1.5)}}
+		} else if n != "goodput" {
 			l.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(0.7), Dashes: dashStyles[(i-1+len(dashStyles))%len(dashStyles)]}
 		}
 		p.Add(l)

@@ -78,14 +78,7 @@ func (r *Recorder) Half(side string, in SummaryInput) *Half {
 	if side == "client" {
 		h.Paths, h.PathEvents = in.Client, in.ClientEvents
 	}
-	keys := make([]pathKey, 0, len(r.paths))
-	for k := range r.paths {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].vantage < keys[j].vantage || keys[i].vantage == keys[j].vantage && keys[i].id < keys[j].id
-	})
-	for _, k := range keys {
+	for _, k := range sortedPathKeys(r.paths) {
 		g := r.paths[k].ca
 		h.Growth = append(h.Growth, HalfGrowth{Vantage: k.vantage, PathID: k.id, Grow: g.grow, Span: g.span, In: g.in,
 			StartT: g.startT, StartW: g.startW, LastT: g.lastT, LastW: g.lastW})

@@ -193,6 +193,9 @@ type Summary struct {
 	// LinkChanges are the run's scheduled link changes (see
 	// LinkChangeSummary).
 	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
+	// Competitors are the competing connections' results, set by the
+	// runner.
+	Competitors []CompetitorSummary `json:"competitors,omitempty"`
 	Problems    []string            `json:"problems,omitempty"`
 }
 

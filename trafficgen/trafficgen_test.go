@@ -234,3 +234,51 @@ func TestMillisJSON(t *testing.T) {
 		t.Fatalf("ParseCSV(+Inf) = %v, %v", v, err)
 	}
 }
+
+// TestQuantileCI: order-statistic intervals computed by hand from the
+// binomial distribution. n = 10, the median: P(B ≤ 1) = 11/1024 ≤ 0.025
+// < P(B ≤ 2) = 56/1024, so l = 2, and symmetrically u = 9. n = 100, p99:
+// with A = 100 − B ~ Binomial(100, 0.01), P(B ≤ 96) = P(A ≥ 4) =
+// 0.01837 ≤ 0.025 < P(A ≥ 3) = 0.07937, so l = 97; P(B ≥ 100) = 0.99^100
+// = 0.366 > 0.025: no upper bound. n = 1000, p99 (A close to Poisson(10)):
+// P(A ≥ 18) ≈ 0.014 ≤ 0.025 < P(A ≥ 17) ≈ 0.027 gives l = 983, P(A ≤ 3)
+// ≈ 0.010 ≤ 0.025 < P(A ≤ 4) ≈ 0.029 gives u = 997.
+func TestQuantileCI(t *testing.T) {
+	seq := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i + 1)
+		}
+		return v
+	}
+	tests := []struct {
+		n          int
+		p          float64
+		lo, hi     float64
+		loR, hiR   int
+		beyondHere int
+	}{
+		{10, 0.5, 2, 9, 2, 9, 5},
+		{100, 0.99, 97, math.Inf(1), 97, 0, 1},
+		{1000, 0.99, 983, 997, 983, 997, 10},
+	}
+	for _, tc := range tests {
+		s := seq(tc.n)
+		lo, hi, l, u := QuantileCI(s, tc.p, 0.95)
+		if lo != tc.lo || hi != tc.hi || l != tc.loR || u != tc.hiR {
+			t.Errorf("n %d p %v: [%v, %v] ranks %d %d, want [%v, %v] ranks %d %d", tc.n, tc.p, lo, hi, l, u, tc.lo, tc.hi, tc.loR, tc.hiR)
+		}
+		if b := Beyond(s, NearestRank(s, tc.p)); b != tc.beyondHere {
+			t.Errorf("n %d p %v: %d beyond the quantile, want %d", tc.n, tc.p, b, tc.beyondHere)
+		}
+	}
+	// A failed message (+Inf) is beyond every finite quantile; nothing
+	// is beyond +Inf.
+	s := []float64{1, 2, 3, math.Inf(1)}
+	if Beyond(s, 2) != 2 || Beyond(s, math.Inf(1)) != 0 {
+		t.Errorf("beyond with a failure: %d %d", Beyond(s, 2), Beyond(s, math.Inf(1)))
+	}
+	if lo, hi, _, _ := QuantileCI(nil, 0.99, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("interval of nothing [%v, %v]", lo, hi)
+	}
+}

@@ -137,6 +137,10 @@ func runRoles(ctx context.Context, o *runOptions, runs []experiment.Experiment, 
 			return exitUsage
 		}
 		if runs[i].Backend != experiment.BackendNetns {
+			if what := emulatedOnly(&runs[i]); what != "" {
+				fmt.Fprintf(stderr, "mpq run: %s: %s: a two-host run has the hosts' network, which mpq does not shape; the netns backend and the others emulate it\n", runs[i].File, what)
+				return exitUsage
+			}
 			runs[i].Backend = runner.BackendHosts
 		}
 	}
@@ -180,6 +184,7 @@ func runRole(ctx context.Context, e *experiment.Experiment, r *runner.Role, dir 
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
+	removeStale(dir, ".tmp-")
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, err
@@ -226,4 +231,26 @@ func readExperiment(name string) (*experiment.Experiment, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &e, nil
+}
+
+// emulatedOnly names what of an experiment only mpq's emulated networks
+// carry out ("" if nothing): scheduled link changes, shared bottlenecks,
+// link traces and competing connections. A two-host run would leave them
+// out without a word.
+func emulatedOnly(e *experiment.Experiment) string {
+	if len(e.Bottlenecks) > 0 {
+		return "[[bottleneck]]"
+	}
+	if len(e.Competitors) > 0 {
+		return "[[competitor]]"
+	}
+	for i, p := range e.Paths {
+		if len(p.Changes) > 0 {
+			return fmt.Sprintf("path %d's [[path.change]]", i)
+		}
+		if p.Up.Trace != nil || p.Down.Trace != nil {
+			return fmt.Sprintf("path %d's trace", i)
+		}
+	}
+	return ""
 }

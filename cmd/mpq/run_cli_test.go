@@ -91,9 +91,12 @@ func TestRunDirectoryName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cli", want[0], "qlog")); err != nil {
 		t.Fatalf("--set output.qlog=true: %v", err)
 	}
-	// Only output options: the run keeps the plain name.
-	code, _, stderr = runCmd(t, "run", f, "--out", dir, "--set", "duration=1s", "--set", "output.qlog=true")
-	if code != 0 || !strings.Contains(stderr, filepath.Join(dir, "cli", "duration=1s")+" ") {
+	// Only output options: the run keeps the plain name. (Into a
+	// directory of its own: the runs of the first invocation would not
+	// aggregate with these.)
+	dir2 := t.TempDir()
+	code, _, stderr = runCmd(t, "run", f, "--out", dir2, "--set", "duration=1s", "--set", "output.qlog=true")
+	if code != 0 || !strings.Contains(stderr, filepath.Join(dir2, "cli", "duration=1s")+" ") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
@@ -179,5 +182,27 @@ func TestTransportNamesAllReported(t *testing.T) {
 				t.Errorf("mpq %s: exit %d, stderr %q lacks %q", cmd, code, stderr, w)
 			}
 		}
+	}
+}
+
+// TestGetRemovesStalePartials: the partial download a killed mpq get left
+// beside its --out file is removed by the next get of that file, even one
+// that fails; another file's is kept.
+func TestGetRemovesStalePartials(t *testing.T) {
+	dir := t.TempDir()
+	stale, other := filepath.Join(dir, ".f.mpq-get-123"), filepath.Join(dir, ".g.mpq-get-456")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"get", "--addr", silentAddr(t), "--path", "/f", "--out", filepath.Join(dir, "f")}, &out, &errOut); code != exitFailure {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != ".g.mpq-get-456" {
+		t.Fatalf("left %v, want only the other file's partial download", names)
 	}
 }

@@ -30,6 +30,7 @@ type Metric struct {
 //	SOURCE.reply_goodput_mbps                     file
 //	path.ID.cwnd_growth_ca_bytes_per_rtt          every path
 //	paths_failed                                  paths the client could not open
+//	competitor.NAME.{goodput,throughput}_mbps     every competitor
 //
 // Values that do not exist in a run (no jitter with one reply) are NaN.
 func Headline(s *trafficgen.Summary) []Metric {
@@ -101,6 +102,10 @@ func Headline(s *trafficgen.Summary) []Metric {
 		add(fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", p.ID), g)
 	}
 	add("paths_failed", float64(len(s.PathsFailed)))
+	for _, c := range s.Competitors {
+		add("competitor."+c.Name+".goodput_mbps", c.GoodputMbps)
+		add("competitor."+c.Name+".throughput_mbps", c.ThroughputMbps)
+	}
 	return out
 }
 

@@ -43,7 +43,8 @@ const (
 // round's move to Conservative Slow Start (growth divided by 4) and, after
 // 5 such rounds, to congestion avoidance; a round whose minimum RTT falls
 // back below the baseline returns to slow start. Later slow starts (after
-// persistent congestion) are plain. Recovery periods and persistent
+// persistent congestion) are plain. HyStart++ limits the growth per ACK
+// frame to L = 8 datagrams, its value for unpaced senders, with pacing too. Recovery periods and persistent
 // congestion are RFC 9002's. Windows are in bytes; the cubic function's
 // segments are datagrams of the maximum size.
 type Cubic struct {

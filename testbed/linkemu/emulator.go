@@ -46,6 +46,10 @@ type Config struct {
 	Paths []experiment.Path
 	// Bottlenecks are the links shared by the paths that name them.
 	Bottlenecks []experiment.Bottleneck
+	// Flows are further pairs of ends on the paths (competing
+	// connections): flow k has sockets of its own (FlowFront, FlowBack)
+	// whose datagrams take the links of its path, beside the path's own.
+	Flows []Flow
 	// Server is the server's address, where the back sockets forward;
 	// they ignore datagrams from any other address (LinkStats.Foreign).
 	// The client's address on a path is learnt from the datagrams it
@@ -74,6 +78,13 @@ type Config struct {
 	SocketBuffer int
 }
 
+// Flow is a pair of ends beside the experiment's on path Path: its
+// client sends to the flow's front socket, which forwards to Server.
+type Flow struct {
+	Path   int
+	Server netip.AddrPort
+}
+
 // maxPaths is how many paths the default addresses can number.
 const maxPaths = 254
 
@@ -88,6 +99,7 @@ type PathStats struct {
 // it with Start; Close stops it.
 type Emulator struct {
 	paths  []*path
+	flows  []*path
 	shared []*SharedLink
 	server netip.AddrPort
 	done   chan struct{}
@@ -95,14 +107,42 @@ type Emulator struct {
 	once   sync.Once
 }
 
-// path is one path's sockets and pipes.
+// path is one path's sockets and pipes, or a flow's sockets and its
+// path's pipes.
 type path struct {
 	front, back *net.UDPConn
 	frontAddr   netip.AddrPort
 	backAddr    netip.AddrPort
 	up, down    *Pipe
+	// server is where the back socket forwards, toServer and toClient
+	// the outputs of the up and down pipes for this path's or flow's
+	// datagrams.
+	server             netip.AddrPort
+	toServer, toClient func([]byte) error
 	// client is the address the client last sent from on this path.
 	client atomic.Pointer[netip.AddrPort]
+}
+
+// outputs sets the path's or flow's outputs: its back socket to its
+// server, its front socket to its client, through the shared link sl if
+// not nil.
+func (p *path) outputs(sl *SharedLink) {
+	back, front, server := p.back, p.front, p.server
+	p.toServer = func(b []byte) error {
+		_, err := back.WriteToUDPAddrPort(b, server)
+		return err
+	}
+	p.toClient = func(b []byte) error {
+		a := p.client.Load()
+		if a == nil {
+			return ErrUnroutable
+		}
+		_, err := front.WriteToUDPAddrPort(b, *a)
+		return err
+	}
+	if sl != nil {
+		p.toServer, p.toClient = Via(sl.Up, p.toServer), Via(sl.Down, p.toClient)
+	}
 }
 
 // Start opens the sockets of every path and starts forwarding.
@@ -129,7 +169,7 @@ func Start(cfg Config) (*Emulator, error) {
 	lim := Limits{MaxPackets: cfg.MaxInFlightPackets, MaxBytes: cfg.MaxInFlightBytes}
 	e := &Emulator{server: unmap(cfg.Server), done: make(chan struct{})}
 	fail := func(err error) (*Emulator, error) {
-		for _, p := range e.paths {
+		for _, p := range append(e.paths, e.flows...) {
 			p.close()
 		}
 		return nil, err
@@ -156,43 +196,52 @@ func Start(cfg Config) (*Emulator, error) {
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d down: %w", i, err))
 		}
-		server, back, front := e.server, p.back, p.front
-		toServer := func(b []byte) error {
-			_, err := back.WriteToUDPAddrPort(b, server)
-			return err
-		}
-		toClient := func(b []byte) error {
-			a := p.client.Load()
-			if a == nil {
-				return ErrUnroutable
-			}
-			_, err := front.WriteToUDPAddrPort(b, *a)
-			return err
-		}
 		sl, err := sharedLink(e.shared, pc)
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d: %w", i, err))
 		}
-		if sl != nil {
-			toServer, toClient = Via(sl.Up, toServer), Via(sl.Down, toClient)
-		}
-		p.up = NewPipe(up, lim, toServer)
-		p.down = NewPipe(down, lim, toClient)
+		p.server = e.server
+		p.outputs(sl)
+		p.up = NewPipe(up, lim, p.toServer)
+		p.down = NewPipe(down, lim, p.toClient)
 		if cfg.Start.IsZero() {
 			cfg.Start = time.Now()
 		}
 		p.up.SetStart(cfg.Start)
 		p.down.SetStart(cfg.Start)
 	}
-	for _, p := range e.paths {
-		e.wg.Add(4)
-		go e.read(p.front, p.up, func(from netip.AddrPort) bool {
+	for k, fc := range cfg.Flows {
+		if fc.Path < 0 || fc.Path >= len(e.paths) || !fc.Server.IsValid() {
+			return fail(fmt.Errorf("linkemu: flow %d: path %d of %d, server %v", k, fc.Path, len(e.paths), fc.Server))
+		}
+		pp := e.paths[fc.Path]
+		f := &path{up: pp.up, down: pp.down, server: unmap(fc.Server)}
+		e.flows = append(e.flows, f)
+		var err error
+		if f.front, f.frontAddr, err = listen(cfg.FrontAddr(fc.Path), cfg.SocketBuffer); err != nil {
+			return fail(fmt.Errorf("linkemu: flow %d front: %w", k, err))
+		}
+		if f.back, f.backAddr, err = listen(cfg.BackAddr(fc.Path), cfg.SocketBuffer); err != nil {
+			return fail(fmt.Errorf("linkemu: flow %d back: %w", k, err))
+		}
+		sl, err := sharedLink(e.shared, cfg.Paths[fc.Path])
+		if err != nil {
+			return fail(fmt.Errorf("linkemu: flow %d: %w", k, err))
+		}
+		f.outputs(sl)
+	}
+	for _, p := range append(append([]*path(nil), e.paths...), e.flows...) {
+		e.wg.Add(2)
+		go e.read(p.front, p.up, p.toServer, func(from netip.AddrPort) bool {
 			if a := p.client.Load(); a == nil || *a != from {
 				p.client.Store(&from)
 			}
 			return true
 		})
-		go e.read(p.back, p.down, func(from netip.AddrPort) bool { return from == e.server })
+		go e.read(p.back, p.down, p.toClient, func(from netip.AddrPort) bool { return from == p.server })
+	}
+	for _, p := range e.paths {
+		e.wg.Add(2)
 		go e.run(p.up)
 		go e.run(p.down)
 	}
@@ -258,6 +307,14 @@ func (p *path) close() {
 // Front is the address of path i's front socket, where the client sends.
 func (e *Emulator) Front(i int) netip.AddrPort { return e.paths[i].frontAddr }
 
+// FlowFront is the address of flow k's front socket, where its client
+// sends.
+func (e *Emulator) FlowFront(k int) netip.AddrPort { return e.flows[k].frontAddr }
+
+// FlowBack is the address of flow k's back socket, from which its server
+// receives.
+func (e *Emulator) FlowBack(k int) netip.AddrPort { return e.flows[k].backAddr }
+
 // Back is the address of path i's back socket, from which the server
 // receives the path's datagrams.
 func (e *Emulator) Back(i int) netip.AddrPort { return e.paths[i].backAddr }
@@ -289,7 +346,7 @@ func SharedStats(links []*SharedLink) []PathStats {
 func (e *Emulator) Close() error {
 	e.once.Do(func() {
 		close(e.done)
-		for _, p := range e.paths {
+		for _, p := range append(append([]*path(nil), e.paths...), e.flows...) {
 			p.close()
 		}
 		e.wg.Wait()
@@ -302,9 +359,11 @@ func (e *Emulator) run(p *Pipe) {
 	p.Run(e.done)
 }
 
-// read offers the datagrams a socket receives to a pipe, until the socket
-// closes. accept filters (and notes) their sources.
-func (e *Emulator) read(c *net.UDPConn, p *Pipe, accept func(from netip.AddrPort) bool) {
+// read offers the datagrams a socket receives to a pipe, for out, until
+// the socket closes. accept filters (and notes) their sources. The
+// pipes of a path with flows have several readers: they offer under the
+// pipe's lock.
+func (e *Emulator) read(c *net.UDPConn, p *Pipe, out func([]byte) error, accept func(from netip.AddrPort) bool) {
 	defer e.wg.Done()
 	buf := make([]byte, 1<<16)
 	for {
@@ -324,6 +383,6 @@ func (e *Emulator) read(c *net.UDPConn, p *Pipe, accept func(from netip.AddrPort
 			p.CountForeign()
 			continue
 		}
-		p.Offer(time.Now(), buf[:n])
+		p.OfferShared(buf[:n], out)
 	}
 }

@@ -2,6 +2,8 @@ package linkemu
 
 import (
 	"encoding/binary"
+	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -62,5 +64,55 @@ func TestEmulatorSharedBottleneck(t *testing.T) {
 		if s := st[p].Up; s.Sent != n || s.Delivered != n || s.DroppedQueue != 0 {
 			t.Errorf("path %d up %+v", p, s)
 		}
+	}
+}
+
+// A flow beside a path's own ends: its datagrams reach its own server
+// from its own back socket, the answers its own client from its front
+// socket, and they take the path's links (counted there).
+func TestEmulatorFlow(t *testing.T) {
+	link := experiment.Link{Rate: 50e6, Delay: time.Millisecond, QueueBytes: 1 << 20}
+	server := udp(t, "127.0.0.1:0")
+	flowServer := udp(t, "127.0.0.1:0")
+	client := udp(t, "127.0.0.1:0")
+	flowClient := udp(t, "127.0.0.1:0")
+	e := start(t, Config{Paths: []experiment.Path{{Up: link, Down: link}}, Flows: []Flow{{Path: 0, Server: addrOf(flowServer)}},
+		Server: addrOf(server), Seed: 1})
+	if e.FlowFront(0) == e.Front(0) || e.FlowBack(0) == e.Back(0) {
+		t.Fatal("the flow shares the path's sockets")
+	}
+	send := func(c *net.UDPConn, to netip.AddrPort, tag byte) {
+		t.Helper()
+		if _, err := c.WriteToUDPAddrPort([]byte{tag}, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(client, e.Front(0), 'a')
+	send(flowClient, e.FlowFront(0), 'b')
+	for _, x := range []struct {
+		srv  *net.UDPConn
+		tag  byte
+		from netip.AddrPort
+	}{{server, 'a', e.Back(0)}, {flowServer, 'b', e.FlowBack(0)}} {
+		got, from := recvAll(t, x.srv, 1, time.Second)
+		if len(got) != 1 || got[0][0] != x.tag || from[0] != x.from {
+			t.Errorf("server of %c got %q from %v, want it from %v", x.tag, got, from, x.from)
+		}
+	}
+	send(flowServer, e.FlowBack(0), 'B')
+	send(server, e.Back(0), 'A')
+	for _, x := range []struct {
+		c    *net.UDPConn
+		tag  byte
+		from netip.AddrPort
+	}{{client, 'A', e.Front(0)}, {flowClient, 'B', e.FlowFront(0)}} {
+		got, from := recvAll(t, x.c, 1, time.Second)
+		if len(got) != 1 || got[0][0] != x.tag || from[0] != x.from {
+			t.Errorf("client of %c got %q from %v, want it from %v", x.tag, got, from, x.from)
+		}
+	}
+	e.Close()
+	if s := e.Stats()[0]; s.Up.Delivered != 2 || s.Down.Delivered != 2 {
+		t.Errorf("path counters %+v", s)
 	}
 }

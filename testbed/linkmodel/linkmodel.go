@@ -93,6 +93,9 @@ type Config struct {
 	// Jitter adds a uniform random delay in [0, Jitter) to each packet
 	// without reordering.
 	Jitter time.Duration
+	// Trace, if not nil, times the transmissions instead of Rate: a
+	// packet leaves at the trace's delivery opportunities.
+	Trace *Trace
 }
 
 // DefaultQueue is the queue of a link whose QueueBytes is zero: one
@@ -140,6 +143,13 @@ func FromExperiment(l experiment.Link, rtt time.Duration) (Config, error) {
 	c := Config{Rate: l.Rate, Delay: l.Delay, Jitter: l.Jitter}
 	if l.Rate > 0 {
 		c.QueueBytes = int(min(l.QueueLimit(rtt), math.MaxInt32))
+	}
+	if l.Trace != nil {
+		tr, err := NewTrace(l.Trace)
+		if err != nil {
+			return Config{}, err
+		}
+		c.Trace = tr
 	}
 	switch {
 	case l.Loss == 0:
@@ -215,6 +225,11 @@ type Link struct {
 	origin    int64
 	originSet bool
 	down      bool
+	// A trace-driven link's next unused opportunity (once oppSet), and
+	// the bytes the last one used left (see Trace).
+	nextOpp int64
+	oppSet  bool
+	credit  int
 }
 
 type queued struct {
@@ -300,7 +315,12 @@ func (l *Link) Offer(now int64, size int) Verdict {
 	if size > l.cfg.QueueBytes-l.queuedBytes {
 		return Verdict{Drop: DropQueue}
 	}
-	done := max(l.busyUntil, now) + l.TxTime(size)
+	var done int64
+	if l.cfg.Trace != nil {
+		done = l.traceDone(max(l.busyUntil, now), size)
+	} else {
+		done = max(l.busyUntil, now) + l.TxTime(size)
+	}
 	l.busyUntil = done
 	l.inQueue = append(l.inQueue, queued{done, size})
 	l.queuedBytes += size

@@ -84,9 +84,12 @@ func (l *Link) SetSchedule(steps []Step) error {
 }
 
 // SetOrigin sets the time (on the time base of the offers) the steps'
-// times count from: the start of the experiment.
+// times, and a trace's, count from: the start of the experiment (until it
+// is set, a trace counts from time 0 of the offers).
 func (l *Link) SetOrigin(origin int64) {
 	l.origin, l.originSet = origin, true
+	// A trace's opportunities count from the origin too.
+	l.oppSet, l.credit = false, 0
 }
 
 // Down reports whether the link dropped everything at its last offer.

@@ -95,3 +95,60 @@ func TestForwarderBottleneck(t *testing.T) {
 		t.Errorf("bottleneck counters %+v, want 20 each way", s)
 	}
 }
+
+// The forwarder times a traced direction by the trace: with one
+// 1500-byte opportunity every 10 ms on the way down, five 1000-byte
+// echoes sent at once come back over at least 30 ms (opportunities at 10,
+// 20, 20, 30 and 40 ms after the first), two of them together, and
+// netem refuses the trace.
+func TestForwarderTrace(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.trace")
+	if err := os.WriteFile(trace, []byte("10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := "name = \"tr\"\n[[path]]\nrtt = \"10ms\"\ntrace_down = \"" + trace + "\"\n[[source]]\nkind = \"bulk\"\n"
+	runs, err := experiment.Parse("tr.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckMode(&runs[0], ModeNetem); err == nil || !strings.Contains(err.Error(), "path 0 is driven by a trace") {
+		t.Errorf("netem: %v", err)
+	}
+	topo, _ := upForwarder(t, doc, "tr")
+	cli, dst, done := echoSockets(t, topo, "10.0.0.1", "10.0.0.2")
+	defer done()
+	start := time.Now()
+	for range 5 {
+		if _, err := cli.WriteToUDP(make([]byte, 1000), dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var at []time.Duration
+	buf := make([]byte, 2048)
+	for range 5 {
+		cli.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := cli.Read(buf); err != nil {
+			t.Fatalf("after %v: %v", at, err)
+		}
+		at = append(at, time.Since(start))
+	}
+	// Never early: the first opportunity is at least the up delay after
+	// the send, the last 30 ms after it, then the down delay. Two echoes
+	// share an opportunity: they come back together, where a link of the
+	// trace's mean rate would space them all by 7 ms.
+	if at[4] < 40*time.Millisecond || minGap(at) > 3*time.Millisecond {
+		t.Errorf("echoes back at %v, want the last after 40 ms and two together", at)
+	}
+	t.Logf("echoes after the send: %v", at)
+}
+
+// minGap is the least time between consecutive arrivals.
+func minGap(at []time.Duration) time.Duration {
+	g := time.Duration(1<<62 - 1)
+	for i := 1; i < len(at); i++ {
+		g = min(g, at[i]-at[i-1])
+	}
+	return g
+}

@@ -103,10 +103,30 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		closeAll()
 		return nil, err
 	}
-	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Bottlenecks: e.Bottlenecks, Server: server, Seed: e.Seed, Start: t0})
+	comps := newCompetitors(e, t0)
+	lcs, flows, err := loopbackCompetitors(comps, scfg.TLS, ccfg.TLS, t0)
+	compsClosed := false
+	closeComps := func() {
+		if compsClosed {
+			return
+		}
+		compsClosed = true
+		for _, lc := range lcs {
+			lc.ev.Close()
+		}
+	}
+	defer closeComps()
 	if err != nil {
 		closeAll()
 		return nil, err
+	}
+	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Bottlenecks: e.Bottlenecks, Flows: flows, Server: server, Seed: e.Seed, Start: t0})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	for k, lc := range lcs {
+		lc.dial(emu.FlowFront(k).String())
 	}
 
 	ev.Exec(func() {
@@ -144,6 +164,9 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 			p.Stop()
 		}
 	})
+	for _, lc := range lcs {
+		lc.ev.Exec(func() { stopCompetitors([]*competitor{lc.c}) })
+	}
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -154,6 +177,12 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		return nil, err
 	}
 
+	// The competitors' recorders are done with once their loops end.
+	for _, lc := range lcs {
+		lc.ev.Exec(lc.obs.stop)
+	}
+	closeComps()
+	compSums, compRows := competitorResults(comps, e)
 	var res *Result
 	ev.Exec(func() {
 		obs.stop()
@@ -164,7 +193,8 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		}
 		rec.Finish()
 		sum := rec.Summarise(e, in)
-		if err = writeResults(dir, e, rec, sum, started); err != nil {
+		sum.Competitors = compSums
+		if err = writeResults(dir, e, rec, sum, started, compRows...); err != nil {
 			return
 		}
 		res = &Result{Summary: sum}
@@ -311,4 +341,69 @@ func (o *queuedObserver) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 
 func (o *queuedObserver) StreamDataSent(now time.Time, pathID, _ uint64, priority bool, n int) {
 	o.q.add(observed{vantage: o.vantage, now: now, pathID: pathID, prio: priority, n: n})
+}
+
+// loopbackCompetitor is a competitor's connection over loopback: both
+// its ends in an environment of their own, its client sending to a flow
+// of the emulator on its path.
+type loopbackCompetitor struct {
+	c   *competitor
+	ev  *udpenv.Env
+	obs *observerQueue
+	// server is its server's address, local its client's.
+	server netip.AddrPort
+	local  string
+	t0     time.Time
+}
+
+// loopbackCompetitors starts the competitors' servers (with the
+// experiment's certificates) and returns them with the emulator flows
+// their clients will send to.
+func loopbackCompetitors(comps []*competitor, stls, ctls *tls.Config, t0 time.Time) ([]*loopbackCompetitor, []linkemu.Flow, error) {
+	var out []*loopbackCompetitor
+	var flows []linkemu.Flow
+	for _, c := range comps {
+		scfg, ccfg := coreConfig(&c.e), coreConfig(&c.e)
+		scfg.TLS, ccfg.TLS = stls, ctls
+		lc := &loopbackCompetitor{c: c, obs: &observerQueue{}, local: loopbackClient(c.c.Path), t0: t0}
+		scfg.Observer, ccfg.Observer = lc.obs.observer, lc.obs.observer
+		lc.ev = udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: lc.local})
+		out = append(out, lc)
+		var l env.Listener
+		var err error
+		lc.ev.Exec(func() {
+			lc.obs.start(lc.ev.Post, c.rec)
+			accepted := false
+			l, err = lc.ev.Listen(loopbackServer, func(conn env.Conn) {
+				if accepted {
+					conn.Close(0x101, "one connection per competitor")
+					return
+				}
+				accepted, c.connected = true, true
+				p := trafficgen.NewPeer(lc.ev, conn, c.rec, "server")
+				p.Start(c.e.Sources, t0)
+				c.peers = append(c.peers, p)
+			})
+		})
+		if err != nil {
+			return out, nil, fmt.Errorf("competitor %s: %w", c.c.Name, err)
+		}
+		if lc.server, err = netip.ParseAddrPort(l.Addr()); err != nil {
+			return out, nil, err
+		}
+		flows = append(flows, linkemu.Flow{Path: c.c.Path, Server: lc.server})
+	}
+	return out, flows, nil
+}
+
+// dial connects the competitor's client to front, its flow's front
+// socket.
+func (lc *loopbackCompetitor) dial(front string) {
+	c := lc.c
+	lc.ev.Exec(func() {
+		lc.ev.Dial(front, dialed(lc.ev, &c.e, c.rec, lc.t0,
+			func(int) string { return lc.local }, func(int) string { return front },
+			func(p *trafficgen.Peer, _ env.Conn) { c.peers = append(c.peers, p) },
+			func(err error) { c.err = err }))
+	})
 }

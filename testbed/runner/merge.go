@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -115,28 +116,48 @@ func readHalf(dir string) (*trafficgen.Half, *RoleInfo, error) {
 // measured offset of the server's clock). e is the run's experiment (the
 // client's resolved configuration); both halves must come from it.
 func Merge(e *experiment.Experiment, clientDir, serverDir, dir string) (*Result, error) {
+	return mergeRun(e, clientDir, serverDir, dir, nil)
+}
+
+// mergeHalves reads and joins the halves of a run of e.
+func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*trafficgen.Recorder, trafficgen.SummaryInput, *RoleInfo, error) {
+	var in trafficgen.SummaryInput
 	ch, ci, err := readHalf(clientDir)
 	if err != nil {
-		return nil, err
+		return nil, in, nil, err
 	}
 	sh, si, err := readHalf(serverDir)
 	if err != nil {
-		return nil, err
+		return nil, in, nil, err
 	}
 	if ch.Side != "client" || sh.Side != "server" {
-		return nil, fmt.Errorf("want a client's and a server's half, got a %s's and a %s's", ch.Side, sh.Side)
+		return nil, in, nil, fmt.Errorf("want a client's and a server's half, got a %s's and a %s's", ch.Side, sh.Side)
 	}
 	if want := configSHA256(e); ci.ConfigSHA256 != want || si.ConfigSHA256 != want {
-		return nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
+		return nil, in, nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
 			e.File, ci.ConfigSHA256, si.ConfigSHA256, want)
 	}
 	rec, in, err := trafficgen.MergeHalves(e, ch, sh)
 	if err != nil {
-		return nil, err
+		return nil, in, nil, err
 	}
 	in.BaseRTT = roleRTTs(e, ci.PathIndex)
+	return rec, in, ci, nil
+}
+
+// mergeRun is Merge; amend, if not nil, completes the summary before it
+// is written, and extra writes rows of throughput.csv after the
+// connection's.
+func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend func(*trafficgen.Summary), extra ...func(io.Writer) error) (*Result, error) {
+	rec, in, ci, err := mergeHalves(e, clientDir, serverDir)
+	if err != nil {
+		return nil, err
+	}
 	sum := rec.Summarise(e, in)
-	if err := writeResults(dir, e, rec, sum, ci.Started); err != nil {
+	if amend != nil {
+		amend(sum)
+	}
+	if err := writeResults(dir, e, rec, sum, ci.Started, extra...); err != nil {
 		return nil, err
 	}
 	for _, side := range []string{clientDir, serverDir} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/testbed/netns"
+	"github.com/mpq/mpq/trafficgen"
 )
 
 // BackendHosts is the backend of the runs of mpq run --role: two
@@ -63,6 +65,7 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err := netns.CheckRoot(); err != nil {
 		return nil, fmt.Errorf("backend netns: %w", err)
 	}
+
 	exe := Netns.Executable
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
@@ -132,6 +135,16 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	// mode ApplyChanges runs their tc commands.
 	start := []string{"--start-file", netns.StartFile(tag)}
 	client := roleCmd(t.Client(), exe, cfg, "client", filepath.Join(roles, "client"), append(append(append(connect, local...), wait...), start...))
+	if st.Mode == netns.ModeNetem {
+		// netem counts a segmentation-offload datagram (UDP_SEGMENT, up
+		// to 64 kB, segmented only after the qdisc) as one packet
+		// against its limit and delivers its segments together: the ends
+		// send one datagram at a time, as the forwarder sees them.
+		for _, c := range []*exec.Cmd{server, client} {
+			c.Env = append(os.Environ(), "MPQUIC_DISABLE_GSO=1")
+		}
+		fmt.Fprintln(log, "# MPQUIC_DISABLE_GSO=1 for both ends (netem counts an offloaded datagram as one packet)")
+	}
 	fmt.Fprintln(log, "+ "+strings.Join(server.Args, " "))
 	fmt.Fprintln(log, "+ "+strings.Join(client.Args, " "))
 	changed := make(chan error, 1)
@@ -141,7 +154,19 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	} else {
 		changed <- nil
 	}
-	err = runBoth(ctx, server, client)
+	comps, compCmds, err := netnsCompetitors(e, t, exe, roles)
+	if err != nil {
+		stopChanges()
+		return nil, err
+	}
+	names := []string{"server", "client"}
+	cmds := []*exec.Cmd{server, client}
+	for k, c := range compCmds {
+		fmt.Fprintln(log, "+ "+strings.Join(c.Args, " "))
+		names = append(names, fmt.Sprintf("competitor %s's %s", comps[k/2].c.c.Name, names[k%2]))
+		cmds = append(cmds, c)
+	}
+	err = runBoth(ctx, names, cmds...)
 	stopChanges()
 	if cerr := <-changed; cerr != nil {
 		return nil, cerr
@@ -157,7 +182,25 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err != nil {
 		return nil, err
 	}
-	res, err = Merge(e, cdir, sdir, dir)
+	for _, c := range comps {
+		if err := c.merge(); err != nil {
+			return nil, fmt.Errorf("competitor %s: %w", c.c.c.Name, err)
+		}
+	}
+	var cs []*competitor
+	for _, c := range comps {
+		cs = append(cs, c.c)
+	}
+	sums, extra := competitorResults(cs, e)
+	if t0, err := netns.ReadStart(netns.StartFile(tag)); err == nil {
+		for k, c := range comps {
+			if !c.start.IsZero() {
+				ms := math.Round(float64(c.start.Sub(t0))/1e3) / 1e3
+				sums[k].StartOffsetMS = &ms
+			}
+		}
+	}
+	res, err = mergeRun(e, cdir, sdir, dir, func(s *trafficgen.Summary) { s.Competitors = sums }, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +237,10 @@ func roleCmd(ns, exe, cfg, side, out string, flags []string) *exec.Cmd {
 	return c
 }
 
-// runBoth runs the two ends and waits for both; when one fails, or ctx
-// ends, the other is stopped (SIGTERM, then SIGKILL). The error has the
-// output of the ends that failed.
-func runBoth(ctx context.Context, cmds ...*exec.Cmd) error {
+// runBoth runs the ends (named by names, for errors) and waits for all;
+// when one fails, or ctx ends, the others are stopped (SIGTERM, then
+// SIGKILL). The error has the output of the ends that failed.
+func runBoth(ctx context.Context, names []string, cmds ...*exec.Cmd) error {
 	type result struct {
 		i   int
 		err error
@@ -242,10 +285,7 @@ func runBoth(ctx context.Context, cmds ...*exec.Cmd) error {
 			r = <-done
 		}
 		if r.err != nil {
-			side := "server"
-			if r.i == 1 {
-				side = "client"
-			}
+			side := names[r.i]
 			if !stopped {
 				errs = append(errs, fmt.Errorf("the %s failed (%v): %s", side, r.err, strings.TrimSpace(outs[r.i].String())))
 			}
@@ -293,4 +333,76 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// netnsCompetitor is a competitor of a netns run: a server and a client
+// of its own (mpq run --role in the server's and the client's
+// namespaces, on its path's addresses and a port of its own), whose
+// halves merge into its recorder.
+type netnsCompetitor struct {
+	c   *competitor
+	dir string
+	// start is its client's time zero.
+	start time.Time
+}
+
+// netnsCompetitors writes each competitor's run (its
+// CompetitorExperiment) under roles and returns the commands of its
+// ends, server then client, competitor by competitor. Competitor k's
+// server listens on its path's server address, port serverPortNetns+2+2k
+// (its clock protocol on the next), so that its packets take the path's
+// links beside the experiment's. Its time zero is its own client's,
+// chosen as the experiment's client chooses its own, at the same moment
+// but not at the same instant: the summary gives the difference
+// (CompetitorSummary.StartOffsetMS).
+func netnsCompetitors(e *experiment.Experiment, t *netns.Topology, exe, roles string) ([]*netnsCompetitor, []*exec.Cmd, error) {
+	var out []*netnsCompetitor
+	var cmds []*exec.Cmd
+	for k, c := range newCompetitors(e, time.Time{}) {
+		dir := filepath.Join(roles, fmt.Sprintf("competitor%d", k))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		cfg := filepath.Join(dir, "experiment.toml")
+		if err := os.WriteFile(cfg, c.e.ResolvedTOML(), 0o644); err != nil {
+			return nil, nil, err
+		}
+		// The ends run what the file says: merge against the same.
+		runs, err := experiment.Load(cfg, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.e = runs[0]
+		ca, sa := e.Addrs(c.c.Path)
+		at := netip.AddrPortFrom(sa.Addr(), uint16(serverPortNetns+2+2*k)).String()
+		wait := []string{"--wait", (30 * time.Second).String()}
+		cmds = append(cmds,
+			roleCmd(t.Server(), exe, cfg, "server", filepath.Join(dir, "server"), append([]string{"--listen", at}, wait...)),
+			roleCmd(t.Client(), exe, cfg, "client", filepath.Join(dir, "client"),
+				append([]string{"--connect", at, "--local", ca.Addr().String(), "--start-file", filepath.Join(dir, "start")}, wait...)))
+		out = append(out, &netnsCompetitor{c: c, dir: dir})
+	}
+	return out, cmds, nil
+}
+
+// merge joins the competitor's halves into its recorder.
+func (n *netnsCompetitor) merge() error {
+	cdir, err := findHalf(filepath.Join(n.dir, "client"))
+	if err != nil {
+		return err
+	}
+	sdir, err := findHalf(filepath.Join(n.dir, "server"))
+	if err != nil {
+		return err
+	}
+	rec, _, _, err := mergeHalves(&n.c.e, cdir, sdir)
+	if err != nil {
+		return err
+	}
+	// Both ends ran the run: it connected (else the client's end fails).
+	n.c.rec, n.c.connected = rec, true
+	if t, err := netns.ReadStart(filepath.Join(n.dir, "start")); err == nil {
+		n.start = t
+	}
+	return nil
 }

@@ -170,7 +170,9 @@ func baseRTTs(e *experiment.Experiment) []time.Duration {
 
 // writeResults writes the files of a finished run that started at
 // started (wall clock), adding its provenance to the summary.
-func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time) error {
+// Extra writes rows of throughput.csv after the connection's (the
+// competitors').
+func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time, extra ...func(io.Writer) error) error {
 	sum.Provenance = provenance(e, started)
 	sum.WallS = math.Round(time.Since(started).Seconds()*1e3) / 1e3
 	write := func(name string, f func(io.Writer) error) error {
@@ -193,7 +195,13 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
 		write("messages.csv", rec.WriteMessagesCSV),
 		write("paths.csv", rec.WritePathsCSV),
-		write("throughput.csv", rec.WriteThroughputCSV),
+		write("throughput.csv", func(w io.Writer) error {
+			errs := []error{rec.WriteThroughputCSV(w)}
+			for _, x := range extra {
+				errs = append(errs, x(w))
+			}
+			return errors.Join(errs...)
+		}),
 	)
 }
 

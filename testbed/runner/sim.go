@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"time"
 
@@ -118,6 +119,12 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	}); err != nil {
 		return nil, err
 	}
+	comps := newCompetitors(e, t0)
+	for k, c := range comps {
+		if err := simCompetitor(sim, topo, k, c, t0); err != nil {
+			return nil, fmt.Errorf("competitor %s: %w", c.c.Name, err)
+		}
+	}
 	chost.Dial(saddrs[0].String(), dialed(chost, e, crec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
@@ -163,6 +170,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	for _, p := range peers {
 		p.Stop()
 	}
+	stopCompetitors(comps)
 	// The drain: until every message is done, at most e.Drain.
 	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 && crec.Outstanding() == 0 }); err != nil {
 		return nil, err
@@ -191,7 +199,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		in.BaseRTT = baseRTTs(e)
 	}
 	sum := rec.Summarise(e, in)
-	if err := writeResults(dir, e, rec, sum, started); err != nil {
+	var compRows []func(io.Writer) error
+	sum.Competitors, compRows = competitorResults(comps, e)
+	if err := writeResults(dir, e, rec, sum, started, compRows...); err != nil {
 		return nil, err
 	}
 	if e.Output.Qlog {
@@ -235,5 +245,51 @@ func simBottlenecks(topo *netsim.Topology, e *experiment.Experiment) error {
 		topo.Net.Chain(topo.Up[i], l[0])
 		topo.Net.Chain(topo.Down[i], l[1])
 	}
+	return nil
+}
+
+// simCompetitor sets up competitor k over its path of the simulated
+// topology: its server at the path's server address, port serverPort+1+k,
+// its client at the path's client address, port clientPort+1+k, so that
+// its packets take the path's links (and bottleneck) beside the
+// experiment's.
+func simCompetitor(sim *netsim.Sim, topo *netsim.Topology, k int, c *competitor, t0 time.Time) error {
+	i := c.c.Path
+	saddr := netip.AddrPortFrom(topo.Server[i], uint16(serverPort+1+k))
+	caddr := netip.AddrPortFrom(topo.Client[i], uint16(clientPort+1+k))
+	ctls, stls, err := netsim.TLSConfigs(c.e.Seed, "mpq-competitor")
+	if err != nil {
+		return err
+	}
+	scfg, ccfg := coreConfig(&c.e), coreConfig(&c.e)
+	scfg.TLS, ccfg.TLS = stls, ctls
+	scfg.Observer = func(v string) core.Observer { return c.rec.Observer(v) }
+	ccfg.Observer = scfg.Observer
+	name := fmt.Sprintf("competitor%d", k)
+	shost, err := simenv.New(topo.Net, simenv.Config{Addrs: []netip.AddrPort{saddr}, Server: netsim.SimConfig(sim, &scfg, name+"-server")})
+	if err != nil {
+		return err
+	}
+	chost, err := simenv.New(topo.Net, simenv.Config{Addrs: []netip.AddrPort{caddr}, Client: netsim.SimConfig(sim, &ccfg, name+"-client")})
+	if err != nil {
+		return err
+	}
+	accepted := false
+	if _, err := shost.Listen(saddr.String(), func(conn env.Conn) {
+		if accepted {
+			conn.Close(0x101, "one connection per competitor")
+			return
+		}
+		accepted, c.connected = true, true
+		p := trafficgen.NewPeer(shost, conn, c.rec, "server")
+		p.Start(c.e.Sources, t0)
+		c.peers = append(c.peers, p)
+	}); err != nil {
+		return err
+	}
+	chost.Dial(saddr.String(), dialed(chost, &c.e, c.rec, t0,
+		func(int) string { return caddr.String() }, func(int) string { return saddr.String() },
+		func(p *trafficgen.Peer, _ env.Conn) { c.peers = append(c.peers, p) },
+		func(err error) { c.err = err }))
 	return nil
 }
