@@ -3,7 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/mpquic/internal/recovery"
 	"github.com/mpq/mpq/mpquic/qerr"
 	"github.com/mpq/mpq/scheduler"
@@ -47,9 +46,10 @@ import (
 // Recovery. An acknowledgement of any packet the path carried from t0 on
 // (a probe, or a packet declared lost at the failure that arrived after
 // all) ends the failure: the rest outstanding is declared lost as above,
-// and the path starts again with a new congestion controller (slow start
-// from the initial window: its capacity after the outage is unknown, as
-// for a new path in RFC 9000 Section 9.4) and its RTT estimate.
+// and the path's congestion window collapses to the minimum as after
+// persistent congestion (RFC 9002 Section 7.6.2: the outage lost
+// everything for longer than that; the slow start threshold stays), its
+// RTT estimate kept.
 //
 // Abandonment. A path failed for Config.PathAbandonAfter (if set) is
 // abandoned with PATH_ABANDON and error PATH_UNSTABLE_OR_POOR
@@ -105,7 +105,7 @@ func (c *Conn) failAfter(p *path) time.Duration {
 // is decided: false while p has nothing unacknowledged or no other path
 // has acknowledged a packet sent since p's oldest unacknowledged one.
 func (c *Conn) failDeadline(p *path) (time.Time, bool) {
-	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed {
+	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed || c.cfg.DisablePathFailure {
 		return time.Time{}, false
 	}
 	_, t0, ok := p.app.sent.OldestUnackedAbove()
@@ -182,14 +182,7 @@ func (c *Conn) pathRecovered(now time.Time, p *path) {
 		return
 	}
 	c.declareOutstandingLost(now, p)
-	cc, err := c.newController()
-	if err != nil {
-		c.closeWithError(now, err)
-		return
-	}
-	c.ccGroup.Leave(p.cc)
-	p.cc, p.ccState = cc, cc.State()
-	p.rater, _ = cc.(congestion.PacingRater)
+	p.cc.OnPersistentCongestion(now)
 	if p.pacer != nil {
 		p.pacer = newPacer(c.cfg)
 	}

@@ -127,7 +127,7 @@ func TestPathFailureAndRecovery(t *testing.T) {
 	if d := recovered.Sub(start.Add(down)); d < 0 || d > failProbeMax+4*srtt+50*time.Millisecond {
 		t.Fatalf("path 0 recovered %v after it came back", d)
 	}
-	if afterBack < 256<<10 {
+	if afterBack < 64<<10 {
 		t.Fatalf("only %d bytes on path 0 after it came back", afterBack)
 	}
 	lossSpyMu.Lock()
