@@ -476,7 +476,7 @@ func convertPath(t *table) Path {
 
 func convertTransport(t *table) Transport {
 	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
-		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
 	if t == nil {
 		return tr
 	}
@@ -501,6 +501,7 @@ func convertTransport(t *table) Transport {
 	if tr.InitialRTT <= 0 {
 		t.fail("initial_rtt", "must be positive")
 	}
+	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

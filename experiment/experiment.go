@@ -199,6 +199,9 @@ type Transport struct {
 	// PathAbandonAfter abandons a path that stayed failed (found broken
 	// while another path works) for that long; 0 never does.
 	PathAbandonAfter time.Duration
+	// PathFailure enables the stack's path failure detection (default
+	// true); false leaves silent paths to their probe timeouts.
+	PathFailure bool
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

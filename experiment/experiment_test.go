@@ -68,7 +68,7 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
 		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
@@ -399,6 +399,31 @@ func TestPathAbandonAfter(t *testing.T) {
 	}
 	if got := es[0].Transport.PathAbandonAfter; got != 0 {
 		t.Fatalf("default path_abandon_after %v, want 0", got)
+	}
+}
+
+// TestResolvedPathFailureKeys: the path failure keys survive the resolved
+// configuration when set, and leave it unchanged when not.
+func TestResolvedPathFailureKeys(t *testing.T) {
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_failure = false\npath_abandon_after = \"3s\"", 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := string(es[0].ResolvedTOML())
+	back, err := Parse("r.toml", []byte(res), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res)
+	}
+	if tr := back[0].Transport; tr.PathFailure || tr.PathAbandonAfter != 3*time.Second {
+		t.Fatalf("round trip gave path_failure %v, path_abandon_after %v", tr.PathFailure, tr.PathAbandonAfter)
+	}
+	plain, err := Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := string(plain[0].ResolvedTOML()); strings.Contains(r, "path_failure") || strings.Contains(r, "path_abandon_after") {
+		t.Fatalf("defaults written:\n%s", r)
 	}
 }
 

@@ -72,7 +72,15 @@ func (e *Experiment) ResolvedTOML() []byte {
 		}
 		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
 	}
-	w("path_abandon_after", q(dur(t.PathAbandonAfter)))
+	// Written only when not the default, so that the configurations
+	// (and config_sha256) of runs from before the keys existed stay the
+	// same.
+	if !t.PathFailure {
+		w("path_failure", "false")
+	}
+	if t.PathAbandonAfter > 0 {
+		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

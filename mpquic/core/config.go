@@ -93,6 +93,10 @@ type Config struct {
 	// DisableMultipath turns the multipath extension off: the connection
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool
+	// DisablePathFailure turns the path failure detection off (see
+	// PathEvent): a silent path is then handled by its probe timeouts
+	// alone, as before the detection existed. For comparisons.
+	DisablePathFailure bool
 	// PathAbandonAfter, when positive, abandons a path (PATH_ABANDON,
 	// PATH_UNSTABLE_OR_POOR) that has been failed for that long: found
 	// broken while another path works and silent to its probes since

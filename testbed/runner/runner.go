@@ -81,6 +81,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		DisableMultipath:     !t.Multipath,
 		InitialRTT:           t.InitialRTT,
 		PathAbandonAfter:     t.PathAbandonAfter,
+		DisablePathFailure:   !t.PathFailure,
 		MaxPathID:            uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
