@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/internal/names"
+	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
 )
 
@@ -474,8 +475,8 @@ func convertPath(t *table) Path {
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
-		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
 	if t == nil {
 		return tr
 	}
@@ -487,12 +488,23 @@ func convertTransport(t *table) Transport {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
 	tr.Congestion = t.name("congestion", tr.Congestion, CheckCongestion)
+	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
+		return names.Check("NewReno growth", s, congestion.Growths())
+	})
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
+		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	}
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
 	tr.InitialRTT = t.duration("initial_rtt", tr.InitialRTT)
 	if tr.InitialRTT <= 0 {
 		t.fail("initial_rtt", "must be positive")
+	}
+	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
+	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
+	if tr.PathAbandonAfter < 0 {
+		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")
 	}
 	t.done()
 	return tr

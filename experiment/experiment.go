@@ -186,12 +186,22 @@ type Transport struct {
 	SchedulerOptions scheduler.Options
 	StreamScheduler  string
 	Congestion       string
-	MaxPacketSize    int
-	Pacing           bool
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default: the reference experiments') or "per-rtt"
+	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
+	NewRenoGrowth string
+	MaxPacketSize int
+	Pacing        bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.
 	InitialRTT time.Duration
+	// PathAbandonAfter abandons a path that stayed failed (found broken
+	// while another path works) for that long; 0 never does.
+	PathAbandonAfter time.Duration
+	// PathFailure enables the stack's path failure detection (default
+	// true); false leaves silent paths to their probe timeouts.
+	PathFailure bool
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

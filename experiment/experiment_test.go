@@ -68,8 +68,8 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
@@ -190,6 +190,10 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"start after end", strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nstart = \"61s\"", 1), "", []string{"source.1.start: 1m1s is not before the end"}},
 		{"warmup at the end", paperFile + "[output]\nwarmup = \"60s\"\n", "", []string{"e.toml:31: output.warmup: 1m0s is not in [0, duration = 1m0s)"}},
 		{"negative warmup", paperFile + "[output]\nwarmup = \"-1s\"\n", "", []string{"output.warmup: duration \"-1s\" is negative"}},
+		{"misspelled base under a sweep", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwrr"`, 1) + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n", "",
+			[]string{"e.toml:18: transport.path_scheduler: unknown path scheduler \"cwrr\""}},
+		{"misspelled base under an override", strings.Replace(paperFile, `stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority-fifoo"`, 1), "transport.stream_scheduler=priority-fifo",
+			[]string{"e.toml:19: transport.stream_scheduler: unknown stream scheduler \"priority-fifoo\""}},
 		{"toml syntax", "name = \n", "", []string{"e.toml:1"}},
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
@@ -200,6 +204,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"empty sweep list and more", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "lowrt"`, 1) + "[sweep]\n\"duration\" = []\n", "",
 			[]string{"sweep.duration: must be a non-empty array", "e.toml:18: transport.path_scheduler: unknown path scheduler \"lowrt\""}},
 		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"e.toml:31: path.1.rate (from [sweep]): bad rate"}},
+		{"negative path_abandon_after", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"-2s\"", 1), "", []string{"e.toml:19: transport.path_abandon_after: duration \"-2s\" is negative"}},
+		{"path_abandon_after without unit", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = 3", 1), "", []string{"e.toml:19: transport.path_abandon_after: want a duration with a unit"}},
 		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
 	}
 	for _, tc := range tests {
@@ -227,6 +233,19 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweptBaseAccepted: a correct base value the sweep replaces, and a
+// key only the sweep gives, are no problems.
+func TestSweptBaseAccepted(t *testing.T) {
+	doc := paperFile + "[sweep]\n\"transport.path_scheduler\" = [\"lowrtt\", \"cwr\"]\n\"source.s1.interval\" = [\"50ms\", \"100ms\"]\n"
+	if runs, err := Parse("e.toml", []byte(doc), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	noInterval := strings.Replace(doc, "interval = \"50ms\"\n", "", 1)
+	if runs, err := Parse("e.toml", []byte(noInterval), nil); err != nil || len(runs) != 4 {
+		t.Fatalf("interval from the sweep only: %d runs, %v", len(runs), err)
 	}
 }
 
@@ -361,6 +380,50 @@ reply_priority = false
 	bad := strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nreply_priority = true", 1)
 	if _, err = Parse("k.toml", []byte(bad), nil); err == nil || !strings.Contains(err.Error(), "source.1.reply_priority: bulk sources get no replies") {
 		t.Fatalf("reply_priority on bulk: %v", err)
+	}
+}
+
+func TestPathAbandonAfter(t *testing.T) {
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"2s\"", 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 2*time.Second {
+		t.Fatalf("path_abandon_after %v, want 2s", got)
+	}
+	// Unset: never.
+	es, err = Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 0 {
+		t.Fatalf("default path_abandon_after %v, want 0", got)
+	}
+}
+
+// TestResolvedPathFailureKeys: the path failure keys survive the resolved
+// configuration when set, and leave it unchanged when not.
+func TestResolvedPathFailureKeys(t *testing.T) {
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_failure = false\npath_abandon_after = \"3s\"", 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := string(es[0].ResolvedTOML())
+	back, err := Parse("r.toml", []byte(res), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res)
+	}
+	if tr := back[0].Transport; tr.PathFailure || tr.PathAbandonAfter != 3*time.Second {
+		t.Fatalf("round trip gave path_failure %v, path_abandon_after %v", tr.PathFailure, tr.PathAbandonAfter)
+	}
+	plain, err := Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := string(plain[0].ResolvedTOML()); strings.Contains(r, "path_failure") || strings.Contains(r, "path_abandon_after") {
+		t.Fatalf("defaults written:\n%s", r)
 	}
 }
 

@@ -102,6 +102,18 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 	var errs Errors
 	sweep, serr := doc.takeSweep()
 	errs = append(errs, serr...)
+	// Every name the file gives is checked, also where the sweep or an
+	// override replaces it in every run (a misspelled base
+	// path_scheduler under a [sweep] of schedulers): the file as written
+	// is converted once for its unknown names. (Its other problems, a
+	// key the sweep alone supplies, say, are not problems of any run.)
+	if _, berr := doc.clone().convert(); len(berr) > 0 {
+		for _, e := range berr {
+			if strings.HasPrefix(e.Msg, "unknown ") && e.Origin == "" {
+				errs = append(errs, e)
+			}
+		}
+	}
 	// An override of a swept key fixes it: that key no longer varies.
 	kept := sweep[:0]
 	for _, k := range sweep {

@@ -11,7 +11,7 @@ import (
 // reported seven other errors, and failed run by run).
 func TestNamesCheckedAtLoad(t *testing.T) {
 	doc := strings.NewReplacer(
-		`path_scheduler = "cwr"`, "path_scheduler = \"lowrt\"\ncongestion = \"cubic\"",
+		`path_scheduler = "cwr"`, "path_scheduler = \"lowrt\"\ncongestion = \"vegas\"",
 		`stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority"`,
 		`kind = "bulk"`, `kind = "torrent"`,
 		`seed = 7`, "seed = 7\nbackend = \"mars\"",
@@ -25,7 +25,7 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 		`e.toml:4: backend: unknown backend "mars" (known: loopback, sim)`,
 		`e.toml:16: path.1.down.rate: bad rate "fast"`,
 		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, cwr-red-fast, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
-		`e.toml:20: transport.congestion: unknown congestion controller "cubic" (known: newreno, newreno-cwl)`,
+		`e.toml:20: transport.congestion: unknown congestion controller "vegas" (known: balia, bbr, cubic, lia, newreno, newreno-cwl, olia)`,
 		`e.toml:21: transport.stream_scheduler: unknown stream scheduler "priority" (known: priority-fifo, round-robin); did you mean "priority-fifo"?`,
 		`e.toml:31: source.1.kind: unknown source kind "torrent"`,
 	}
@@ -45,7 +45,7 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 func TestBadOverridesAllReported(t *testing.T) {
 	doc := strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1)
 	over := overrides(t,
-		"transport.congestion=cubic",
+		"transport.congestion=vegas",
 		"transport.path_scheduler=lowrt",
 		"source.nope.size=1",
 		"path.0.rate=fast",
@@ -62,7 +62,7 @@ func TestBadOverridesAllReported(t *testing.T) {
 		`backend (from --set backend=netns): backend "netns" is not available yet`,
 		`path.0.rate (from --set path.0.rate=fast): bad rate "fast"`,
 		`transport.path_scheduler (from --set transport.path_scheduler=lowrt): unknown path scheduler "lowrt"`,
-		`transport.congestion (from --set transport.congestion=cubic): unknown congestion controller "cubic"`,
+		`transport.congestion (from --set transport.congestion=vegas): unknown congestion controller "vegas"`,
 		`transport.colour (from --set transport.colour=red): unknown key`,
 	}
 	for _, w := range want {
@@ -102,5 +102,31 @@ func TestBackendList(t *testing.T) {
 	runs, err := Parse("e.toml", []byte("backend = \"test-only\"\n"+paperFile), nil)
 	if err != nil || runs[0].Backend != "test-only" {
 		t.Fatalf("registered backend refused: %v", err)
+	}
+}
+
+// TestNewRenoGrowthAtLoad: transport.newreno_growth is a checked name,
+// taken by newreno and newreno-cwl only, and resolved into the file.
+func TestNewRenoGrowthAtLoad(t *testing.T) {
+	for _, tc := range []struct{ transport, err string }{
+		{"congestion = \"newreno\"\nnewreno_growth = \"per-rtt\"", ""},
+		{"congestion = \"newreno-cwl\"\nnewreno_growth = \"per-rtt\"", ""},
+		{"congestion = \"cubic\"\nnewreno_growth = \"per-ack\"", ""},
+		{"congestion = \"cubic\"\nnewreno_growth = \"per-rtt\"", `transport.newreno_growth: "per-rtt" applies to newreno and newreno-cwl, not congestion = "cubic"`},
+		{"newreno_growth = \"per-sec\"", `transport.newreno_growth: unknown NewReno growth "per-sec" (known: per-ack, per-rtt)`},
+	} {
+		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
+		es, err := Parse("e.toml", []byte(doc), nil)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%q: %v", tc.transport, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
+		case tc.err == "" && strings.Contains(tc.transport, "per-rtt"):
+			e := &es[0]
+			if e.Transport.NewRenoGrowth != "per-rtt" || !strings.Contains(string(e.ResolvedTOML()), `newreno_growth = "per-rtt"`) {
+				t.Errorf("%q: growth %q not resolved", tc.transport, e.Transport.NewRenoGrowth)
+			}
+		}
 	}
 }

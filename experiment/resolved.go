@@ -54,6 +54,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
+	w("newreno_growth", q(t.NewRenoGrowth))
 	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
@@ -70,6 +71,15 @@ func (e *Experiment) ResolvedTOML() []byte {
 			}
 		}
 		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
+	}
+	// Written only when not the default, so that the configurations
+	// (and config_sha256) of runs from before the keys existed stay the
+	// same.
+	if !t.PathFailure {
+		w("path_failure", "false")
+	}
+	if t.PathAbandonAfter > 0 {
+		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")

@@ -134,7 +134,8 @@ func timeAxis(kind string) (string, string) {
 // line per point with its repetitions pooled, on a logarithmic
 // probability axis from 1 down to 1e-4 (or to the decade of 1/n for
 // fewer messages), with a dashed vertical line at the least time the
-// network allows (lowerBound).
+// network allows (lowerBound), and the 95 % confidence intervals of each
+// line's p99 and p99.9 as bars at 0.01 and 0.001 (TailCI).
 func CCDFFigure(points []*Point, o Options) (*Figure, error) {
 	var lines []*ccdfLine
 	var kind, source string
@@ -151,7 +152,10 @@ func CCDFFigure(points []*Point, o Options) (*Figure, error) {
 		if c.N == 0 {
 			return nil, inputErr("%s: no messages of source %s", pt.Runs[0].Dir, src.Name)
 		}
-		lines = append(lines, &ccdfLine{c: c, style: lineStyle(points, i)})
+		sorted := append([]float64(nil), vals...)
+		sort.Float64s(sorted)
+		lines = append(lines, &ccdfLine{c: c, style: lineStyle(points, i),
+			tails: map[float64]Tail{0.99: TailCI(sorted, 0.99), 0.999: TailCI(sorted, 0.999)}})
 		label := pt.Label
 		if c.Inf > 0 {
 			label += fmt.Sprintf(" (%d of %d failed)", c.Inf, c.N)
@@ -233,14 +237,41 @@ func lineStyle(points []*Point, i int) draw.LineStyle {
 
 // ccdfLine draws a CCDF as a step function; while messages are missing
 // it goes on to the right edge of the plot, else it drops to the bottom.
+// At the probabilities 1 − p of its tails (p99: 0.01, p99.9: 0.001) it
+// draws the quantile's 95 % confidence interval as a horizontal bar with
+// end ticks, open to the right edge when the interval is unbounded.
 type ccdfLine struct {
 	c     CCDF
 	ymin  float64
 	style draw.LineStyle
 	label string
+	tails map[float64]Tail
+}
+
+// plotTails draws the lines' tail intervals.
+func (l *ccdfLine) plotTails(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	st := l.style
+	st.Dashes = nil
+	tick := vg.Points(2.5)
+	for _, p := range []float64{0.99, 0.999} {
+		tl, ok := l.tails[p]
+		if !ok || 1-p < l.ymin || math.IsNaN(tl.Lo) || math.IsInf(tl.Lo, 1) {
+			continue
+		}
+		y := trY(1 - p)
+		x0, x1 := trX(tl.Lo), trX(plt.X.Max)
+		if !math.IsInf(tl.Hi, 1) && tl.Hi <= plt.X.Max {
+			x1 = trX(tl.Hi)
+			c.StrokeLines(st, c.ClipLinesXY([]vg.Point{{X: x1, Y: y - tick}, {X: x1, Y: y + tick}})...)
+		}
+		c.StrokeLines(st, c.ClipLinesXY([]vg.Point{{X: x0, Y: y}, {X: x1, Y: y}})...)
+		c.StrokeLines(st, c.ClipLinesXY([]vg.Point{{X: x0, Y: y - tick}, {X: x0, Y: y + tick}})...)
+	}
 }
 
 func (l *ccdfLine) Plot(c draw.Canvas, plt *plot.Plot) {
+	l.plotTails(c, plt)
 	trX, trY := plt.Transforms(&c)
 	y := func(v float64) vg.Length { return trY(math.Max(v, l.ymin)) }
 	if len(l.c.X) == 0 { // every message failed
@@ -321,11 +352,15 @@ func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // CCDFTable gives the pooled distribution of the chosen source's times
 // per point: n, the failed messages, the nearest-rank quantiles and the
-// maximum (+Inf once the failed messages reach the rank), in ms.
+// maximum (+Inf once the failed messages reach the rank), in ms; for the
+// p99 and the p99.9 also their 95 % order-statistic confidence interval
+// (TailCI) and the messages beyond them.
 func CCDFTable(points []*Point, o Options) (*Table, error) {
 	t := &Table{
-		MD:  [][]string{{"run", "runs", "messages", "failed", "p50", "p90", "p99", "p99.9", "max"}},
-		CSV: [][]string{{"label", "runs", "n", "failed", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"}},
+		MD: [][]string{{"run", "runs", "messages", "failed", "p50", "p90", "p99", "p99 95 % CI", "beyond p99",
+			"p99.9", "p99.9 95 % CI", "beyond p99.9", "max"}},
+		CSV: [][]string{{"label", "runs", "n", "failed", "p50_ms", "p90_ms", "p99_ms", "p99_ci95_lo_ms", "p99_ci95_hi_ms", "beyond_p99",
+			"p999_ms", "p999_ci95_lo_ms", "p999_ci95_hi_ms", "beyond_p999", "max_ms"}},
 	}
 	for _, pt := range points {
 		vals, src, err := PooledTimes(pt, o)
@@ -336,14 +371,46 @@ func CCDFTable(points []*Point, o Options) (*Table, error) {
 		if d == nil {
 			return nil, inputErr("%s: no messages of source %s", pt.Runs[0].Dir, src.Name)
 		}
-		q := []float64{float64(d.P50), float64(d.P90), float64(d.P99), float64(d.P999), float64(d.Max)}
+		sort.Float64s(vals)
 		md := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
 		cs := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
-		for _, v := range q {
+		for _, v := range []float64{float64(d.P50), float64(d.P90)} {
 			md = append(md, FormatNumber(v, 1))
 			cs = append(cs, trafficgen.FormatCSV(v))
 		}
+		for _, p := range []float64{0.99, 0.999} {
+			tc := TailCI(vals, p)
+			md = append(md, FormatNumber(tc.Value, 1), FormatInterval(tc.Lo, tc.Hi, 1), strconv.Itoa(tc.Beyond))
+			cs = append(cs, trafficgen.FormatCSV(tc.Value), trafficgen.FormatCSV(tc.Lo), trafficgen.FormatCSV(tc.Hi), strconv.Itoa(tc.Beyond))
+		}
+		md = append(md, FormatNumber(float64(d.Max), 1))
+		cs = append(cs, trafficgen.FormatCSV(float64(d.Max)))
 		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
 	}
 	return t, nil
+}
+
+// Tail is a pooled tail quantile with its 95 % confidence interval.
+type Tail struct {
+	// Value is the nearest-rank p-quantile, Lo and Hi the ends of its
+	// order-statistic interval (trafficgen.QuantileCI; Hi +Inf when
+	// the values do not bound it, Lo NaN when they do not from below),
+	// Beyond the values greater than Value.
+	Value, Lo, Hi float64
+	Beyond        int
+}
+
+// TailCI is the p-quantile of sorted values (ascending, +Inf last) with
+// its 95 % order-statistic confidence interval, as aggregate.json's
+// pooled p99_ci95 and p999_ci95.
+func TailCI(sorted []float64, p float64) Tail {
+	v := trafficgen.NearestRank(sorted, p)
+	lo, hi, _, _ := trafficgen.QuantileCI(sorted, p, 0.95)
+	return Tail{Value: v, Lo: lo, Hi: hi, Beyond: trafficgen.Beyond(sorted, v)}
+}
+
+// FormatInterval writes an interval "[lo, hi]" with prec decimals ("–"
+// for a missing end, "+Inf" for an unbounded one).
+func FormatInterval(lo, hi float64, prec int) string {
+	return "[" + FormatNumber(lo, prec) + ", " + FormatNumber(hi, prec) + "]"
 }

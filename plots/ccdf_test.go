@@ -3,9 +3,16 @@ package plots
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
 var inf = math.Inf(1)
@@ -52,9 +59,15 @@ func TestCCDFTablePoolsRepetitions(t *testing.T) {
 	if err := tab.Write(&b, "csv"); err != nil {
 		t.Fatal(err)
 	}
-	want := "label,runs,n,failed,p50_ms,p90_ms,p99_ms,p999_ms,max_ms\n" +
-		"cwr,2,5,1,30.000,+Inf,+Inf,+Inf,+Inf\n" +
-		"lowrtt,1,4,0,2.000,4.000,4.000,4.000,4.000\n"
+	// Intervals: with 5 (4) values nothing bounds a p99 or p99.9 from
+	// above (0.99^5 > 0.025); from below, with A ~ Binomial(n, 0.01) the
+	// values above the p99, P(A ≥ 1) = 1 − 0.99^5 = 0.049 > 0.025 while
+	// P(A ≥ 2) = 0.00098 ≤ 0.025: rank n − 1 (p99.9: P(A ≥ 1) = 0.005 ≤
+	// 0.025, rank n). Beyond the p99 of the cwr runs: nothing beyond
+	// +Inf; of lowrtt's: nothing beyond the largest value.
+	want := "label,runs,n,failed,p50_ms,p90_ms,p99_ms,p99_ci95_lo_ms,p99_ci95_hi_ms,beyond_p99,p999_ms,p999_ci95_lo_ms,p999_ci95_hi_ms,beyond_p999,max_ms\n" +
+		"cwr,2,5,1,30.000,+Inf,+Inf,40.000,+Inf,0,+Inf,+Inf,+Inf,0,+Inf\n" +
+		"lowrtt,1,4,0,2.000,4.000,4.000,3.000,+Inf,0,4.000,4.000,+Inf,0,4.000\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}
@@ -62,7 +75,7 @@ func TestCCDFTablePoolsRepetitions(t *testing.T) {
 	if err := tab.Write(&b, "md"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| cwr | 2 | 5 | 1 | 30.0 | +Inf | +Inf | +Inf | +Inf |") {
+	if !strings.Contains(b.String(), "| cwr | 2 | 5 | 1 | 30.0 | +Inf | +Inf | [40.0, +Inf] | 0 | +Inf | [+Inf, +Inf] | 0 | +Inf |") {
 		t.Fatalf("markdown:\n%s", b.String())
 	}
 }
@@ -79,5 +92,68 @@ func TestLowerBound(t *testing.T) {
 	lb, ok, err := lowerBound(points[0].Runs[0], src)
 	if err != nil || !ok || math.Abs(lb-25.8) > 1e-9 {
 		t.Fatalf("lower bound %v %v %v, want 25.8 ms", lb, ok, err)
+	}
+}
+
+// TestCCDFTailBars: a CCDF line draws its p99 interval [10, 20] as a
+// bar at probability 0.01 with a tick at each end, and its p99.9
+// interval [30, +Inf) as a bar at 0.001 open to the right edge (one
+// tick): five strokes beside the line's own.
+func TestCCDFTailBars(t *testing.T) {
+	plt := plot.New()
+	plt.X.Min, plt.X.Max, plt.Y.Min, plt.Y.Max = 0, 100, 0, 1
+	rec := &recorder.Canvas{}
+	c := draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: 100, Y: 100}}}
+	l := &ccdfLine{c: NewCCDF([]float64{5}), ymin: 1e-4, style: draw.LineStyle{Width: 1}, tails: map[float64]Tail{
+		0.99: {Value: 15, Lo: 10, Hi: 20}, 0.999: {Value: 40, Lo: 30, Hi: math.Inf(1)}}}
+	l.Plot(c, plt)
+	var segs [][2]vg.Point
+	for _, a := range rec.Actions {
+		if s, ok := a.(*recorder.Stroke); ok {
+			segs = append(segs, [2]vg.Point{{X: s.Path[0].Pos.X, Y: s.Path[0].Pos.Y}, {X: s.Path[len(s.Path)-1].Pos.X, Y: s.Path[len(s.Path)-1].Pos.Y}})
+		}
+	}
+	if len(segs) != 6 {
+		t.Fatalf("%d strokes, want 6: %v", len(segs), segs)
+	}
+	// On a 100-point canvas for x in [0, 100] and y in [0, 1]: the p99
+	// bar from x 10 to 20 at y 1, the p99.9 bar from 30 to the edge.
+	horiz := map[[2]vg.Point]bool{}
+	r := func(p vg.Point) vg.Point {
+		return vg.Point{X: vg.Length(math.Round(float64(p.X)*1e6) / 1e6), Y: vg.Length(math.Round(float64(p.Y)*1e6) / 1e6)}
+	}
+	for _, s := range segs {
+		if s[0].Y == s[1].Y {
+			horiz[[2]vg.Point{r(s[0]), r(s[1])}] = true
+		}
+	}
+	for _, want := range [][2]vg.Point{{{X: 10, Y: 1}, {X: 20, Y: 1}}, {{X: 30, Y: 0.1}, {X: 100, Y: 0.1}}} {
+		if !horiz[want] {
+			t.Errorf("no bar %v in %v", want, segs)
+		}
+	}
+}
+
+// TestCutMessagesRefused: a messages.csv cut on a line boundary has
+// fewer rows than summary.json counts: the plot refuses it.
+func TestCutMessagesRefused(t *testing.T) {
+	dir := t.TempDir()
+	rd := writeFixture(t, dir, fixture{point: 0, rep: 0, sched: "cwr", times: []float64{10, 20, 30}})
+	name := filepath.Join(rd, "messages.csv")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(name, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	points, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = CCDFTable(points, DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "2 rows of source s1, summary.json counts 3 messages") {
+		t.Fatalf("cut messages.csv: %v", err)
 	}
 }

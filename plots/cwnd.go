@@ -225,13 +225,14 @@ func (s *caShade) Plot(c draw.Canvas, plt *plot.Plot) {
 }
 
 // caStretches are the stretches [start, end] (ms) in which the path
-// states of one path and end are in congestion avoidance: from a row in
+// states of one path and end are in congestion avoidance (BBR's ProbeBW
+// for bbr): from a row in
 // that state to the next row in another state, or to the last row.
 func caStretches(states []PathState) [][2]float64 {
 	var out [][2]float64
 	start := math.NaN()
 	for _, st := range states {
-		ca := st.State == "congestion_avoidance"
+		ca := st.State == "congestion_avoidance" || st.State == "probe_bw"
 		switch {
 		case ca && math.IsNaN(start):
 			start = st.Time

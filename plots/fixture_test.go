@@ -44,6 +44,8 @@ type fixture struct {
 	// first warmup of them created in the warm-up.
 	times  []float64
 	warmup int
+	// baseSeed is the sweep's base seed; rep the repetition.
+	baseSeed uint64
 	// throughput of the server (total, priority) and the cwnd growth
 	// of paths 0 and 1.
 	total, prio float64
@@ -66,7 +68,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 	if err := os.MkdirAll(rd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2,
+	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2, BaseSeed: f.baseSeed,
 		ConfigSHA256: fmt.Sprintf("sha%d", f.point), DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
 			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times) - f.warmup, WarmupExcluded: f.warmup,
@@ -92,7 +94,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		if math.IsInf(v, 1) {
 			status, failed, delivered, mct = "failed", "timeout", "", "+Inf"
 		}
-		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s,%t\n",
+		fmt.Fprintf(&msgs, "s1,periodic,%d,true,false,10000,1,%.3f,%.3f,%.3f,%s,,%s,+Inf,%d,false,%s,%s,%t,0.000\n",
 			i, created, created, created, delivered, mct, 1+8*i, status, failed, i < f.warmup)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}

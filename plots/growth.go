@@ -147,12 +147,7 @@ func (g *growthMarks) Plot(c draw.Canvas, plt *plot.Plot) {
 			continue
 		}
 		x := trX(m.x)
-		if !math.IsNaN(m.lo) && !math.IsNaN(m.hi) {
-			lo, hi := trY(m.lo), trY(m.hi)
-			c.StrokeLine2(errStyle, x, lo, x, hi)
-			c.StrokeLine2(errStyle, x-vg.Points(1.5), lo, x+vg.Points(1.5), lo)
-			c.StrokeLine2(errStyle, x-vg.Points(1.5), hi, x+vg.Points(1.5), hi)
-		}
+		errorBar(c, plt, x, m.lo, m.hi, vg.Points(1.5), errStyle)
 		pt := vg.Point{X: x, Y: trY(m.y)}
 		if c.Contains(pt) {
 			c.DrawGlyph(pathGlyph(m.path, draw.LineStyle{Color: m.style.Color}), pt)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/mpq/mpq/experiment/results"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -49,6 +50,13 @@ func (r *Run) Messages() ([]Message, error) {
 	}
 	if ms == nil {
 		ms = []Message{}
+	}
+	rows := map[string]int{}
+	for _, m := range ms {
+		rows[m.Source]++
+	}
+	if err := results.CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
+		return nil, &InputError{err}
 	}
 	r.messages = ms
 	return ms, nil

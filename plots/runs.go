@@ -106,11 +106,42 @@ func Load(dirs []string) ([]*Point, error) {
 				p = &Point{Name: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: s.PathScheduler}
 				byKey[key] = p
 				points = append(points, p)
+			} else if err := sameInvocation(p.Runs, r); err != nil {
+				return nil, err
 			}
 			p.Runs = append(p.Runs, r)
 		}
 	}
 	return points, nil
+}
+
+// sameInvocation checks that r can be pooled with the runs of its point
+// (the same configuration): repetitions of one sweep, as mpq aggregate
+// requires. Runs of another invocation that gave the same configuration
+// (another seed, other --set values that change nothing, another
+// repeat), or the same repetition twice, are refused rather than pooled
+// into one line.
+func sameInvocation(runs []*Run, r *Run) error {
+	first, s := runs[0].Summary, r.Summary
+	what := ""
+	switch {
+	case s.BaseSeed != first.BaseSeed:
+		what = fmt.Sprintf("seeds derived from different base seeds, %d and %d", first.BaseSeed, s.BaseSeed)
+	case s.Repeat != first.Repeat:
+		what = fmt.Sprintf("sweeps of %d and %d repetitions", first.Repeat, s.Repeat)
+	case strings.Join(s.Vary, "\x00") != strings.Join(first.Vary, "\x00"):
+		what = fmt.Sprintf("different varied keys, %q and %q", strings.Join(first.Vary, " "), strings.Join(s.Vary, " "))
+	}
+	for _, q := range runs {
+		if what == "" && q.Summary.Repetition == s.Repetition {
+			what = fmt.Sprintf("the same repetition %d", s.Repetition)
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	return inputErr("runs %s and %s have the same configuration from two invocations of mpq run (%s): plot each invocation's runs apart (into directories of their own)",
+		runs[0].Dir, r.Dir, what)
 }
 
 // findRuns returns the run directories below dir, sorted.

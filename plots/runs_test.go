@@ -100,3 +100,36 @@ func TestLoadBadDirectories(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesTwoInvocations: runs of one configuration from two
+// invocations of mpq run in one directory (another base seed, other
+// varied keys, the same repetition twice) are refused, not pooled.
+func TestLoadRefusesTwoInvocations(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    fixture
+		want string
+	}{
+		{"base seed", fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 7}, "different base seeds, 1 and 7"},
+		{"varied keys", fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1, vary: []string{"seed=1"}}, "different varied keys"},
+		{"same repetition", fixture{point: 0, rep: 0, sched: "cwr", times: []float64{2}, baseSeed: 1}, "the same repetition 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFixture(t, filepath.Join(dir, "a"), fixture{point: 0, rep: 0, sched: "cwr", times: []float64{1}, baseSeed: 1})
+			writeFixture(t, filepath.Join(dir, "b"), tc.b)
+			_, err := Load([]string{dir})
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v, want an input error about %s", err, tc.want)
+			}
+		})
+	}
+	// Repetitions of one invocation load as one point.
+	dir := t.TempDir()
+	writeFixture(t, dir, fixture{point: 0, rep: 0, sched: "cwr", times: []float64{1}, baseSeed: 1})
+	writeFixture(t, dir, fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1})
+	if points, err := Load([]string{dir}); err != nil || len(points) != 1 || len(points[0].Runs) != 2 {
+		t.Fatalf("one invocation: %v", err)
+	}
+}

@@ -11,8 +11,10 @@ import (
 // and, for lines, its dash pattern, so that the schedulers stay apart in
 // greyscale and for colour-blind readers. The colours are Paul Tol's
 // high-contrast scheme (designed to survive both) for the reference
-// paper's three schedulers, and his medium-contrast colours for the
-// others; each has a dash pattern of its own.
+// paper's three schedulers, and his medium-contrast and bright colours
+// for the others (sr's green, not the olive next to lowrtt's yellow);
+// each has a dash pattern of its own, and every two colours are at least
+// 30 apart in CIELAB (ΔE*ab, TestSchedulerColoursApart).
 type Style struct {
 	Color  color.RGBA
 	Dashes []vg.Length
@@ -24,12 +26,12 @@ var schedulerStyles = map[string]Style{
 	"cwr-red":     {rgb(0x00, 0x44, 0x88), nil},                                     // dark blue, solid
 	"cwr":         {rgb(0xBB, 0x55, 0x66), []vg.Length{vg.Points(5), vg.Points(2)}}, // red, dashed
 	"lowrtt":      {rgb(0xDD, 0xAA, 0x33), []vg.Length{vg.Points(1.5), vg.Points(1.5)}},
-	"sr":          {rgb(0x99, 0x77, 0x00), []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}},
+	"sr":          {rgb(0x22, 0x88, 0x33), []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}}, // green
 	"redundant":   {rgb(0x66, 0x99, 0xCC), []vg.Length{vg.Points(3), vg.Points(3)}},
 	"round-robin": {rgb(0x00, 0x00, 0x00), []vg.Length{vg.Points(8), vg.Points(3)}},
 
-	// cwr-red with our rules on: green, dot-dashed.
-	"cwr-red-fast": {rgb(0x22, 0x88, 0x33), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
+	// cwr-red with our rules on: purple, dot-dashed.
+	"cwr-red-fast": {rgb(0x66, 0x33, 0x99), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
 }
 
 // otherStyle is for a scheduler without a style of its own.

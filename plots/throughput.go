@@ -258,13 +258,36 @@ func (ch *barChart) Plot(c draw.Canvas, plt *plot.Plot) {
 		c.FillPolygon(st.Color, c.ClipPolygonXY(rect(x0, x1, y0, ySplit)))
 		c.FillPolygon(st.Light(), c.ClipPolygonXY(rect(x0, x1, ySplit, yTop)))
 		c.StrokeLines(draw.LineStyle{Color: st.Color, Width: vg.Points(0.5)}, c.ClipLinesXY(append(rect(x0, x1, y0, yTop), vg.Point{X: x0, Y: y0}))...)
-		if !math.IsNaN(b.lo) && !math.IsNaN(b.hi) {
-			xm := trX(b.x)
-			cap := (x1 - x0) / 4
-			lo, hi := trY(b.lo), trY(b.hi)
-			c.StrokeLine2(errStyle, xm, lo, xm, hi)
-			c.StrokeLine2(errStyle, xm-cap, lo, xm+cap, lo)
-			c.StrokeLine2(errStyle, xm-cap, hi, xm+cap, hi)
+		errorBar(c, plt, trX(b.x), b.lo, b.hi, (x1-x0)/4, errStyle)
+	}
+}
+
+// errorBar draws a vertical error bar at x from lo to hi (data values; no
+// bar when either is NaN) with caps of half width cap, clipped to the
+// vertical axis' range: an end beyond the axis (a throughput interval
+// reaching below zero) stops at the axis without a cap, rather than
+// running through the tick labels.
+func errorBar(c draw.Canvas, plt *plot.Plot, x vg.Length, lo, hi float64, cap vg.Length, st draw.LineStyle) {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return
+	}
+	_, trY := plt.Transforms(&c)
+	clip := func(v float64) (vg.Length, bool) {
+		switch {
+		case v < plt.Y.Min:
+			return trY(plt.Y.Min), false
+		case v > plt.Y.Max:
+			return trY(plt.Y.Max), false
 		}
+		return trY(v), true
+	}
+	y0, capLo := clip(lo)
+	y1, capHi := clip(hi)
+	c.StrokeLine2(st, x, y0, x, y1)
+	if capLo {
+		c.StrokeLine2(st, x-cap, y0, x+cap, y0)
+	}
+	if capHi {
+		c.StrokeLine2(st, x-cap, y1, x+cap, y1)
 	}
 }

@@ -140,6 +140,81 @@ func TestCWRSelect(t *testing.T) {
 	}
 }
 
+// A message reserved before its generation time keeps its room until it
+// is written or ReservationGrace has passed, also once its source has
+// announced the next message (trafficgen announces it as it writes the
+// current one, and on a real clock the connection's send loop runs after
+// that): background data stay off the room in that gap, and take it once
+// the message is written or the grace is over.
+func TestCWRReservationGrace(t *testing.T) {
+	const pkt = simMPS
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	// One path of a 10-packet window with 6 in flight; the 4-packet
+	// message (with its slack, 5 packets) is due at 10 ms, the next one
+	// at 510 ms, beyond the reservation window.
+	p := path(0, 20*ms, 10*pkt, 6*pkt)
+	p.PacketOverhead = simOverhead
+	paths := []PathInfo{p}
+	bg := Work{Class: ClassBackground, Size: pkt}
+	prio := Work{Class: ClassPriority, Priority: true, Size: pkt}
+	src := Source{ID: 1, Size: 4 * simPayload, Interval: 500 * ms, Next: at(10 * ms)}
+	next := src
+	next.Next = at(510 * ms)
+	tests := []struct {
+		name     string
+		announce bool          // the next message announced at 10 ms
+		write    time.Duration // a priority decision (the write), if not 0
+		now      time.Duration
+		want     []uint64
+	}{
+		{"before generation: held", false, 0, 5 * ms, nil},
+		{"generated, not written, within the grace: held", false, 0, 10*ms + ReservationGrace - ms, nil},
+		{"next announced, not written, within the grace: held", true, 0, 10*ms + ReservationGrace - ms, nil},
+		{"at the end of the grace: released", true, 0, 10*ms + ReservationGrace, []uint64{0}},
+		{"written: released at once", true, 10*ms + ms/2, 10*ms + ms, []uint64{0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewCWR()
+			s.Announce(src)
+			// A decision before the generation time reserves the
+			// message.
+			if got := s.Select(at(0), paths, bg, nil); got != nil {
+				t.Fatalf("at 0: background sent on %v beside the reservation", got)
+			}
+			if tc.announce {
+				s.Announce(next)
+			}
+			if tc.write > 0 {
+				s.Select(at(tc.write), paths, prio, nil)
+			}
+			if got := s.Select(at(tc.now), paths, bg, nil); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("at %v: got %v, want %v", tc.now, got, tc.want)
+			}
+		})
+	}
+	// With hold_unwritten = false the reservation ends at the generation
+	// time.
+	off, err := NewPathSchedulerWith("cwr", map[string]any{"hold_unwritten": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.(SourceAware).Announce(src)
+	off.Select(at(0), paths, bg, nil)
+	if got := off.Select(at(10*ms+ms), paths, bg, nil); !reflect.DeepEqual(got, []uint64{0}) {
+		t.Errorf("hold_unwritten = false: got %v after the generation, want [0]", got)
+	}
+	// The wake-up comes when the reservation ends, not at the generation.
+	s := NewCWR()
+	s.Announce(src)
+	s.Select(at(0), paths, bg, nil)
+	s.Announce(next)
+	if w := s.NextWakeup(at(10 * ms)); !w.Equal(at(10*ms + ReservationGrace)) {
+		t.Errorf("wake-up after the generation %v, want %v", w.Sub(t0), 10*ms+ReservationGrace)
+	}
+}
+
 // TestCWRReservationPlacement checks on which path each message is
 // reserved: the lowest-RTT candidate; with equal RTTs, the k-th message of
 // source S goes to the ((S+k) mod n)-th of the n tied paths by path ID.

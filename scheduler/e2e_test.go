@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
 	"github.com/mpq/mpq/testbed/netsim"
@@ -28,6 +29,13 @@ type e2eResult struct {
 // client over two simulated paths, with the named path scheduler and
 // priority-fifo, and returns the message completion times.
 func runE2E(t *testing.T, sched string, loss float64) e2eResult {
+	t.Helper()
+	return runE2EWith(t, sched, "", loss)
+}
+
+// runE2EWith is runE2E with the server's congestion controller named
+// ("" for the default).
+func runE2EWith(t *testing.T, sched, cc string, loss float64) e2eResult {
 	t.Helper()
 	const (
 		msgSize  = 10000
@@ -54,6 +62,7 @@ func runE2E(t *testing.T, sched string, loss float64) e2eResult {
 		TLS:             stls,
 		PathScheduler:   sched,
 		StreamScheduler: "priority-fifo",
+		Congestion:      cc,
 	}
 	ccfg := &core.Config{
 		TLS: ctls,
@@ -202,5 +211,36 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatal("bulk data not delivered")
 			}
 		})
+	}
+}
+
+// TestEndToEndControllers: the reservation schedulers, which read each
+// path's window and bytes in flight, and lowrtt work unchanged with every
+// congestion controller: every message and the bulk data arrive (with
+// the drop-tail queues ending the loss-based controllers' slow start).
+func TestEndToEndControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	for _, cc := range congestion.Names() {
+		for _, sched := range []string{"lowrtt", "cwr", "cwr-red"} {
+			t.Run(cc+"/"+sched, func(t *testing.T) {
+				res := runE2EWith(t, sched, cc, 0)
+				if res.err != nil {
+					t.Fatal(res.err)
+				}
+				for i, d := range res.mct {
+					if d == 0 {
+						t.Fatalf("message %d not delivered", i)
+					}
+				}
+				if !res.bulkDone {
+					t.Fatal("bulk data not delivered")
+				}
+				sorted := slices.Clone(res.mct)
+				slices.Sort(sorted)
+				t.Logf("MCT median %v max %v; bytes per path %v; reservations missed %d", sorted[len(sorted)/2], sorted[len(sorted)-1], res.bytesPerPath, res.missed)
+			})
+		}
 	}
 }

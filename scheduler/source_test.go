@@ -57,8 +57,12 @@ func TestCWRNextWakeup(t *testing.T) {
 		}
 		s.Announce(Source{ID: 1, Size: 1000, Interval: 50 * ms, Next: t0.Add(20 * ms)})
 		s.Announce(Source{ID: 2, Size: 1000, Interval: 30 * ms, Next: t0.Add(40 * ms)})
+		// Each reservation ends ReservationGrace after its message's
+		// generation time (nothing was reserved here, so a message in
+		// the past holds nothing).
+		g := ReservationGrace
 		tests := []struct{ now, want time.Duration }{
-			{0, 20 * ms}, {20 * ms, 40 * ms}, {40 * ms, 70 * ms}, {71 * ms, 100 * ms},
+			{0, 20*ms + g}, {20 * ms, 40*ms + g}, {40 * ms, 70*ms + g}, {71 * ms, 100*ms + g},
 		}
 		for _, tc := range tests {
 			if got := s.NextWakeup(t0.Add(tc.now)); !got.Equal(t0.Add(tc.want)) {

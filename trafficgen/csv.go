@@ -28,8 +28,17 @@ func msOrInf(d time.Duration, ok bool) string {
 	return FormatCSV(ms(d))
 }
 
+// lateMS is m's lateness in milliseconds for messages.csv ("" unknown).
+func lateMS(m *MessageRecord) string {
+	d, ok := m.Late()
+	if !ok {
+		return ""
+	}
+	return FormatCSV(ms(d))
+}
+
 // MessagesHeader is the header line of messages.csv.
-const MessagesHeader = "source,kind,seq,priority,reply_priority,length,reply,created_ms,started_ms,written_ms,delivered_ms,replied_ms,mct_ms,response_ms,stream_id,queued,status,failed,warmup"
+const MessagesHeader = "source,kind,seq,priority,reply_priority,length,reply,created_ms,started_ms,written_ms,delivered_ms,replied_ms,mct_ms,response_ms,stream_id,queued,status,failed,warmup,late_ms"
 
 // WriteMessagesCSV writes messages.csv: one row per message, times in
 // milliseconds since the start of the experiment (empty when the event
@@ -37,7 +46,8 @@ const MessagesHeader = "source,kind,seq,priority,reply_priority,length,reply,cre
 // not delivered or got no reply in time (as they count in the
 // distributions); status is completed or failed, failed the reason;
 // warmup is true for a message created in the warm-up (InWarmup), which
-// the summary's statistics leave out.
+// the summary's statistics leave out; late_ms is how late the message
+// was created after its schedule had it due (Late; empty when unknown).
 func (r *Recorder) WriteMessagesCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, MessagesHeader)
@@ -45,10 +55,10 @@ func (r *Recorder) WriteMessagesCSV(w io.Writer) error {
 		src := r.sources[m.Source]
 		mct, mok := m.MCT()
 		rt, rok := m.ResponseTime()
-		fmt.Fprintf(bw, "%s,%s,%d,%t,%t,%d,%d,%s,%s,%s,%s,%s,%s,%s,%d,%t,%s,%s,%t\n", src.Name, src.Kind, m.Seq, m.Priority, m.ReplyPriority,
+		fmt.Fprintf(bw, "%s,%s,%d,%t,%t,%d,%d,%s,%s,%s,%s,%s,%s,%s,%d,%t,%s,%s,%t,%s\n", src.Name, src.Kind, m.Seq, m.Priority, m.ReplyPriority,
 			m.Length, m.Reply,
 			msAt(m.Created, r.start), msAt(m.Started, r.start), msAt(m.Written, r.start), msAt(m.Delivered, r.start), msAt(m.Replied, r.start),
-			msOrInf(mct, mok), msOrInf(rt, rok), m.StreamID, m.Queued, m.Status(), m.Failed, r.InWarmup(m))
+			msOrInf(mct, mok), msOrInf(rt, rok), m.StreamID, m.Queued, m.Status(), m.Failed, r.InWarmup(m), lateMS(m))
 	}
 	return bw.Flush()
 }

@@ -81,7 +81,14 @@ type MessageRecord struct {
 	// application had all of it; Replied when the sender had the whole
 	// reply. Zero if it did not happen.
 	Created, Started, Written, Delivered, Replied time.Time
-	StreamID                                      uint64
+	// Due is when the source's schedule had the message due (periodic,
+	// request-response and frames: start + seq*interval; the sequential
+	// kinds: their creation). A timer that fires late creates it late:
+	// Created - Due is its lateness (Late), which MCT does not hide, as
+	// MCT counts from Created. Zero when unknown (a record rebuilt by
+	// the receiver from the header).
+	Due      time.Time
+	StreamID uint64
 	// Queued: the message waited for a free stream.
 	Queued bool
 	// Completed: the message completed (was delivered, or for kinds with
@@ -104,6 +111,15 @@ func (m *MessageRecord) Status() string {
 		return StatusFailed
 	}
 	return ""
+}
+
+// Late is how late the message was created after it was due (Due); ok
+// is false when Due is unknown.
+func (m *MessageRecord) Late() (time.Duration, bool) {
+	if m.Due.IsZero() || m.Created.IsZero() {
+		return 0, false
+	}
+	return m.Created.Sub(m.Due), true
 }
 
 // MCT is the message completion time: generation to complete reception
@@ -409,8 +425,20 @@ func (r *Recorder) Outstanding() int {
 
 // Finish ends the recording at the end of the drain period: every message
 // still under way fails, with "no reply" if it was delivered (kinds with
-// replies) and "timeout" otherwise; later events are ignored.
+// replies) and "timeout" otherwise; each path's last state, if paths.csv
+// did not keep it yet, is kept (so it does not depend on whether a later
+// change came before the run ended); later events are ignored.
 func (r *Recorder) Finish() {
+	n := len(r.samples)
+	for _, k := range sortedPathKeys(r.paths) {
+		if pl := r.paths[k]; pl.seen && !pl.kept {
+			pl.kept = true
+			r.samples = append(r.samples, pl.last)
+		}
+	}
+	if len(r.samples) > n {
+		sort.SliceStable(r.samples, func(i, j int) bool { return r.samples[i].At.Before(r.samples[j].At) })
+	}
 	for _, ms := range r.msgs {
 		for _, m := range ms {
 			if m == nil || m.Done() {
@@ -519,6 +547,18 @@ func (o *observer) StreamDataSent(now time.Time, pathID, _ uint64, priority bool
 // Interval is the width of the throughput bins.
 func (r *Recorder) Interval() time.Duration { return r.cfg.Interval }
 
+// sortedPathKeys lists the keys of the path logs by end and path ID.
+func sortedPathKeys(m map[pathKey]*pathLog) []pathKey {
+	keys := make([]pathKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].vantage < keys[j].vantage || keys[i].vantage == keys[j].vantage && keys[i].id < keys[j].id
+	})
+	return keys
+}
+
 // sortedPaths lists the path IDs of a vantage's bins.
 func sortedPaths[V any](m map[uint64]V) []uint64 {
 	ids := make([]uint64, 0, len(m))
@@ -552,7 +592,8 @@ func (g *caGrowth) flush() {
 }
 
 // inCongestionAvoidance reports whether a sample is in the congestion
-// avoidance phase: neither slow start nor recovery. A controller that
+// avoidance phase: neither slow start nor recovery; for bbr, ProbeBW
+// (neither Startup, Drain nor ProbeRTT). A controller that
 // reports the sender application limited (newreno-cwl, which then does
 // not grow the window) is still in that phase when its window is at or
 // above the slow start threshold: leaving those periods out would count
@@ -560,7 +601,7 @@ func (g *caGrowth) flush() {
 // very effect of window reservation Table I measures.
 func inCongestionAvoidance(s PathSample) bool {
 	switch s.CongestionState {
-	case "congestion_avoidance":
+	case "congestion_avoidance", "probe_bw":
 		return true
 	case "application_limited":
 		return s.CongestionWindow >= s.SSThresh

@@ -26,29 +26,38 @@ func SenderSide(kind string) string {
 	return "client"
 }
 
-// Start starts the sources of the experiment that this peer sends, with
-// their start times relative to t0. The sources' indexes in srcs identify
-// them in message headers. They generate messages within the recorder's
-// window [t0, Recorder.End()) only, however late Stop comes: the
-// real-time backends stop the peers once the end has passed on the wall
-// clock, when a message due at the end may already be due; and Stop
-// generates the messages due before the end whose timers were late.
+// Start starts the sources of the experiment that this peer sends. It is
+// called when the peer's connection can carry them (the server's once it
+// accepted the connection, the client's once connected): each source's
+// start and stop count from then, not from the experiment's time zero t0,
+// so no message falls due while the handshake is under way and none is
+// generated late in a burst when it ends. The sources' indexes in srcs
+// identify them in message headers. They generate messages within the
+// recorder's window [t0, Recorder.End()) only, however late Stop comes:
+// the real-time backends stop the peers once the end has passed on the
+// wall clock, when a message due at the end may already be due; and Stop
+// generates the messages due before the end whose timers were late
+// (recording how late: MessageRecord.Due).
 func (p *Peer) Start(srcs []experiment.Source, t0 time.Time) {
+	ready := p.env.Now()
+	if ready.Before(t0) {
+		ready = t0
+	}
 	for i, s := range srcs {
 		if SenderSide(s.Kind) != p.side {
 			continue
 		}
 		switch s.Kind {
 		case experiment.KindPeriodic:
-			p.periodic(i, s, t0, 1)
+			p.periodic(i, s, ready, 1)
 		case experiment.KindRequestResponse, experiment.KindFrames:
-			p.periodic(i, s, t0, uint32(s.ReplySize))
+			p.periodic(i, s, ready, uint32(s.ReplySize))
 		case experiment.KindBulk:
-			p.after(t0.Add(s.Start), func() { p.bulk(i, s, t0) })
+			p.after(ready.Add(s.Start), func() { p.bulk(i, s, ready) })
 		case experiment.KindFile:
-			p.after(t0.Add(s.Start), func() { p.sequential(i, s, t0, 0) })
+			p.after(ready.Add(s.Start), func() { p.sequential(i, s, ready, 0) })
 		case experiment.KindStopAndWait:
-			p.after(t0.Add(s.Start), func() { p.sequential(i, s, t0, 0) })
+			p.after(ready.Add(s.Start), func() { p.sequential(i, s, ready, 0) })
 		}
 	}
 }
@@ -63,24 +72,26 @@ func (p *Peer) after(at time.Time, f func()) {
 	p.closers = append(p.closers, func() { cancel() })
 }
 
-// stopAt is when source s ends: at its stop time or at the end of the
-// experiment, whichever is first (zero: when the peer stops).
-func (p *Peer) stopAt(s experiment.Source, t0 time.Time) time.Time {
+// stopAt is when source s ends: at its stop time (counted from origin,
+// when the source's peer started) or at the end of the experiment,
+// whichever is first (zero: when the peer stops).
+func (p *Peer) stopAt(s experiment.Source, origin time.Time) time.Time {
 	end := p.rec.End()
-	if s.Stop > 0 && (end.IsZero() || t0.Add(s.Stop).Before(end)) {
-		return t0.Add(s.Stop)
+	if s.Stop > 0 && (end.IsZero() || origin.Add(s.Stop).Before(end)) {
+		return origin.Add(s.Stop)
 	}
 	return end
 }
 
 // periodic generates a message of s.Size bytes every s.Interval from
-// t0+s.Start, each answered with reply bytes. Generation times follow the
-// schedule exactly (no drift): message k is created at start+k*interval.
-// A periodic priority source announces each next message to the path
-// scheduler.
-func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32) {
-	first := t0.Add(s.Start)
-	end := p.stopAt(s, t0)
+// origin+s.Start, each answered with reply bytes. Message k is due at
+// start+k*interval (no drift) and created when its timer fires: then in
+// the simulator, later on a loaded real-time event loop (the record's
+// Due keeps the difference). A periodic priority source announces each
+// next message to the path scheduler.
+func (p *Peer) periodic(idx int, s experiment.Source, origin time.Time, reply uint32) {
+	first := origin.Add(s.Start)
+	end := p.stopAt(s, origin)
 	ann, _ := p.conn.(Announcer)
 	if !s.Announce {
 		ann = nil
@@ -110,7 +121,8 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 		if p.stopped {
 			return
 		}
-		p.generate(idx, s, k, uint64(s.Size), reply, nil)
+		at, _ := due()
+		p.generate(idx, s, k, at, uint64(s.Size), reply, nil)
 		k++
 		schedule()
 	}
@@ -121,7 +133,7 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 			// it and any due after it by now are generated now.
 			now := p.env.Now()
 			for at, ok := due(); ok && !at.After(now); at, ok = due() {
-				p.generate(idx, s, k, uint64(s.Size), reply, nil)
+				p.generate(idx, s, k, at, uint64(s.Size), reply, nil)
 				k++
 			}
 		}
@@ -132,11 +144,12 @@ func (p *Peer) periodic(idx int, s experiment.Source, t0 time.Time, reply uint32
 	schedule()
 }
 
-// generate creates message seq of source idx and sends it.
-func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64, reply uint32, done func(*MessageRecord)) *MessageRecord {
+// generate creates message seq of source idx, due at due, and sends it.
+func (p *Peer) generate(idx int, s experiment.Source, seq uint32, due time.Time, length uint64, reply uint32, done func(*MessageRecord)) *MessageRecord {
 	now := p.env.Now()
 	replyPrio := s.ReplyPriority
 	rec := p.rec.generated(idx, seq, now, length, reply, s.Priority, replyPrio)
+	rec.Due = due
 	var flags uint8
 	if s.Priority {
 		flags |= FlagPriority
@@ -159,8 +172,8 @@ func (p *Peer) generate(idx int, s experiment.Source, seq uint32, length uint64,
 // files), up to s.Count. A file transfer is a request that is answered
 // with the file; a stop-and-wait publish a message answered with one
 // byte, given up after s.Timeout.
-func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32) {
-	end := p.stopAt(s, t0)
+func (p *Peer) sequential(idx int, s experiment.Source, origin time.Time, seq uint32) {
+	end := p.stopAt(s, origin)
 	if p.stopped || s.Count > 0 && int(seq) >= s.Count || !end.IsZero() && !p.env.Now().Before(end) {
 		return
 	}
@@ -176,13 +189,13 @@ func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32
 		}
 		advanced = true
 		if s.Kind == experiment.KindFile && s.Interval > 0 {
-			p.after(p.env.Now().Add(s.Interval), func() { p.sequential(idx, s, t0, seq+1) })
+			p.after(p.env.Now().Add(s.Interval), func() { p.sequential(idx, s, origin, seq+1) })
 			return
 		}
-		p.sequential(idx, s, t0, seq+1)
+		p.sequential(idx, s, origin, seq+1)
 	}
 	next = func(*MessageRecord) { advance() }
-	rec := p.generate(idx, s, seq, length, reply, next)
+	rec := p.generate(idx, s, seq, p.env.Now(), length, reply, next)
 	if s.Kind == experiment.KindStopAndWait && s.Timeout > 0 {
 		// The timeout runs on in the drain period.
 		p.env.AfterFunc(s.Timeout, func() {
@@ -197,7 +210,7 @@ func (p *Peer) sequential(idx int, s experiment.Source, t0 time.Time, seq uint32
 // bulk keeps a stream of background data backlogged: it writes whenever
 // the stream takes more, until the source stops, which resets the stream
 // (or s.Size bytes, if set, after which the stream ends).
-func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
+func (p *Peer) bulk(idx int, s experiment.Source, origin time.Time) {
 	st, err := p.conn.OpenStream()
 	if err != nil {
 		p.rec.protocolError(err)
@@ -258,7 +271,7 @@ func (p *Peer) bulk(idx int, s experiment.Source, t0 time.Time) {
 			st.CancelWrite(0)
 		}
 	}
-	if end := p.stopAt(s, t0); !end.IsZero() {
+	if end := p.stopAt(s, origin); !end.IsZero() {
 		p.after(end, reset)
 	}
 	// The source ends with the experiment too.

@@ -193,3 +193,60 @@ func Jitter(ds []time.Duration) float64 {
 	}
 	return diff / float64(len(ds)-1) / mean
 }
+
+// QuantileCI is the distribution-free (order-statistic) confidence
+// interval of level conf for the p-quantile of the population that the
+// sorted values (ascending, +Inf last) sample: [x(l), x(u)], the values
+// of ranks l and u (from 1), with B ~ Binomial(n, p) the number of
+// values at or below the quantile, l the largest rank with P(B ≤ l−1) ≤
+// (1−conf)/2 and u the smallest with P(B ≥ u) ≤ (1−conf)/2; the
+// interval covers the quantile with probability at least conf. When no
+// rank is low (high) enough, which few values for a high p leave, lo is
+// NaN (hi +Inf: the values do not bound the quantile from above); both
+// NaN without values. Ranks are 0 when missing.
+func QuantileCI(sorted []float64, p, conf float64) (lo, hi float64, loRank, hiRank int) {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN(), math.NaN(), 0, 0
+	}
+	alpha := (1 - conf) / 2
+	lgn, _ := math.Lgamma(float64(n) + 1)
+	lp, lq := math.Log(p), math.Log1p(-p)
+	pmf := func(k int) float64 {
+		a, _ := math.Lgamma(float64(k) + 1)
+		b, _ := math.Lgamma(float64(n-k) + 1)
+		return math.Exp(lgn - a - b + float64(k)*lp + float64(n-k)*lq)
+	}
+	// P(B ≤ l−1) grows with l: the largest l with it at most alpha.
+	below := 0.0 // P(B ≤ l−1)
+	for l := 1; l <= n; l++ {
+		below += pmf(l - 1)
+		if below > alpha {
+			break
+		}
+		loRank = l
+	}
+	// P(B ≥ u) shrinks as u grows: the smallest u with it at most alpha.
+	above := 0.0 // P(B ≥ u)
+	for u := n; u >= 1; u-- {
+		above += pmf(u)
+		if above > alpha {
+			break
+		}
+		hiRank = u
+	}
+	lo, hi = math.NaN(), math.Inf(1)
+	if loRank > 0 {
+		lo = sorted[loRank-1]
+	}
+	if hiRank > 0 {
+		hi = sorted[hiRank-1]
+	}
+	return lo, hi, loRank, hiRank
+}
+
+// Beyond counts the sorted values greater than v: the messages beyond a
+// quantile (those that did not complete included, unless v is +Inf).
+func Beyond(sorted []float64, v float64) int {
+	return len(sorted) - sort.Search(len(sorted), func(i int) bool { return sorted[i] > v })
+}

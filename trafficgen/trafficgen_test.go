@@ -137,6 +137,33 @@ func TestCwndGrowthCAApplicationLimited(t *testing.T) {
 	}
 }
 
+// TestCwndGrowthCABBR: for bbr the congestion avoidance stretches are
+// ProbeBW's. Startup, Drain and ProbeRTT do not count: ProbeBW from 1 s
+// to 1.5 s grows 2700 bytes, ProbeRTT drops the window (not counted),
+// ProbeBW from 2 s to 2.5 s grows 1350: 4050 bytes in 1 s, 202.5 per
+// 50 ms.
+func TestCwndGrowthCABBR(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ms := time.Millisecond
+	var s []PathSample
+	add := func(at time.Duration, cwnd uint64, state string) {
+		s = append(s, PathSample{At: t0.Add(at), Vantage: "server", PathMetrics: core.PathMetrics{PathID: 0,
+			CongestionWindow: cwnd, SSThresh: math.MaxUint64, CongestionState: state}})
+	}
+	add(0, 13500, "startup")
+	add(500*ms, 400000, "startup")
+	add(700*ms, 400000, "drain")
+	add(1000*ms, 300000, "probe_bw")
+	add(1500*ms, 302700, "probe_bw")
+	add(1600*ms, 5400, "probe_rtt")
+	add(2000*ms, 300000, "probe_bw")
+	add(2500*ms, 301350, "probe_bw")
+	got := CwndGrowthCA(s, "server", 0, 50*ms)
+	if want := 4050.0 / 1.0 * 0.05; !(math.Abs(got-want) <= 1e-6) {
+		t.Fatalf("growth %v bytes per RTT, want %v", got, want)
+	}
+}
+
 // TestNearestRankWithFailures pins the quantiles on values computed by
 // hand: a failed message counts as +Inf, so a quantile whose rank reaches
 // the failures is +Inf, and the mean is too (mean_completed is not).
@@ -205,5 +232,53 @@ func TestMillisJSON(t *testing.T) {
 	}
 	if v, err := ParseCSV("+Inf"); err != nil || !math.IsInf(v, 1) {
 		t.Fatalf("ParseCSV(+Inf) = %v, %v", v, err)
+	}
+}
+
+// TestQuantileCI: order-statistic intervals computed by hand from the
+// binomial distribution. n = 10, the median: P(B ≤ 1) = 11/1024 ≤ 0.025
+// < P(B ≤ 2) = 56/1024, so l = 2, and symmetrically u = 9. n = 100, p99:
+// with A = 100 − B ~ Binomial(100, 0.01), P(B ≤ 96) = P(A ≥ 4) =
+// 0.01837 ≤ 0.025 < P(A ≥ 3) = 0.07937, so l = 97; P(B ≥ 100) = 0.99^100
+// = 0.366 > 0.025: no upper bound. n = 1000, p99 (A close to Poisson(10)):
+// P(A ≥ 18) ≈ 0.014 ≤ 0.025 < P(A ≥ 17) ≈ 0.027 gives l = 983, P(A ≤ 3)
+// ≈ 0.010 ≤ 0.025 < P(A ≤ 4) ≈ 0.029 gives u = 997.
+func TestQuantileCI(t *testing.T) {
+	seq := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i + 1)
+		}
+		return v
+	}
+	tests := []struct {
+		n          int
+		p          float64
+		lo, hi     float64
+		loR, hiR   int
+		beyondHere int
+	}{
+		{10, 0.5, 2, 9, 2, 9, 5},
+		{100, 0.99, 97, math.Inf(1), 97, 0, 1},
+		{1000, 0.99, 983, 997, 983, 997, 10},
+	}
+	for _, tc := range tests {
+		s := seq(tc.n)
+		lo, hi, l, u := QuantileCI(s, tc.p, 0.95)
+		if lo != tc.lo || hi != tc.hi || l != tc.loR || u != tc.hiR {
+			t.Errorf("n %d p %v: [%v, %v] ranks %d %d, want [%v, %v] ranks %d %d", tc.n, tc.p, lo, hi, l, u, tc.lo, tc.hi, tc.loR, tc.hiR)
+		}
+		if b := Beyond(s, NearestRank(s, tc.p)); b != tc.beyondHere {
+			t.Errorf("n %d p %v: %d beyond the quantile, want %d", tc.n, tc.p, b, tc.beyondHere)
+		}
+	}
+	// A failed message (+Inf) is beyond every finite quantile; nothing
+	// is beyond +Inf.
+	s := []float64{1, 2, 3, math.Inf(1)}
+	if Beyond(s, 2) != 2 || Beyond(s, math.Inf(1)) != 0 {
+		t.Errorf("beyond with a failure: %d %d", Beyond(s, 2), Beyond(s, math.Inf(1)))
+	}
+	if lo, hi, _, _ := QuantileCI(nil, 0.99, 0.95); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("interval of nothing [%v, %v]", lo, hi)
 	}
 }

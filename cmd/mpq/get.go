@@ -231,6 +231,7 @@ func createOut(name string) (*outFile, error) {
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", name)
 	}
+	removeStale(name, ".mpq-get-")
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".mpq-get-*")
 	if err != nil {
 		var pe *fs.PathError

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // A readmeBlock is one ```sh block of README.md.
@@ -314,6 +315,17 @@ func TestREADMECommands(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dir, "mpq")); err != nil {
 		t.Errorf("go build ./cmd/mpq left no ./mpq: %v", err)
 	}
+	// README's commands write nothing into the top of the checkout but
+	// what .gitignore ignores there: ./mpq and results/.
+	top, err := os.ReadDir(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range top {
+		if en.Type()&os.ModeSymlink == 0 && en.Name() != "mpq" && en.Name() != "results" {
+			t.Errorf("README's commands wrote %s into the repository's root", en.Name())
+		}
+	}
 	if _, err := os.Stat(filepath.Join(e.dir, "results", "quickstart", "transport.path_scheduler=cwr", "summary.json")); err != nil {
 		t.Errorf("the quickstart wrote no results: %v", err)
 	}
@@ -379,4 +391,27 @@ func TestCaptureRecipe(t *testing.T) {
 		t.Fatal("no STREAM frame decrypted: the key log did not work")
 	}
 	t.Logf("%d packets, none malformed", len(lens))
+}
+
+// TestREADMEStatus: README's Status does not list as missing what mpq
+// has: no command of mpq (or its plural, "plots") after "Not yet".
+func TestREADMEStatus(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, status, ok := strings.Cut(string(b), "\n## Status\n")
+	if !ok {
+		t.Fatal("README.md has no Status section")
+	}
+	_, notYet, ok := strings.Cut(status, "Not yet:")
+	if !ok {
+		return
+	}
+	notYet, _, _ = strings.Cut(notYet, "\n\n")
+	for _, w := range strings.FieldsFunc(notYet, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if _, ok := commands[strings.TrimSuffix(w, "s")]; ok {
+			t.Errorf("README's Status says %q is not there yet; mpq has the command %s", w, strings.TrimSuffix(w, "s"))
+		}
+	}
 }

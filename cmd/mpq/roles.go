@@ -184,6 +184,7 @@ func runRole(ctx context.Context, e *experiment.Experiment, r *runner.Role, dir 
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
+	removeStale(dir, ".tmp-")
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, err

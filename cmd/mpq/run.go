@@ -136,6 +136,9 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		name := runName(&runs[i])
 		mine = append(mine, filepath.ToSlash(name))
 		if o.resume && complete(filepath.Join(base, name), &runs[i]) {
+			// Kept: what a killed rerun of it left goes (runOne
+			// does this for the runs it runs).
+			removeStale(filepath.Join(base, name), ".tmp-")
 			continue
 		}
 		todo = append(todo, runs[i])
@@ -202,8 +205,15 @@ feed:
 			shardK, shardN, len(mine), total, base)
 		return 0
 	}
-	if _, err := writeAggregate(base, mine, stderr); err != nil {
-		fmt.Fprintf(stderr, "mpq run: aggregating: %v\n", err)
+	// The aggregate describes every run in the directory, not only this
+	// invocation's: when those of an earlier invocation cannot be
+	// aggregated with them, there is none (an old one would describe
+	// other runs), and the command says so.
+	if _, err := writeAggregate(base, nil, stderr); err != nil {
+		for _, f := range []string{results.RunsCSV, results.AggregateCSV, results.AggregateJSON} {
+			os.Remove(filepath.Join(base, f))
+		}
+		fmt.Fprintf(stderr, "mpq run: aggregating %s: %v; no runs.csv or aggregate written: the directory holds runs of another invocation (give each its own --out, or move one's runs away, then run mpq aggregate)\n", base, err)
 		return exitFailure
 	}
 	return 0
@@ -285,6 +295,7 @@ func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *run
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, nil, err
 	}
+	removeStale(dir, ".tmp-")
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, nil, err
@@ -361,8 +372,8 @@ func sanitize(s string) string {
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
 // completion ratio and time; bulk: goodput), with the messages completed
-// of those generated, each end's throughput, and the paths the client
-// could not open.
+// of those generated (after the warm-up, whose messages it counts apart),
+// each end's throughput, and the paths the client could not open.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
@@ -380,6 +391,10 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 // headline is a source's headline metric for the console.
 func headline(src trafficgen.SourceSummary) string {
 	done := fmt.Sprintf("(%d/%d)", src.Completed, src.Messages)
+	if src.WarmupExcluded > 0 {
+		// The messages of the warm-up are not in the counts or times.
+		done = fmt.Sprintf("(%d/%d, %d in warm-up)", src.Completed, src.Messages, src.WarmupExcluded)
+	}
 	dist := func(what string, d *trafficgen.Dist, hi string) string {
 		if d == nil {
 			return fmt.Sprintf("%s %s none %s", src.Name, what, done)

@@ -21,7 +21,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 	f := writeFile(t, dir, "cli.toml", strings.Replace(runFile, `kind = "periodic"`, "kind = \"periodic\"\nrate = 3", 1)+
 		"[transport]\npath_scheduler = \"lowrt\"\nstream_scheduler = \"priority\"\n")
 	code, stdout, stderr := runCmd(t, "run", f, "--out", dir,
-		"--set", "transport.congestion=cubic", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "loopbak")
+		"--set", "transport.congestion=vegas", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "loopbak")
 	if code != exitUsage || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, want 2 and nothing; stderr:\n%s", code, stdout, stderr)
 	}
@@ -31,7 +31,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 		f + `:9: source.0.rate: not a key of periodic sources`,
 		f + `:15: transport.path_scheduler: unknown path scheduler "lowrt"`,
 		f + `:16: transport.stream_scheduler: unknown stream scheduler "priority"`,
-		f + `: transport.congestion (from --set transport.congestion=cubic): unknown congestion controller "cubic"`,
+		f + `: transport.congestion (from --set transport.congestion=vegas): unknown congestion controller "vegas"`,
 		f + `: source.0.size (from --set source.s1.size=big): bad size "big"`,
 		f + `: backend (from --backend): unknown backend "loopbak"`,
 	}
@@ -91,9 +91,12 @@ func TestRunDirectoryName(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cli", want[0], "qlog")); err != nil {
 		t.Fatalf("--set output.qlog=true: %v", err)
 	}
-	// Only output options: the run keeps the plain name.
-	code, _, stderr = runCmd(t, "run", f, "--out", dir, "--set", "duration=1s", "--set", "output.qlog=true")
-	if code != 0 || !strings.Contains(stderr, filepath.Join(dir, "cli", "duration=1s")+" ") {
+	// Only output options: the run keeps the plain name. (Into a
+	// directory of its own: the runs of the first invocation would not
+	// aggregate with these.)
+	dir2 := t.TempDir()
+	code, _, stderr = runCmd(t, "run", f, "--out", dir2, "--set", "duration=1s", "--set", "output.qlog=true")
+	if code != 0 || !strings.Contains(stderr, filepath.Join(dir2, "cli", "duration=1s")+" ") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
@@ -167,11 +170,11 @@ func TestInterruptedGet(t *testing.T) {
 // TestTransportNamesAllReported: serve and get check every name flag and
 // report every bad one, naming the flag, with exit 2.
 func TestTransportNamesAllReported(t *testing.T) {
-	names := []string{"--congestion", "cubic", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
+	names := []string{"--congestion", "vegas", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
 	for cmd, args := range map[string][]string{"serve": {"--root", t.TempDir()}, "get": {"--path", "/x"}} {
 		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
 		for _, w := range []string{
-			`mpq ` + cmd + `: --congestion: unknown congestion controller "cubic"`,
+			`mpq ` + cmd + `: --congestion: unknown congestion controller "vegas"`,
 			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, cwr-red-fast, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
 			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
 		} {
@@ -179,5 +182,27 @@ func TestTransportNamesAllReported(t *testing.T) {
 				t.Errorf("mpq %s: exit %d, stderr %q lacks %q", cmd, code, stderr, w)
 			}
 		}
+	}
+}
+
+// TestGetRemovesStalePartials: the partial download a killed mpq get left
+// beside its --out file is removed by the next get of that file, even one
+// that fails; another file's is kept.
+func TestGetRemovesStalePartials(t *testing.T) {
+	dir := t.TempDir()
+	stale, other := filepath.Join(dir, ".f.mpq-get-123"), filepath.Join(dir, ".g.mpq-get-456")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"get", "--addr", silentAddr(t), "--path", "/f", "--out", filepath.Join(dir, "f")}, &out, &errOut); code != exitFailure {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != ".g.mpq-get-456" {
+		t.Fatalf("left %v, want only the other file's partial download", names)
 	}
 }

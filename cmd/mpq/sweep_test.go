@@ -360,4 +360,72 @@ func TestConsoleHeadlines(t *testing.T) {
 	if got := oneLine("dir", s); got != want+"  path 1 failed" {
 		t.Fatalf("with a failed path: %s", got)
 	}
+	// Messages of the warm-up are counted apart.
+	s.Sources[0].WarmupExcluded = 3
+	if got := oneLine("dir", s); !strings.Contains(got, "p mct p50 25.8ms p99 51.9ms (10/10, 3 in warm-up)") {
+		t.Fatalf("with a warm-up: %s", got)
+	}
+}
+
+// TestStaleTemporariesRemoved: what a killed mpq run left (the temporary
+// directory of a run under way) is removed when the same run is written
+// again, or kept by --resume; another target's is not touched.
+func TestStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	point := filepath.Join(dir, "sweep", "transport.path_scheduler=lowrtt")
+	stale := []string{filepath.Join(point, ".rep0.tmp-123"), filepath.Join(point, ".rep1.tmp-456")}
+	other := filepath.Join(point, ".rep10.tmp-789")
+	for _, d := range append(stale, other) {
+		if err := os.MkdirAll(filepath.Join(d, "qlog"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := runCmd(t, "run", f, "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, d := range stale {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left after its run was written again: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another target's temporary directory removed: %v", err)
+	}
+	// --resume keeps the complete runs and removes their leftovers too.
+	if err := os.MkdirAll(stale[0], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCmd(t, "run", f, "--out", dir, "--resume"); code != 0 || !strings.Contains(errs, "4 of 4 runs already complete") {
+		t.Fatalf("--resume: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(stale[0]); !os.IsNotExist(err) {
+		t.Errorf("%s left after --resume kept its run: %v", stale[0], err)
+	}
+}
+
+// TestRerunAggregatesTheWholeDirectory: the aggregate after a run
+// describes every run in the directory. A second invocation whose runs
+// cannot be aggregated with the first's (--set duration=2s: other
+// configurations at the same grid points) leaves no runs.csv or
+// aggregate describing only its own runs, and says why.
+func TestRerunAggregatesTheWholeDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	base := filepath.Join(dir, "sweep")
+	if code, _, errs := runCmd(t, "run", f, "--out", dir, "--repeat", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if rows := strings.Count(readString(t, filepath.Join(base, "runs.csv")), "\n"); rows != 3 {
+		t.Fatalf("runs.csv has %d lines, want a header and 2 runs", rows)
+	}
+	code, _, errs := runCmd(t, "run", f, "--out", dir, "--repeat", "1", "--set", "duration=2s")
+	if code != exitFailure || !strings.Contains(errs, "holds runs of another invocation") {
+		t.Fatalf("second invocation: exit %d: %s", code, errs)
+	}
+	for _, name := range []string{"runs.csv", "aggregate.csv", "aggregate.json"} {
+		if _, err := os.Stat(filepath.Join(base, name)); !os.IsNotExist(err) {
+			t.Errorf("%s left after the second invocation: %v", name, err)
+		}
+	}
 }

@@ -209,10 +209,19 @@ func (a *Aggregate) aggregatePoint(p *Point) error {
 				cols[c] = append(cols[c], src.Name)
 			}
 		}
-		for _, c := range sortedKeys(cols) {
+		for i, c := range sortedKeys(cols) {
 			got, err := ReadMessageTimes(r.abs, c)
 			if err != nil {
 				return err
+			}
+			if i == 0 {
+				rows := map[string]int{}
+				for name, st := range got {
+					rows[name] = len(st.Times) + st.Warmup
+				}
+				if err := CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
+					return err
+				}
 			}
 			for _, name := range cols[c] {
 				if st := got[name]; st != nil {
@@ -345,12 +354,18 @@ func (a *Aggregate) pooledColumns() []pooledColumnKey {
 	return out
 }
 
+// pooledFields is the number of aggregate.csv's columns per pooled
+// distribution.
+const pooledFields = 12
+
 // WriteAggregateCSV writes aggregate.csv: one row per grid point: point,
 // runs (found), repeat (asked for), dir, the varied keys, then for every
 // headline metric M the columns M.mean, M.sd, M.ci95_lo, M.ci95_hi, then
 // for every source S with messages the times pooled over the
-// repetitions: S.pooled_T_n, S.pooled_T_failed, S.pooled_T_p50_ms,
-// S.pooled_T_p99_ms, S.pooled_T_p999_ms (T: mct or response).
+// repetitions: S.pooled_T_warmup_excluded, S.pooled_T_n,
+// S.pooled_T_failed, S.pooled_T_p50_ms, S.pooled_T_p99_ms,
+// S.pooled_T_p99_ci95_lo, S.pooled_T_p99_ci95_hi, S.pooled_T_beyond_p99,
+// and the same four for p999 (T: mct or response).
 func (a *Aggregate) WriteAggregateCSV(w io.Writer) error {
 	head := append([]string{"point", "runs", "repeat", "dir"}, a.keys...)
 	for _, m := range a.metrics {
@@ -359,7 +374,9 @@ func (a *Aggregate) WriteAggregateCSV(w io.Writer) error {
 	pooled := a.pooledColumns()
 	for _, c := range pooled {
 		pre := c.source + ".pooled_" + strings.TrimSuffix(c.metric, "_ms")
-		head = append(head, pre+"_n", pre+"_failed", pre+"_p50_ms", pre+"_p99_ms", pre+"_p999_ms")
+		head = append(head, pre+"_warmup_excluded", pre+"_n", pre+"_failed", pre+"_p50_ms",
+			pre+"_p99_ms", pre+"_p99_ci95_lo", pre+"_p99_ci95_hi", pre+"_beyond_p99",
+			pre+"_p999_ms", pre+"_p999_ci95_lo", pre+"_p999_ci95_hi", pre+"_beyond_p999")
 	}
 	if err := csvRow(w, head); err != nil {
 		return err
@@ -380,10 +397,12 @@ func (a *Aggregate) WriteAggregateCSV(w io.Writer) error {
 		for _, c := range pooled {
 			pl, ok := p.Pooled[c.source]
 			if !ok || pl.Metric != c.metric {
-				row = append(row, "", "", "", "", "")
+				row = append(row, make([]string, pooledFields)...)
 				continue
 			}
-			row = append(row, strconv.Itoa(pl.N), strconv.Itoa(pl.Failed), pl.P50.csv(), pl.P99.csv(), pl.P999.csv())
+			row = append(row, strconv.Itoa(pl.WarmupExcluded), strconv.Itoa(pl.N), strconv.Itoa(pl.Failed), pl.P50.csv(),
+				pl.P99.csv(), pl.P99CI95[0].csv(), pl.P99CI95[1].csv(), strconv.Itoa(pl.BeyondP99),
+				pl.P999.csv(), pl.P999CI95[0].csv(), pl.P999CI95[1].csv(), strconv.Itoa(pl.BeyondP999))
 		}
 		if err := csvRow(w, row); err != nil {
 			return err

@@ -15,9 +15,13 @@ import (
 )
 
 // writeRun writes a synthetic run directory: its summary and the mct_ms
-// column of its messages.
+// column of its messages (the summary counting them, unless it counts
+// messages already).
 func writeRun(t *testing.T, root, dir string, s *trafficgen.Summary, mcts ...string) {
 	t.Helper()
+	if s.Sources[0].Messages == 0 {
+		s.Sources[0].Messages = len(mcts)
+	}
 	d := filepath.Join(root, dir)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
@@ -253,6 +257,7 @@ func TestBuildWarnsAboutBuilds(t *testing.T) {
 func TestPooledWarmup(t *testing.T) {
 	root := t.TempDir()
 	s := summary(0, 0, 1, "aaa", 20, 10)
+	s.Sources[0].Messages, s.Sources[0].WarmupExcluded = 3, 2
 	writeRun(t, root, "run", s)
 	msgs := "source,kind,mct_ms,response_ms,warmup\n" +
 		"s1,periodic,500.000,+Inf,true\ns1,periodic,300.000,+Inf,true\n" +
@@ -267,5 +272,68 @@ func TestPooledWarmup(t *testing.T) {
 	// Left: 10 20 30; p50 rank 2 = 20, p99 rank 3 = 30.
 	if pl := a.Points[0].Pooled["s1"]; pl.N != 3 || pl.WarmupExcluded != 2 || pl.P50 != 20 || pl.P99 != 30 || pl.P999 != 30 {
 		t.Fatalf("pooled %+v, want n 3, warmup_excluded 2, p50 20, p99 30", pl)
+	}
+}
+
+// TestPooledTailIntervals: 100 pooled MCTs 1 … 100 ms. p99 is rank 99
+// (99 ms), one message beyond it; its order-statistic interval: with A
+// = messages above the p99 ~ Binomial(100, 0.01), P(A ≥ 4) = 0.0184 ≤
+// 0.025 < P(A ≥ 3) = 0.0794 puts the lower end at rank 101 − 4 = 97, and
+// P(A = 0) = 0.99^100 = 0.366 > 0.025 leaves no upper end (+Inf). p99.9
+// is rank 100, nothing beyond; with A ~ Binomial(100, 0.001), P(A ≥ 2) =
+// 0.0046 ≤ 0.025 < P(A ≥ 1) = 0.0952: lower end rank 99, no upper end.
+func TestPooledTailIntervals(t *testing.T) {
+	root := t.TempDir()
+	var mcts []string
+	for i := 1; i <= 100; i++ {
+		mcts = append(mcts, fmt.Sprintf("%d.000", i))
+	}
+	writeRun(t, root, "run", summary(0, 0, 1, "aaa", 50, 10), mcts...)
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf := Value(math.Inf(1))
+	pl := a.Points[0].Pooled["s1"]
+	if pl.P99 != 99 || pl.P99CI95 != [2]Value{97, inf} || pl.BeyondP99 != 1 ||
+		pl.P999 != 100 || pl.P999CI95 != [2]Value{99, inf} || pl.BeyondP999 != 0 {
+		t.Fatalf("pooled %+v", pl)
+	}
+	if err := a.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	agg := readCSVFile(t, filepath.Join(root, AggregateCSV))
+	want := map[string]string{"s1.pooled_mct_p99_ms": "99", "s1.pooled_mct_p99_ci95_lo": "97", "s1.pooled_mct_p99_ci95_hi": "+Inf",
+		"s1.pooled_mct_beyond_p99": "1", "s1.pooled_mct_p999_ci95_lo": "99", "s1.pooled_mct_beyond_p999": "0", "s1.pooled_mct_warmup_excluded": "0"}
+	for i, h := range agg[0] {
+		if w, ok := want[h]; ok {
+			if agg[1][i] != w {
+				t.Errorf("aggregate.csv %s = %q, want %q", h, agg[1][i], w)
+			}
+			delete(want, h)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("aggregate.csv lacks %v", want)
+	}
+	b, err := os.ReadFile(filepath.Join(root, AggregateJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"p99_ci95": [`) {
+		t.Errorf("aggregate.json has no p99_ci95:\n%s", b)
+	}
+}
+
+// TestCutMessagesRefused: a messages.csv cut on a line boundary (a row
+// short of what summary.json counts) is refused, not pooled.
+func TestCutMessagesRefused(t *testing.T) {
+	root := t.TempDir()
+	s := summary(0, 0, 1, "aaa", 20, 10)
+	s.Sources[0].Messages = 3
+	writeRun(t, root, "run", s, "10.000", "20.000")
+	_, err := Build(root, nil)
+	if err == nil || !strings.Contains(err.Error(), "2 rows of source s1, summary.json counts 3 messages") {
+		t.Fatalf("cut messages.csv: %v", err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -144,6 +145,23 @@ func ReadMessageTimes(dir, column string) (map[string]*SourceTimes, error) {
 		}
 		st.Times = append(st.Times, v)
 	}
+}
+
+// CheckMessageRows compares the rows of a run's messages.csv per source
+// (rows) with what its summary.json counts: every source but bulk has
+// messages + warmup_excluded rows. A file cut short, even on a line
+// boundary, has fewer: the error says so.
+func CheckMessageRows(dir string, s *trafficgen.Summary, rows map[string]int) error {
+	for _, src := range s.Sources {
+		if src.Kind == experiment.KindBulk {
+			continue
+		}
+		if want := src.Messages + src.WarmupExcluded; rows[src.Name] != want {
+			return fmt.Errorf("%s: %d rows of source %s, summary.json counts %d messages (the file is cut short or not this run's)",
+				filepath.Join(dir, "messages.csv"), rows[src.Name], src.Name, want)
+		}
+	}
+	return nil
 }
 
 // formatFloat writes a finite number with up to six decimals, without

@@ -194,6 +194,18 @@ type Pooled struct {
 	P50            Value `json:"p50"`
 	P99            Value `json:"p99"`
 	P999           Value `json:"p999"`
+	// P99CI95 and P999CI95 are the 95 % order-statistic confidence
+	// intervals of the p99 and the p99.9 (trafficgen.QuantileCI): the
+	// pooled values of two ranks; the upper end is +Inf when the
+	// messages are too few to bound the quantile (or it reaches failed
+	// ones), the lower null when too few to bound it from below.
+	P99CI95  [2]Value `json:"p99_ci95"`
+	P999CI95 [2]Value `json:"p999_ci95"`
+	// BeyondP99 and BeyondP999 count the messages whose time is greater
+	// than the p99 and the p99.9 (failed ones included): what a tail
+	// quantile rests on.
+	BeyondP99  int `json:"beyond_p99"`
+	BeyondP999 int `json:"beyond_p999"`
 }
 
 // pool computes a Pooled distribution.
@@ -208,5 +220,11 @@ func pool(metric string, vals []float64) Pooled {
 	}
 	q := func(x float64) Value { return Value(trafficgen.NearestRank(s, x)) }
 	p.P50, p.P99, p.P999 = q(0.5), q(0.99), q(0.999)
+	ci := func(x float64) [2]Value {
+		lo, hi, _, _ := trafficgen.QuantileCI(s, x, 0.95)
+		return [2]Value{Value(lo), Value(hi)}
+	}
+	p.P99CI95, p.P999CI95 = ci(0.99), ci(0.999)
+	p.BeyondP99, p.BeyondP999 = trafficgen.Beyond(s, float64(p.P99)), trafficgen.Beyond(s, float64(p.P999))
 	return p
 }

@@ -90,7 +90,8 @@ func sortedFig4(points []*plots.Point) []*plots.Point {
 }
 
 // fig4 is Figure 4 in numbers: the priority source's pooled message
-// completion times, the mean of the repetitions' own p99 with its 95 %
+// completion times (p99 and p99.9 with their 95 % order-statistic
+// interval and the messages beyond them, tailCell), the mean of the repetitions' own p99 with its 95 %
 // confidence interval (the interval a claim about the tail needs), the share of messages later than one and than 1.625
 // RTTs of the paths (50 ms), the failed messages, and the throughput with
 // its priority share.
@@ -107,8 +108,8 @@ func fig4(points []*plots.Point) (string, error) {
 			return "", err
 		}
 		rows = append(rows, []string{p.Value("source.s1.interval"), p.Value("source.s1.size"), p.Scheduler, fmt.Sprint(d.N),
-			num(float64(d.P50), 1), num(float64(d.P90), 1), num(float64(d.P99), 1), plots.WithCI(plots.Metric(p, "s1.mct_p99_ms"), 1),
-			num(float64(d.P999), 1), num(float64(d.Max), 1),
+			num(float64(d.P50), 1), num(float64(d.P90), 1), tailCell(sorted, 0.99), plots.WithCI(plots.Metric(p, "s1.mct_p99_ms"), 1),
+			tailCell(sorted, 0.999), num(float64(d.Max), 1),
 			num(above(sorted, rtt), 2) + " %", num(above(sorted, 1.625*rtt), 2) + " %", fmt.Sprint(d.Failed),
 			plots.WithCI(total, 1), num(100*float64(prio.Mean)/float64(total.Mean), 1) + " %",
 			num(perRun(p, missed), 0), num(perRun(p, copies), 0)})
@@ -116,8 +117,16 @@ func fig4(points []*plots.Point) (string, error) {
 	return markdown(rows), nil
 }
 
+// tailCell is a pooled tail quantile with its 95 % order-statistic
+// confidence interval and the messages beyond it: "75.6 [70.1, 80.2] (12)".
+func tailCell(sorted []float64, p float64) string {
+	tc := plots.TailCI(sorted, p)
+	return fmt.Sprintf("%s %s (%d)", num(tc.Value, 1), plots.FormatInterval(tc.Lo, tc.Hi, 1), tc.Beyond)
+}
+
 // sourcesTable is Figures 5 and 6 in numbers: per point (the values of
-// keys, then the scheduler) each source's pooled p50, p99 and p99.9, the
+// keys, then the scheduler) each source's pooled p50, p99 and p99.9 (the
+// tails with interval and messages beyond, tailCell), the
 // mean of the repetitions' own p99 with its 95 % confidence interval, and
 // the throughput.
 func sourcesTable(points []*plots.Point, keys []string) (string, error) {
@@ -151,12 +160,12 @@ func sourcesTable(points []*plots.Point, keys []string) (string, error) {
 		row = append(row, p.Scheduler)
 		failed := 0
 		for _, s := range srcs {
-			d, _, err := dist(p, s)
+			d, sorted, err := dist(p, s)
 			if err != nil {
 				return "", err
 			}
 			failed += d.Failed
-			row = append(row, num(float64(d.P50), 1)+" / "+num(float64(d.P99), 1)+" / "+num(float64(d.P999), 1))
+			row = append(row, num(float64(d.P50), 1)+" / "+tailCell(sorted, 0.99)+" / "+tailCell(sorted, 0.999))
 		}
 		for _, s := range srcs {
 			row = append(row, plots.WithCI(plots.Metric(p, s+".mct_p99_ms"), 1))

@@ -21,6 +21,11 @@ var ErrUnroutable = errors.New("linkemu: no destination")
 type Limits struct {
 	MaxPackets int
 	MaxBytes   int64
+	// Charge, if set, is the bytes of a packet the link model charges
+	// (its transmission time and queue space); by default the packet's
+	// length. The namespace forwarder, which carries Ethernet frames,
+	// charges a UDP datagram's payload, as the simulator does.
+	Charge func([]byte) int
 }
 
 // packetCost is what a held packet costs beyond its bytes, for MaxBytes.
@@ -70,6 +75,7 @@ type Pipe struct {
 	held   chan *packet
 	max    int64
 	out    func([]byte) error
+	charge func([]byte) int
 	// count and bytes are the packets accepted and not yet handed on (in
 	// the channel or in Run's hands), and their cost.
 	count, bytes atomic.Int64
@@ -124,7 +130,7 @@ func NewPipe(model *linkmodel.Link, lim Limits, out func([]byte) error) *Pipe {
 	if lim.MaxBytes <= 0 {
 		lim.MaxBytes = 64 << 20
 	}
-	return &Pipe{model: model, origin: time.Now(), held: make(chan *packet, lim.MaxPackets), max: lim.MaxBytes, out: out}
+	return &Pipe{model: model, origin: time.Now(), held: make(chan *packet, lim.MaxPackets), max: lim.MaxBytes, out: out, charge: lim.Charge}
 }
 
 // Offer runs a packet received at now through the model and holds a copy
@@ -156,7 +162,11 @@ func (p *Pipe) offer(now time.Time, data []byte, out func([]byte) error) {
 		p.model.SetOrigin(p.start.Load())
 		p.startSeen.Store(true)
 	}
-	v := p.model.Offer(int64(now.Sub(p.origin)), len(data))
+	n := len(data)
+	if p.charge != nil {
+		n = p.charge(data)
+	}
+	v := p.model.Offer(int64(now.Sub(p.origin)), n)
 	if !v.OK {
 		switch v.Drop {
 		case linkmodel.DropLoss:

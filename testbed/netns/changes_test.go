@@ -41,9 +41,8 @@ kind = "bulk"
 `
 
 // In netem mode the scheduled changes are tc qdisc change commands at
-// their times: every netem option restated (a direction down loses every
-// packet), the tbf changed with the rate, or added where the path had
-// none.
+// their times: every netem option restated, the rate and the limit too (a
+// direction down loses every packet).
 func TestChangePlan(t *testing.T) {
 	runs, err := experiment.Parse("c.toml", []byte(changesDoc), nil)
 	if err != nil {
@@ -57,15 +56,17 @@ func TestChangePlan(t *testing.T) {
 	for _, c := range topo.ChangePlan() {
 		got = append(got, c.At.String()+" "+c.Cmd.String())
 	}
+	// netem's limits, in datagrams of 1350 bytes (the rate charges the
+	// UDP payload: "-42" takes the headers off the frame): at 5 s the
+	// queue of one BDP, 25,000 bytes, holds 18 and 11 ms (the mean delay)
+	// at 10 Mbit/s 10.2 (10); at 10 s 375,000 bytes 277 and 30 ms at 50
+	// Mbit/s 138.9 (139); at 15 s 150,000 bytes 111 and 30 ms at 20
+	// Mbit/s 55.6 (56).
 	want := []string{
-		"5s tc -n chg-client qdisc change dev p1 root handle 1: netem limit 10000 delay 11000us 1000us loss random 1% rate 100gbit",
-		"5s tc -n chg-client qdisc add dev p1 parent 1:1 handle 10: tbf rate 10000000bit burst 1600 limit 25000",
-		"10s tc -n chg-client qdisc change dev p0 root handle 1: netem limit 10000 delay 30000us loss random 100% rate 100gbit",
-		"10s tc -n chg-client qdisc change dev p0 parent 1:1 handle 10: tbf rate 50000000bit burst 1600 limit 375000",
-		"10s tc -n chg-server qdisc change dev p0 root handle 1: netem limit 10000 delay 30000us loss random 100% rate 100gbit",
-		"10s tc -n chg-server qdisc change dev p0 parent 1:1 handle 10: tbf rate 50000000bit burst 1600 limit 375000",
-		"15s tc -n chg-server qdisc change dev p0 root handle 1: netem limit 10000 delay 30000us rate 100gbit",
-		"15s tc -n chg-server qdisc change dev p0 parent 1:1 handle 10: tbf rate 20000000bit burst 1600 limit 150000",
+		"5s tc -n chg-client qdisc change dev p1 root handle 1: netem limit 28 delay 11000us 1000us loss random 1% rate 10000000bit -42",
+		"10s tc -n chg-client qdisc change dev p0 root handle 1: netem limit 416 delay 30000us loss random 100% rate 50000000bit -42",
+		"10s tc -n chg-server qdisc change dev p0 root handle 1: netem limit 416 delay 30000us loss random 100% rate 50000000bit -42",
+		"15s tc -n chg-server qdisc change dev p0 root handle 1: netem limit 167 delay 30000us rate 20000000bit -42",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("plan\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

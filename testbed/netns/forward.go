@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -98,4 +99,41 @@ func ReadForwardConfig(dir string) (*ForwardConfig, error) {
 		return nil, fmt.Errorf("%s: no paths", forwardConfigFile)
 	}
 	return &c, nil
+}
+
+// ChargedBytes is what the forwarder's link model charges for an Ethernet
+// frame: the payload of a UDP datagram (IPv4 or IPv6, without extension
+// headers), the bytes the simulator and the loopback emulator charge for
+// it, so that a link of the same rate carries the same datagrams per
+// second on every emulator; for another IP packet its IP payload; for
+// another frame its bytes after the Ethernet header. At least 1.
+func ChargedBytes(frame []byte) int {
+	const eth = ethernetHeader
+	n := len(frame) - eth
+	if len(frame) < eth {
+		return max(1, len(frame))
+	}
+	switch binary.BigEndian.Uint16(frame[12:14]) {
+	case 0x0800: // IPv4
+		if len(frame) < eth+ipv4Header {
+			break
+		}
+		ihl := int(frame[eth]&0x0f) * 4
+		if ihl < ipv4Header || len(frame) < eth+ihl {
+			break
+		}
+		n -= ihl
+		if frame[eth+9] == 17 && n >= udpHeader {
+			n -= udpHeader
+		}
+	case 0x86dd: // IPv6
+		if len(frame) < eth+ipv6Header {
+			break
+		}
+		n -= ipv6Header
+		if frame[eth+6] == 17 && n >= udpHeader {
+			n -= udpHeader
+		}
+	}
+	return max(1, n)
 }

@@ -285,7 +285,8 @@ func Forward(ctx context.Context, dir string) error {
 			}
 		}
 	}
-	shared, err := linkemu.NewSharedLinks(cfg.Bottlenecks, cfg.Seed, linkemu.Limits{})
+	lim := linkemu.Limits{Charge: ChargedBytes}
+	shared, err := linkemu.NewSharedLinks(cfg.Bottlenecks, cfg.Seed, lim)
 	if err != nil {
 		return err
 	}
@@ -324,8 +325,8 @@ func Forward(ctx context.Context, dir string) error {
 			}
 			toServer, toClient = linkemu.Via(sl.Up, toServer), linkemu.Via(sl.Down, toClient)
 		}
-		p.up = linkemu.NewPipe(up, linkemu.Limits{}, toServer)
-		p.down = linkemu.NewPipe(down, linkemu.Limits{}, toClient)
+		p.up = linkemu.NewPipe(up, lim, toServer)
+		p.down = linkemu.NewPipe(down, lim, toClient)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup

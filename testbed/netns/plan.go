@@ -5,9 +5,10 @@
 // topology, takes it down, and reports what exists.
 //
 // Where the kernel has netem, a path is a veth pair between the client's
-// and the server's namespaces, shaped on each end's egress by netem (loss,
-// delay and jitter, which netem's rate keeps in order) with a tbf child
-// (rate and a drop-tail queue in bytes). Where it does not (tc says
+// and the server's namespaces, shaped on each end's egress by one netem
+// qdisc: loss, then the rate, delay and jitter (netem's rate serializes
+// as the link model does and keeps jittered packets in order), with a
+// limit in packets that holds the link's queue of full-size frames. Where it does not (tc says
 // "Specified qdisc kind is unknown"), a router namespace sits between
 // them: path i is a veth pair from the client to the router and another
 // from the router to the server, and a forwarder process in the router
@@ -56,6 +57,9 @@ type Topology struct {
 	Bottlenecks []experiment.Bottleneck
 	// Seed seeds the forwarder's links (linkmodel.Rand).
 	Seed uint64
+	// MaxPacketSize is the experiment's largest UDP payload: netem's
+	// queue is in packets of that size (see netemCmd).
+	MaxPacketSize int
 }
 
 // Path is one path of a topology.
@@ -123,7 +127,7 @@ func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology,
 	if mode == "" && NeedsForwarder(e) != "" {
 		mode = ModeForwarder
 	}
-	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks}
+	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks, MaxPacketSize: e.Transport.MaxPacketSize}
 	for i, p := range e.Paths {
 		c, s := e.Addrs(i)
 		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes,
@@ -234,36 +238,64 @@ func (t *Topology) UpPlan() []Cmd {
 				cmd("ip", "-n", r, "link", "set", routerS(i), "gso_max_segs", "1", "up"))
 			continue
 		}
-		p = append(p, netemCmds(c, ci, path.Up, path.RTT)...)
-		p = append(p, netemCmds(s, si, path.Down, path.RTT)...)
+		v6 := path.Client.Addr().Is6()
+		p = append(p, netemCmd("add", c, ci, path.Up, path.RTT, t.MaxPacketSize, v6, false))
+		p = append(p, netemCmd("add", s, si, path.Down, path.RTT, t.MaxPacketSize, v6, false))
 	}
 	return p
 }
 
-// netemCmds shapes the egress of dev in ns as link l of a path of
-// round-trip propagation delay rtt: netem decides losses (before the
-// queue, as the link model) and delays, then a tbf child serializes at
-// the rate with a drop-tail queue of the link's bytes. netem's jitter is
-// uniform on [delay-jitter, delay+jitter), so the model's [Delay,
-// Delay+Jitter) is netem's "delay Delay+Jitter/2 Jitter/2"; netem's rate,
-// set far above the link's, makes netem keep the packets in order as the
-// model does. netem's own limit (packets, the whole delay line) is set
-// so that it never drops: the queue is tbf's. Netem delays before the
-// queue where the model delays after it, which for a constant delay
-// gives the same drops and departures, shifted by the delay.
-func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration) []Cmd {
-	out := []Cmd{netemCmd("add", ns, dev, l, false)}
-	if l.Rate > 0 {
-		out = append(out, tbfCmd("add", ns, dev, l, rtt))
+// Ethernet, IPv4, IPv6 and UDP header bytes.
+const (
+	ethernetHeader = 14
+	ipv4Header     = 20
+	ipv6Header     = 40
+	udpHeader      = 8
+)
+
+// FrameBytes is the Ethernet frame of a UDP datagram of payload bytes,
+// what netem counts on a veth and the forwarder reads.
+func FrameBytes(payload int, ipv6 bool) int {
+	if ipv6 {
+		return payload + udpHeader + ipv6Header + ethernetHeader
 	}
-	return out
+	return payload + udpHeader + ipv4Header + ethernetHeader
 }
 
 // netemCmd is the tc command that adds (verb "add") or changes the netem
-// qdisc of dev as link l (see netemCmds); down makes it lose every packet.
-func netemCmd(verb, ns, dev string, l experiment.Link, down bool) Cmd {
+// qdisc that shapes the egress of dev in ns as link l of a path of
+// round-trip propagation delay rtt, whose largest datagrams carry mps
+// bytes of UDP payload over IPv6 if v6, else IPv4; down makes it lose
+// every packet. One netem qdisc does what the link model does, in the
+// model's order: it decides the loss first (a lost packet takes no queue
+// space nor transmission time), then, with a rate, transmits each packet
+// after the ones ahead of it and delivers it a delay later, which is the
+// model's arrival time exactly (netem's time to send is the later of now
+// + delay and the previous packet's, plus the packet's transmission
+// time). The rate charges a datagram's UDP payload, as the simulator and
+// the forwarder do: netem's packet overhead takes the Ethernet, IP and
+// UDP headers (42 bytes over IPv4, 62 over IPv6) off the frame it counts.
+// netem's jitter is uniform on [delay-jitter, delay+jitter), so the
+// model's [Delay, Delay+Jitter) is netem's "delay Delay+Jitter/2
+// Jitter/2"; with a rate netem keeps the packets in order as the model
+// does (without one, "rate 100gbit" does that; a change restates it, as
+// every option, to clear an earlier rate).
+//
+// The queue is where netem and the model differ: netem's limit counts
+// the packets it holds, those waiting and in transmission (the model's
+// queue) and those in the delay line, where the model's queue is in
+// bytes. The limit is the queue in full-size datagrams plus the
+// datagrams the rate fits in the mean delay (netemLimit): with full-size
+// packets it drops when the model does, give or take a packet; smaller
+// packets fill it with fewer bytes. A tbf child for the rate, with a queue
+// in bytes, was used first: a token bucket lets a packet go when its
+// bucket holds its bytes, at the start of its transmission time where the
+// model delivers it at the end, so every packet of a busy period arrived
+// one bucket (a frame) early, 5.4 ms at 2 Mbit/s (EXPERIMENTS.md,
+// "Validation on real kernels").
+func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, mps int, v6, down bool) Cmd {
 	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "netem",
-		"limit", strconv.FormatInt(netemLimit(l), 10)}
+		"limit", strconv.FormatInt(netemLimit(l, rtt, mps), 10)}
 	delay := l.Delay + l.Jitter/2
 	args = append(args, "delay", usec(delay))
 	if l.Jitter > 0 {
@@ -281,24 +313,13 @@ func netemCmd(verb, ns, dev string, l experiment.Link, down bool) Cmd {
 	default:
 		args = append(args, "loss", "random", pct(l.Loss))
 	}
-	if l.Jitter > 0 || verb != "add" {
-		// A change restates every option: netem's rate as well.
+	switch {
+	case l.Rate > 0:
+		args = append(args, "rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit", strconv.Itoa(-FrameBytes(0, v6)))
+	case l.Jitter > 0 || verb != "add":
 		args = append(args, "rate", "100gbit")
 	}
 	return Cmd{Args: args}
-}
-
-// tbfCmd is the tc command that adds (verb "add"), changes or deletes
-// ("del") the tbf child of dev's netem, which serializes at l's rate.
-func tbfCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration) Cmd {
-	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "parent", "1:1", "handle", "10:"}
-	if verb == "del" {
-		return Cmd{Args: args}
-	}
-	return Cmd{Args: append(args, "tbf",
-		"rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit",
-		"burst", strconv.Itoa(tbfBurst(l.Rate)),
-		"limit", strconv.FormatInt(l.QueueLimit(rtt), 10))}
 }
 
 // TimedCmd is a command to run At after the start of a run.
@@ -310,31 +331,20 @@ type TimedCmd struct {
 // ChangePlan lists, in the order of their times, the tc commands that
 // apply the paths' scheduled changes ([[path.change]]) in netem mode: a
 // tc qdisc change of the netem qdisc of each direction changed (every
-// option restated; a direction down loses every packet), and the change,
-// addition or removal of its tbf when its rate changes. Forwarder mode
-// applies the changes in the link model instead.
+// option restated, the rate too; a direction down loses every packet).
+// Forwarder mode applies the changes in the link model instead.
 func (t *Topology) ChangePlan() []TimedCmd {
 	var out []TimedCmd
 	for i, path := range t.Paths {
 		ep := experiment.Path{Up: path.Up, Down: path.Down, Changes: path.Changes}
 		up, down := ep.Steps()
+		v6 := path.Client.Addr().Is6()
 		for _, d := range []struct {
 			ns    string
-			base  experiment.Link
 			steps []experiment.LinkStep
-		}{{t.Client(), path.Up, up}, {t.Server(), path.Down, down}} {
-			tbf := d.base.Rate > 0
+		}{{t.Client(), up}, {t.Server(), down}} {
 			for _, st := range d.steps {
-				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.Down)})
-				switch {
-				case st.Link.Rate > 0 && tbf:
-					out = append(out, TimedCmd{st.At, tbfCmd("change", d.ns, endIf(i), st.Link, st.RTT)})
-				case st.Link.Rate > 0:
-					out = append(out, TimedCmd{st.At, tbfCmd("add", d.ns, endIf(i), st.Link, st.RTT)})
-				case tbf:
-					out = append(out, TimedCmd{st.At, tbfCmd("del", d.ns, endIf(i), st.Link, st.RTT)})
-				}
-				tbf = st.Link.Rate > 0
+				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.RTT, t.MaxPacketSize, v6, st.Down)})
 			}
 		}
 	}
@@ -342,21 +352,19 @@ func (t *Topology) ChangePlan() []TimedCmd {
 	return out
 }
 
-// tbfBurst is the bucket of a tbf of rate bits per second: one
-// full-size frame, or 100 µs of the rate if that is more.
-func tbfBurst(rate float64) int {
-	return max(1600, int(math.Ceil(rate/8*100e-6)))
-}
-
-// netemLimit is a netem limit (packets) that never drops: twice the
-// smallest packets the link's rate fits in its delay line, at least
-// 10,000; 1,000,000 at unlimited rate.
-func netemLimit(l experiment.Link) int64 {
+// netemLimit is the netem limit (packets) of link l on a path of
+// round-trip propagation delay rtt with datagrams of at most mps bytes of
+// UDP payload (what the rate charges): the link's queue
+// (experiment.Link.QueueLimit) in whole datagrams, at least one, plus the
+// datagrams its rate fits in its mean delay (Delay + Jitter/2), rounded
+// to the nearest; 1,000,000 at unlimited rate.
+func netemLimit(l experiment.Link, rtt time.Duration, mps int) int64 {
 	if l.Rate == 0 {
 		return 1_000_000
 	}
-	n := int64(math.Ceil(l.Rate / 8 * (l.Delay + l.Jitter).Seconds() / 64))
-	return min(max(10_000, 2*n), math.MaxInt32)
+	queue := max(1, l.QueueLimit(rtt)/int64(mps))
+	line := int64(math.Round(l.Rate / 8 * (l.Delay + l.Jitter/2).Seconds() / float64(mps)))
+	return min(queue+line, math.MaxInt32)
 }
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }

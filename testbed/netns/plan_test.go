@@ -28,7 +28,12 @@ func loadGolden(t *testing.T) *experiment.Experiment {
 // 11 ms +- 1 ms, Gilbert loss of 1 % in bursts of 4 (Bad->Good 25 %,
 // Good->Bad 0.25 x 1 %/99 % = 0.252525 %), a 30 kB queue; path 1 down:
 // unlimited rate, 30 ms and the same jitter; netem's rate keeps jittered
-// packets in order; custom addresses on path 1). The forwarder's plan
+// packets in order; custom addresses on path 1). The rates charge the
+// UDP payload (packet overhead -42: 8 + 20 + 14 header bytes off the
+// frame); netem's limits, in datagrams of 1350 bytes: path 0, the
+// queue's 625,000 bytes hold 462 and 25 ms at 100 Mbit/s 231.5 (rounded
+// to 231), 693; path 1 up, 30,000 bytes hold 22 and 11 ms (the mean
+// delay) at 20 Mbit/s 20.4 (20), 42. The forwarder's plan
 // (testdata/forwarder-plan.txt) is checked the same way; the forwarder
 // itself runs in the root tests.
 func TestPlansGolden(t *testing.T) {
@@ -131,6 +136,49 @@ func TestCompleteChecksum(t *testing.T) {
 	for _, bad := range [][2]int{{-1, 0}, {0, 40}, {40, 0}} {
 		if completeChecksum(make([]byte, 40), bad[0], bad[1]) {
 			t.Errorf("offsets %v accepted", bad)
+		}
+	}
+}
+
+// The forwarder's link model charges a UDP datagram's payload, as the
+// simulator does: the frame less its Ethernet, IP and UDP headers; for
+// another IP packet its IP payload, for another frame what follows the
+// Ethernet header; never less than 1.
+func TestChargedBytes(t *testing.T) {
+	frame := func(ethType uint16, ip []byte, payload int) []byte {
+		f := make([]byte, 14, 14+len(ip)+payload)
+		f[12], f[13] = byte(ethType>>8), byte(ethType)
+		f = append(f, ip...)
+		return append(f, make([]byte, payload)...)
+	}
+	v4 := func(proto byte, ihl int) []byte {
+		h := make([]byte, ihl)
+		h[0], h[9] = 0x40|byte(ihl/4), proto
+		return h
+	}
+	v6 := func(next byte) []byte {
+		h := make([]byte, 40)
+		h[0], h[6] = 0x60, next
+		return h
+	}
+	tests := []struct {
+		name  string
+		frame []byte
+		want  int
+	}{
+		{"IPv4 UDP", frame(0x0800, v4(17, 20), 8+1350), 1350},
+		{"IPv4 UDP with options", frame(0x0800, v4(17, 24), 8+100), 100},
+		{"IPv4 TCP: the IP payload", frame(0x0800, v4(6, 20), 20+1000), 1020},
+		{"IPv6 UDP", frame(0x86dd, v6(17), 8+1230), 1230},
+		{"IPv6 other: the IP payload", frame(0x86dd, v6(58), 64), 64},
+		{"ARP: after the Ethernet header", frame(0x0806, nil, 28), 28},
+		{"empty UDP datagram: at least 1", frame(0x0800, v4(17, 20), 8), 1},
+		{"truncated IPv4 header", frame(0x0800, nil, 10), 10},
+		{"runt", make([]byte, 6), 6},
+	}
+	for _, tc := range tests {
+		if got := ChargedBytes(tc.frame); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

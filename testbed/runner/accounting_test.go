@@ -18,7 +18,9 @@ import (
 )
 
 // drainDoc has a message in flight at the end of the experiment: 100 kB
-// over 10 Mbit/s and a 100 ms round trip, generated 50 ms before the end.
+// over 10 Mbit/s and a 100 ms round trip, generated 1.75 s after the
+// connection is ready (1.5 round trips after time zero, 150 ms in the
+// simulator), 100 ms before the end.
 const drainDoc = `name = "drain"
 duration = "2s"
 %s
@@ -30,8 +32,7 @@ multipath = false
 [[source]]
 name = "s1"
 kind = "periodic"
-interval = "1s"
-start = "950ms"
+interval = "1.75s"
 size = "100kB"
 `
 

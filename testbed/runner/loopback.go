@@ -187,6 +187,10 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 	ev.Exec(func() {
 		obs.stop()
 		in.Drained = max(0, time.Since(end))
+		in.ServerEvents = nonNil(pathEvents(sconn))
+		if cconn != nil {
+			in.ClientEvents = nonNil(pathEvents(cconn))
+		}
 		rec.Finish()
 		sum := rec.Summarise(e, in)
 		sum.Competitors = compSums

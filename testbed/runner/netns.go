@@ -135,6 +135,16 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	// mode ApplyChanges runs their tc commands.
 	start := []string{"--start-file", netns.StartFile(tag)}
 	client := roleCmd(t.Client(), exe, cfg, "client", filepath.Join(roles, "client"), append(append(append(connect, local...), wait...), start...))
+	if st.Mode == netns.ModeNetem {
+		// netem counts a segmentation-offload datagram (UDP_SEGMENT, up
+		// to 64 kB, segmented only after the qdisc) as one packet
+		// against its limit and delivers its segments together: the ends
+		// send one datagram at a time, as the forwarder sees them.
+		for _, c := range []*exec.Cmd{server, client} {
+			c.Env = append(os.Environ(), "MPQUIC_DISABLE_GSO=1")
+		}
+		fmt.Fprintln(log, "# MPQUIC_DISABLE_GSO=1 for both ends (netem counts an offloaded datagram as one packet)")
+	}
 	fmt.Fprintln(log, "+ "+strings.Join(server.Args, " "))
 	fmt.Fprintln(log, "+ "+strings.Join(client.Args, " "))
 	changed := make(chan error, 1)

@@ -267,6 +267,11 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 	rr.ev.Exec(func() {
 		rr.obs.stop()
 		in.Drained = max(0, time.Since(end))
+		if side == "server" {
+			in.ServerEvents = nonNil(pathEvents(rr.conn))
+		} else {
+			in.ClientEvents = nonNil(pathEvents(rr.conn))
+		}
 		rr.rec.Finish()
 		h = rr.rec.Half(side, in)
 	})

@@ -72,6 +72,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 	return core.Config{
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
+		NewRenoGrowth: t.NewRenoGrowth,
 		Pacing:        t.Pacing,
 		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
@@ -79,6 +80,8 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		StreamScheduler:      t.StreamScheduler,
 		DisableMultipath:     !t.Multipath,
 		InitialRTT:           t.InitialRTT,
+		PathAbandonAfter:     t.PathAbandonAfter,
+		DisablePathFailure:   !t.PathFailure,
 		MaxPathID:            uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
@@ -226,6 +229,28 @@ func addCopiesDropped(in *trafficgen.SummaryInput, c env.Conn) {
 		}
 		in.CopiesDropped[r] += n
 	}
+}
+
+// eventer is what connections offer for the path events of summary.json.
+type eventer interface {
+	PathEvents() []core.PathEvent
+}
+
+// pathEvents returns a connection's path events (nil without).
+func pathEvents(c env.Conn) []core.PathEvent {
+	if ev, ok := c.(eventer); ok {
+		return ev.PathEvents()
+	}
+	return nil
+}
+
+// nonNil returns ev, or an empty list for nil: the summary then takes no
+// events from the path statistics (which miss forgotten paths).
+func nonNil(ev []core.PathEvent) []core.PathEvent {
+	if ev == nil {
+		return []core.PathEvent{}
+	}
+	return ev
 }
 
 // pathStats returns a connection's path statistics (nil without).

@@ -176,6 +176,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
+	in.ServerEvents = nonNil(pathEvents(sconn))
+	if cconn != nil {
+		in.ClientEvents = nonNil(pathEvents(cconn))
+	}
 	rec.Finish()
 	if split {
 		crec.Finish()
