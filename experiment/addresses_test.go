@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,7 @@ func TestAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs[0].Paths[0] != e.Paths[0] || runs[0].Paths[1] != e.Paths[1] {
+	if !reflect.DeepEqual(runs[0].Paths, e.Paths) {
 		t.Errorf("resolved file gives %+v", runs[0].Paths)
 	}
 

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,6 +302,9 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Seed = uint64(root.integer("seed", 1, 0, math.MaxInt64))
 	e.Backend = root.name("backend", BackendSim, checkBackend)
+	for i, bt := range root.array("bottleneck") {
+		e.Bottlenecks = append(e.Bottlenecks, convertBottleneck(bt, i))
+	}
 	for _, pt := range root.array("path") {
 		e.Paths = append(e.Paths, convertPath(pt))
 	}
@@ -313,6 +317,8 @@ func (d *document) convert() (Experiment, Errors) {
 		root.fail("path", "%d paths; at most 8", len(e.Paths))
 	}
 	checkAddrs(root, &e)
+	resolveBottlenecks(root, &e)
+	checkChanges(root, &e)
 	var maxRTT time.Duration
 	for _, p := range e.Paths {
 		maxRTT = max(maxRTT, p.RTT())
@@ -392,35 +398,45 @@ func readLink(t *table, l Link, rttKey bool) (Link, time.Duration) {
 			t.fail("burst", "mean burst length %v below 1 packet", l.BurstLength)
 		}
 	}
-	if v, ok := t.get("queue"); ok {
-		l.QueueBytes, l.QueueBDP = 0, 0
-		switch x := v.(type) {
-		case string:
-			s := strings.TrimSpace(strings.ToLower(x))
-			if strings.HasSuffix(s, "bdp") {
-				f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "bdp")), 64)
-				if err != nil || f <= 0 {
-					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
-				}
-				l.QueueBDP = f
-			} else {
-				n, err := ParseSize(x)
-				if err != nil || n <= 0 {
-					t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
-				}
-				l.QueueBytes = n
-			}
-		case int64:
-			if x <= 0 {
-				t.fail("queue", "queue must be positive")
-			}
-			l.QueueBytes = x
-		default:
-			t.fail("queue", "want bytes or a multiple of the BDP, got %v", v)
-		}
+	if q, bdp, ok := readQueue(t); ok {
+		l.QueueBytes, l.QueueBDP = q, bdp
 	}
 	l.Jitter = t.duration("jitter", l.Jitter)
 	return l, rtt
+}
+
+// readQueue reads a queue key: bytes ("256kB", 262144) or a multiple of
+// the path's bandwidth-delay product ("1bdp"); ok says it was given.
+func readQueue(t *table) (bytes int64, bdp float64, ok bool) {
+	v, ok := t.get("queue")
+	if !ok {
+		return 0, 0, false
+	}
+	switch x := v.(type) {
+	case string:
+		s := strings.TrimSpace(strings.ToLower(x))
+		if strings.HasSuffix(s, "bdp") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "bdp")), 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 0) {
+				t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+			}
+			bdp = f
+		} else {
+			n, err := ParseSize(x)
+			if err != nil || n <= 0 {
+				t.fail("queue", "bad queue %q (want bytes, e.g. \"256kB\", or a multiple of the BDP, e.g. \"1bdp\")", x)
+			}
+			bytes = n
+		}
+	case int64:
+		if x <= 0 {
+			t.fail("queue", "queue must be positive")
+		}
+		bytes = x
+	default:
+		t.fail("queue", "want bytes or a multiple of the BDP, got %v", v)
+	}
+	return bytes, bdp, true
 }
 
 func convertPath(t *table) Path {
@@ -433,6 +449,7 @@ func convertPath(t *table) Path {
 	}
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
+	p.Bottleneck = t.str("bottleneck", "")
 	if ut := t.sub("up"); ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
 		ut.done()
@@ -444,12 +461,15 @@ func convertPath(t *table) Path {
 	if p.Up.LossModel == "gilbert" && p.Up.Loss >= 1 || p.Down.LossModel == "gilbert" && p.Down.Loss >= 1 {
 		t.fail("loss", "a Gilbert-Elliott loss rate must be below 100%%")
 	}
+	for _, ct := range t.array("change") {
+		p.Changes = append(p.Changes, convertChange(ct, p))
+	}
 	t.done()
 	return p
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno",
+	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
 	if t == nil {
 		return tr
@@ -457,12 +477,19 @@ func convertTransport(t *table) Transport {
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())
 	})
+	tr.SchedulerOptions = schedulerOptions(t, tr.PathScheduler)
 	tr.StreamScheduler = t.name("stream_scheduler", tr.StreamScheduler, func(s string) string {
 		return names.Check("stream scheduler", s, scheduler.StreamSchedulers())
 	})
 	tr.Congestion = t.name("congestion", tr.Congestion, func(s string) string {
 		return names.Check("congestion controller", s, congestion.Names())
 	})
+	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
+		return names.Check("NewReno growth", s, congestion.Growths())
+	})
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
+		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	}
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
@@ -470,8 +497,51 @@ func convertTransport(t *table) Transport {
 	if tr.InitialRTT <= 0 {
 		t.fail("initial_rtt", "must be positive")
 	}
+	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
+	if tr.PathAbandonAfter < 0 {
+		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")
+	}
 	t.done()
 	return tr
+}
+
+// schedulerOptions checks transport.scheduler_options against the options
+// of the path scheduler sched and returns them resolved. When the
+// scheduler comes from a [sweep], options it does not have are left out
+// for it (they are meant for the other schedulers of the sweep), unless
+// no scheduler has them.
+func schedulerOptions(t *table, sched string) scheduler.Options {
+	if t.failed["path_scheduler"] {
+		t.get("scheduler_options")
+		return nil
+	}
+	var set map[string]any
+	st := t.sub("scheduler_options")
+	if st != nil {
+		set = map[string]any{}
+		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		own := scheduler.PathOptions(sched)
+		for k, v := range st.m {
+			st.used[k] = true
+			mine := slices.ContainsFunc(own, func(o scheduler.Option) bool { return o.Name == k })
+			if !mine && swept && len(scheduler.HasOption(k)) > 0 {
+				continue
+			}
+			set[k] = v
+		}
+	}
+	opts, errs := scheduler.ResolvePathOptions(sched, set)
+	for _, e := range errs {
+		msg := e.Msg
+		if others := scheduler.HasOption(e.Key); len(others) > 0 && !slices.Contains(others, sched) {
+			msg = fmt.Sprintf("path scheduler %q has no option %q (%s have)", sched, e.Key, strings.Join(others, ", "))
+		}
+		st.fail(e.Key, "%s", msg)
+	}
+	if len(opts) == 0 {
+		return nil // a scheduler without options
+	}
+	return opts
 }
 
 // sourceKeys lists the keys each kind accepts besides name, kind, start,

@@ -50,6 +50,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 // Backends an experiment can run on.
@@ -93,11 +95,13 @@ type Experiment struct {
 	BaseSeed   uint64
 	// Point is the index of the run's grid point in the sweep (0 without
 	// a sweep).
-	Point     int
-	Paths     []Path
-	Transport Transport
-	Sources   []Source
-	Output    Output
+	Point int
+	Paths []Path
+	// Bottlenecks are the links shared by paths ([[bottleneck]]).
+	Bottlenecks []Bottleneck
+	Transport   Transport
+	Sources     []Source
+	Output      Output
 	// Vary lists the values a sweep or --set chose for this run, in the
 	// order of the keys, as "key=value".
 	Vary []string
@@ -117,6 +121,14 @@ type Path struct {
 	// testbed (client_address, server_address); zero for the defaults
 	// (see Experiment.Addrs).
 	ClientAddr, ServerAddr netip.Prefix
+	// Changes are the path's scheduled link changes ([[path.change]]),
+	// in the order of their times; Steps resolves them.
+	Changes []LinkChange
+	// Bottleneck names the [[bottleneck]] the path's packets pass after
+	// its own links ("": none); BottleneckDelay is that bottleneck's
+	// one-way delay, part of the path's RTT.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 // Link is one direction of a path.
@@ -140,8 +152,9 @@ type Link struct {
 	Jitter time.Duration
 }
 
-// RTT is the round-trip propagation delay of a path.
-func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay }
+// RTT is the round-trip propagation delay of a path: its own links' and
+// its bottleneck's both ways.
+func (p Path) RTT() time.Duration { return p.Up.Delay + p.Down.Delay + 2*p.BottleneckDelay }
 
 // QueueLimit is the link's queue in bytes for a path of round-trip
 // propagation delay rtt; at least 16 full-size packets.
@@ -158,15 +171,26 @@ func (l Link) QueueLimit(rtt time.Duration) int64 {
 
 // Transport configures the QUIC connection.
 type Transport struct {
-	PathScheduler   string
-	StreamScheduler string
-	Congestion      string
-	MaxPacketSize   int
-	Pacing          bool
+	PathScheduler string
+	// SchedulerOptions are the path scheduler's options
+	// (transport.scheduler_options), every one with its value, set or
+	// default; empty for a scheduler without options.
+	SchedulerOptions scheduler.Options
+	StreamScheduler  string
+	Congestion       string
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default: the reference experiments') or "per-rtt"
+	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
+	NewRenoGrowth string
+	MaxPacketSize int
+	Pacing        bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.
 	InitialRTT time.Duration
+	// PathAbandonAfter abandons a path that stayed failed (found broken
+	// while another path works) for that long; 0 never does.
+	PathAbandonAfter time.Duration
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/scheduler"
 )
 
 const paperFile = `name = "paper"
@@ -66,8 +68,9 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond}
-	if e.Transport != tr {
+	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond,
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "idle_escape": "true", "path_choice": "packet"}}
+	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
 	s := e.Sources[0]
@@ -209,6 +212,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"empty sweep list and more", strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "lowrt"`, 1) + "[sweep]\n\"duration\" = []\n", "",
 			[]string{"sweep.duration: must be a non-empty array", "e.toml:18: transport.path_scheduler: unknown path scheduler \"lowrt\""}},
 		{"sweep bad value", paperFile + "[sweep]\n\"path.1.rate\" = [\"1Mbit\", \"fast\"]\n", "", []string{"e.toml:31: path.1.rate (from [sweep]): bad rate"}},
+		{"negative path_abandon_after", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"-2s\"", 1), "", []string{"e.toml:19: transport.path_abandon_after: duration \"-2s\" is negative"}},
+		{"path_abandon_after without unit", strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = 3", 1), "", []string{"e.toml:19: transport.path_abandon_after: want a duration with a unit"}},
 		{"both rtt and delay", strings.Replace(paperFile, `rtt = "50ms"`, "rtt = \"50ms\"\ndelay = \"10ms\"", 1), "", []string{"path.0.delay: give either rtt"}},
 	}
 	for _, tc := range tests {
@@ -383,5 +388,24 @@ reply_priority = false
 	bad := strings.Replace(paperFile, `kind = "bulk"`, "kind = \"bulk\"\nreply_priority = true", 1)
 	if _, err = Parse("k.toml", []byte(bad), nil); err == nil || !strings.Contains(err.Error(), "source.1.reply_priority: bulk sources get no replies") {
 		t.Fatalf("reply_priority on bulk: %v", err)
+	}
+}
+
+func TestPathAbandonAfter(t *testing.T) {
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\npath_abandon_after = \"2s\"", 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 2*time.Second {
+		t.Fatalf("path_abandon_after %v, want 2s", got)
+	}
+	// Unset: never.
+	es, err = Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := es[0].Transport.PathAbandonAfter; got != 0 {
+		t.Fatalf("default path_abandon_after %v, want 0", got)
 	}
 }

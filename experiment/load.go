@@ -234,7 +234,11 @@ func (d *document) indexLines(data []byte) {
 	p := unstable.Parser{}
 	p.Reset(data)
 	var table []string
+	// arrays counts the elements of top-level arrays of tables by name,
+	// counts those of every array by its indexed path ("path.1.change"),
+	// so that a nested array is numbered within its parent element.
 	arrays := map[string]int{}
+	counts := map[string]int{}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
@@ -253,9 +257,10 @@ func (d *document) indexLines(data []byte) {
 				table = append(table, part)
 			}
 			if e.Kind == unstable.ArrayTable {
-				n := strings.Join(name, ".")
-				table = append(table, strconv.Itoa(arrays[n]))
-				arrays[n]++
+				n := strings.Join(table, ".")
+				table = append(table, strconv.Itoa(counts[n]))
+				counts[n]++
+				arrays[strings.Join(name, ".")]++
 			}
 			d.lines[strings.Join(table, ".")] = lineOf(&p, e)
 		case unstable.KeyValue:

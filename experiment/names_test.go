@@ -11,7 +11,7 @@ import (
 // reported seven other errors, and failed run by run).
 func TestNamesCheckedAtLoad(t *testing.T) {
 	doc := strings.NewReplacer(
-		`path_scheduler = "cwr"`, "path_scheduler = \"lowrt\"\ncongestion = \"cubic\"",
+		`path_scheduler = "cwr"`, "path_scheduler = \"lowrt\"\ncongestion = \"vegas\"",
 		`stream_scheduler = "priority-fifo"`, `stream_scheduler = "priority"`,
 		`kind = "bulk"`, `kind = "torrent"`,
 		`seed = 7`, "seed = 7\nbackend = \"mars\"",
@@ -24,8 +24,8 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 	want := []string{
 		`e.toml:4: backend: unknown backend "mars" (known: loopback, sim)`,
 		`e.toml:16: path.1.down.rate: bad rate "fast"`,
-		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
-		`e.toml:20: transport.congestion: unknown congestion controller "cubic" (known: newreno, newreno-cwl)`,
+		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, cwr-red-fast, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+		`e.toml:20: transport.congestion: unknown congestion controller "vegas" (known: balia, bbr, cubic, lia, newreno, newreno-cwl, olia)`,
 		`e.toml:21: transport.stream_scheduler: unknown stream scheduler "priority" (known: priority-fifo, round-robin); did you mean "priority-fifo"?`,
 		`e.toml:31: source.1.kind: unknown source kind "torrent"`,
 	}
@@ -44,21 +44,14 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 // reported, naming the --set, together with the file's own problems.
 func TestBadOverridesAllReported(t *testing.T) {
 	doc := strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1)
-	var over []Override
-	for _, s := range []string{
-		"transport.congestion=cubic",
+	over := overrides(t,
+		"transport.congestion=vegas",
 		"transport.path_scheduler=lowrt",
 		"source.nope.size=1",
 		"path.0.rate=fast",
 		"backend=netns",
 		"transport.colour=red",
-	} {
-		o, err := ParseOverride(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		over = append(over, o)
-	}
+	)
 	_, err := Parse("e.toml", []byte(doc), over)
 	if err == nil {
 		t.Fatal("no error")
@@ -69,7 +62,7 @@ func TestBadOverridesAllReported(t *testing.T) {
 		`backend (from --set backend=netns): backend "netns" is not available yet`,
 		`path.0.rate (from --set path.0.rate=fast): bad rate "fast"`,
 		`transport.path_scheduler (from --set transport.path_scheduler=lowrt): unknown path scheduler "lowrt"`,
-		`transport.congestion (from --set transport.congestion=cubic): unknown congestion controller "cubic"`,
+		`transport.congestion (from --set transport.congestion=vegas): unknown congestion controller "vegas"`,
 		`transport.colour (from --set transport.colour=red): unknown key`,
 	}
 	for _, w := range want {

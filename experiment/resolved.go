@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,22 +36,42 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("drain", q(dur(e.Drain)))
 	w("seed", strconv.FormatUint(e.Seed, 10))
 	w("backend", q(e.Backend))
+	writeBottlenecks(&b, e)
 	for _, p := range e.Paths {
 		b.WriteString("\n[[path]]\n")
 		writeAddrs(w, p)
+		if p.Bottleneck != "" {
+			w("bottleneck", q(p.Bottleneck))
+		}
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
 		writeLink(&b, p.Down, true)
+		writeChanges(&b, p)
 	}
 	t := e.Transport
 	b.WriteString("\n[transport]\n")
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
+	w("newreno_growth", q(t.NewRenoGrowth))
 	w("max_packet_size", strconv.Itoa(t.MaxPacketSize))
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
+	if opts := t.SchedulerOptions.Typed(t.PathScheduler); len(opts) > 0 {
+		keys := slices.Sorted(maps.Keys(opts))
+		var kv []string
+		for _, k := range keys {
+			switch v := opts[k].(type) {
+			case bool:
+				kv = append(kv, k+" = "+strconv.FormatBool(v))
+			case string:
+				kv = append(kv, k+" = "+q(v))
+			}
+		}
+		w("scheduler_options", "{ "+strings.Join(kv, ", ")+" }")
+	}
+	w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

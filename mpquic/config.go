@@ -14,6 +14,9 @@ type Config = core.Config
 // PathStats are the statistics of one path; see core.PathStats.
 type PathStats = core.PathStats
 
+// PathEvent is a change of a path's health; see core.PathEvent.
+type PathEvent = core.PathEvent
+
 var (
 	keyLogOnce sync.Once
 	keyLog     io.Writer

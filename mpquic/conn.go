@@ -471,6 +471,14 @@ func (c *Conn) Paths() []PathStats {
 	return c.c.Paths()
 }
 
+// PathEvents returns the connection's path events (a path found broken,
+// recovered, abandoned after failing), those of forgotten paths included.
+func (c *Conn) PathEvents() []PathEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.PathEvents()
+}
+
 // LocalAddr is the local address of the first path.
 func (c *Conn) LocalAddr() net.Addr {
 	ps := c.Paths()

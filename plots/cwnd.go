@@ -58,6 +58,17 @@ func oneRun(points []*Point, kind string) (*Run, error) {
 	return points[0].Runs[0], nil
 }
 
+// oneRunEnd is oneRun and the connection end its figure shows (see
+// throughputEnd).
+func oneRunEnd(points []*Point, kind string, o Options) (*Run, string, error) {
+	r, err := oneRun(points, kind)
+	if err != nil {
+		return nil, "", err
+	}
+	end, err := throughputEnd(points[0], o)
+	return r, end, err
+}
+
 // CountRuns counts the runs of the points.
 func CountRuns(points []*Point) int {
 	n := 0
@@ -87,11 +98,7 @@ func (o Options) window(last float64) (from, to float64) {
 // rows are sampled every [output] path_interval, and at every
 // congestion state change).
 func CwndFigure(points []*Point, o Options) (*Figure, error) {
-	r, err := oneRun(points, "cwnd")
-	if err != nil {
-		return nil, err
-	}
-	end, err := throughputEnd(points[0], o)
+	r, end, err := oneRunEnd(points, "cwnd", o)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +126,7 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 	st := SchedulerStyle(points[0].Scheduler)
 	ymax := 0.0
 	var plots []*plot.Plot
+	var room []vg.Length // the height the change labels take per panel
 	for i, id := range ids {
 		ss := byPath[id]
 		xlabel := ""
@@ -141,8 +149,13 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 		inflight := &stepLine{states: ss, value: func(s PathState) float64 { return s.InFlight / 1e3 }, style: draw.LineStyle{Color: grey, Width: vg.Points(0.5)}}
 		cwnd := &stepLine{states: ss, value: func(s PathState) float64 { return s.Cwnd / 1e3 }, style: draw.LineStyle{Color: st.Color, Width: vg.Points(0.9)}}
 		p.Add(inflight, cwnd)
+		var leg *rowLegend
 		if i == 0 {
-			leg := newRowLegend(p)
+			leg = newRowLegend(p)
+		}
+		marks := addChangeMarks(p, r.Summary, 1, leg)
+		room = append(room, marks)
+		if i == 0 {
 			leg.add("cwnd ("+points[0].Scheduler+", "+end+")", lineThumb{cwnd.style})
 			leg.add("bytes in flight", lineThumb{inflight.style})
 			leg.add("congestion avoidance", boxThumb{fill: draw.LineStyle{Color: tint(st.Color, 0.85)}})
@@ -154,9 +167,9 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 		ymax = 1
 	}
 	for i, p := range plots {
-		p.Y.Max = ymax * 1.05
+		p.Y.Max = headroom(ymax*1.05, room[i], 1.25*vg.Inch-vg.Points(12))
 		if i == 0 {
-			p.Y.Max = ymax * 1.3
+			p.Y.Max = headroom(ymax*1.3, room[i], 1.25*vg.Inch-vg.Points(12))
 		}
 	}
 	return &Figure{Plots: plots, Width: ColumnWidth, Height: 0.5*vg.Inch + vg.Length(len(plots))*1.25*vg.Inch}, nil
@@ -212,13 +225,14 @@ func (s *caShade) Plot(c draw.Canvas, plt *plot.Plot) {
 }
 
 // caStretches are the stretches [start, end] (ms) in which the path
-// states of one path and end are in congestion avoidance: from a row in
+// states of one path and end are in congestion avoidance (BBR's ProbeBW
+// for bbr): from a row in
 // that state to the next row in another state, or to the last row.
 func caStretches(states []PathState) [][2]float64 {
 	var out [][2]float64
 	start := math.NaN()
 	for _, st := range states {
-		ca := st.State == "congestion_avoidance"
+		ca := st.State == "congestion_avoidance" || st.State == "probe_bw"
 		switch {
 		case ca && math.IsNaN(start):
 			start = st.Time

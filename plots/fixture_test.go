@@ -52,6 +52,10 @@ type fixture struct {
 	growth      [2]float64
 	// paths is paths.csv after its header ("" for none).
 	paths string
+	// throughput is throughput.csv after its header ("" for none).
+	throughput string
+	// changes are the run's scheduled link changes.
+	changes []trafficgen.LinkChangeSummary
 }
 
 // writeFixture writes the run f into dir/<point>/rep<rep> as mpq run
@@ -70,6 +74,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 			{Name: "background", Kind: "bulk", Sender: "server"},
 		},
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
+		LinkChanges:    f.changes,
 	}
 	for i, g := range f.growth {
 		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})
@@ -90,6 +95,9 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 			i, created, created, created, delivered, mct, 1+8*i, status, failed, i < f.warmup)
 	}
 	files := map[string]string{"summary.json": string(b), "messages.csv": msgs.String(), "config.resolved.toml": fixtureTOML}
+	if f.throughput != "" {
+		files["throughput.csv"] = "time_ms,what,sender,path_id,class,bytes,mbps\n" + f.throughput
+	}
 	if f.paths != "" {
 		files["paths.csv"] = "time_ms,vantage,path_id,cwnd,bytes_in_flight,ssthresh,srtt_ms,min_rtt_ms,latest_rtt_ms,state\n" + f.paths
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // Kinds are the figures, by name.
-var Kinds = []string{"ccdf", "throughput", "cwnd", "growth", "timeline"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -18,6 +18,8 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 		return CCDFFigure(points, o)
 	case "throughput":
 		return ThroughputFigure(points, o)
+	case "throughput-time":
+		return ThroughputTimeFigure(points, o)
 	case "growth":
 		return GrowthFigure(points, o)
 	case "cwnd":

@@ -97,13 +97,14 @@ func TimelineFigure(points []*Point, o Options) (*Figure, error) {
 	ml.style = st
 	p.Add(pl, ml)
 	leg := newRowLegend(p)
+	changeRoom := addChangeMarks(p, r.Summary, 1000, leg)
 	leg.add(src.Name+": created", glyphThumb{createdGlyph(st)})
 	leg.add("delivered", glyphThumb{deliveredGlyph(st)})
 	leg.add("lost", glyphThumb{lostGlyph()})
 	p.Add(leg)
 	top := msgLane + ml.top() + 0.6
 	height := 0.7*vg.Inch + vg.Length(top+0.6)*0.22*vg.Inch
-	p.Y.Max = headroom(top+0.6, leg.height(dataWidth(ColumnWidth)), height-vg.Points(36)) - 0.6
+	p.Y.Max = headroom(top+0.6, leg.height(dataWidth(ColumnWidth))+changeRoom, height-vg.Points(36)) - 0.6
 	return &Figure{Plots: []*plot.Plot{p}, Width: ColumnWidth, Height: height}, nil
 }
 

@@ -7,7 +7,48 @@ import (
 )
 
 func init() {
-	RegisterPath("cwr", func() PathScheduler { return NewCWR() })
+	RegisterPathWithOptions("cwr", cwrOptions(), func(o Options) PathScheduler { return newCWR(o) })
+}
+
+// Options shared by cwr and cwr-red: the readings of the paper's text
+// where it is silent and the rules it does not have (see CWR).
+const (
+	// OptReservation: "partial" (a path's reservations are capped at
+	// its window) or "whole" (a message's reservation that does not fit
+	// its path's window beside the earlier messages' is dropped).
+	OptReservation = "reservation"
+	// OptHorizon: "srtt" (the messages due within one smoothed RTT of
+	// their path are reserved) or "next" (every source's next message,
+	// however far ahead).
+	OptHorizon = "horizon"
+	// OptEqualRTT (cwr): "first" (the reservation goes on the first of
+	// the paths of equal smoothed RTT, by path ID) or "alternate" (the
+	// messages of a source alternate between them).
+	OptEqualRTT = "equal_rtt"
+	// OptIdleEscape: background data fitting beside no path's
+	// reservations still go when no candidate has anything in flight.
+	OptIdleEscape = "idle_escape"
+	// OptPathChoice: "packet" (each priority packet on the lowest-RTT
+	// path that can take it) or "message" (a message's packets on the
+	// path chosen at its first packet: the lowest-RTT one that can take
+	// all of it, else the lowest-RTT one that can take the packet).
+	OptPathChoice = "path_choice"
+)
+
+// cwrOptions are the options of cwr with their defaults.
+func cwrOptions() []Option {
+	return []Option{
+		{Name: OptReservation, Choices: []string{"partial", "whole"}, Default: "partial",
+			Doc: "partial: a path's reservations are capped at its window; whole: a message whose reservation does not fit its path's window beside the earlier messages' reserves nothing there (ours)"},
+		{Name: OptHorizon, Choices: []string{"srtt", "next"}, Default: "srtt",
+			Doc: "srtt: reserve the messages due within one smoothed RTT of the path; next: every source's next message, however far ahead"},
+		{Name: OptEqualRTT, Choices: []string{"first", "alternate"}, Default: "first",
+			Doc: "paths of equal smoothed RTT: reserve on the first by path ID, or alternate a source's messages between them (ours)"},
+		{Name: OptIdleEscape, Default: "true",
+			Doc: "background data that fit beside no path's reservations still go when no path has anything in flight"},
+		{Name: OptPathChoice, Choices: []string{"packet", "message"}, Default: "packet",
+			Doc: "packet: each priority packet on the lowest-RTT path that can take it; message: all of a message on the path chosen at its first packet"},
+	}
 }
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
@@ -26,66 +67,81 @@ const maxPending = 1024
 // al., "Performance Evaluation of a New Scheduling Model Using Congestion
 // Window Reservation", Section III-D1. The application announces its
 // periodic priority sources (SourceAware); the scheduler keeps room in the
-// congestion window of one path free for the messages they will generate
-// within the next round trip, so that a message leaves as soon as it is
-// written.
+// congestion window of one path free for the messages they will generate,
+// so that a message leaves as soon as it is written.
+//
+// By default it follows the paper's text; where the text is silent it
+// takes the simplest reading, and says which sentence it reads. Other
+// readings and the rules the paper does not have are options (Options,
+// transport.scheduler_options; cwrOptions lists them).
 //
 // At a send decision at time now, among the candidate paths (as for
 // lowrtt: usable available paths, else usable backup paths, else every
 // validated path):
 //
-//   - Reservations: every message of every announced source is reserved
-//     on the candidate path with the lowest smoothed RTT. If several
-//     candidates share that RTT, the k-th message of source S (k counted
-//     from the Next the source was announced with, 0 for a single message)
-//     goes to the ((S + k) mod n)-th of those n paths in order of path ID,
-//     so that reservations alternate between equal paths as in the
-//     paper's Section IV-B. The reserved bytes of path p are, for the
-//     messages reserved on p that are due in (now, now + srtt_p], their
-//     WireBytes plus PacketSlack each: the core announces (Work.Size), and
-//     may fill with ACK frames, PacketSlack bytes beyond a message's last,
-//     short packet's data and overhead, and that packet leaves at once
-//     only if the window has room for its announced size. The paper
-//     reserves "exactly as many bytes as are needed for the messages"
-//     (Section IV-B), so that they are "sent immediately" (Section
-//     III-D1): as the core sends them, that is the wire bytes and the
-//     slack.
-//   - A path keeps only the reservations its window can hold: the
-//     messages due are taken in order of generation time (then source
-//     ID), and a message whose reserved bytes, added to those of the
-//     messages kept before it on its path, exceed the path's congestion
-//     window holds nothing back there. The paper's reservation "is based
-//     on the assumption that the congestion window remains constant" and
-//     says what happens when it shrinks: "If a packet loss occurs before a
-//     message is generated, the reserved area cannot be used because it
-//     is dropped" (Section III-D1; "the congestion window has got
-//     reduced. In that case, the reserved area may be dropped", Section
-//     IV-B). Such a message cannot find its room in that window even with
-//     nothing in flight; holding the window for it would keep background
-//     data off the path for as long as the window stays below it, and a
-//     path with nothing in flight gets no acknowledgements to grow its
-//     window by (paper-fig4 at 50 ms / 50 kB, seed 1, before this rule:
-//     cwr-red's path 0 carried nothing for 3 s, its window of 46 kB below
-//     a message's reservation of 51.8 kB). A dropped reservation still
-//     counts for reservations_missed.
+//   - Reservations ("keeps space in the congestion window for priority
+//     data free", III-D1; "The CWR always appends a reservation only to
+//     the path with the lower RTT", IV-B): every message of every
+//     announced source is reserved on the candidate path with the lowest
+//     smoothed RTT; if several candidates share that RTT, on the first of
+//     them by path ID (option equal_rtt = "alternate", ours: the k-th
+//     message of source S, k counted from the Next the source was
+//     announced with, goes to the ((S + k) mod n)-th of those n paths, a
+//     reading of IV-B's "Because the paths have the same RTT, the choice
+//     of the path changes"; the smoothed RTTs of real paths are seldom
+//     exactly equal, and that sentence describes their crossing).
+//   - The reserved bytes of path p are, for the messages reserved on p
+//     that are due in (now, now + srtt_p], their WireBytes plus
+//     PacketSlack each: the paper reserves "exactly as many bytes as are
+//     needed for the messages" (IV-B) so that they are "sent immediately"
+//     (III-D1), and the core sends a message's last, short packet at once
+//     only if the window has room for its announced size, PacketSlack
+//     beyond its data and overhead. The horizon of one smoothed RTT is a
+//     reading: the paper says only that "It may be worthwhile to wait for
+//     priority data to be generated instead of sending background data
+//     that excessively occupy the available congestion window" (III-D1);
+//     data sent now occupy the window for about one round trip, so only
+//     the messages due within it can find them there. Option horizon =
+//     "next" reserves every source's next message however far ahead.
+//   - A path's reservations are capped at its window (reservation =
+//     "partial"): the paper's reservation "is based on the assumption that
+//     the congestion window remains constant", and "If a packet loss
+//     occurs before a message is generated, the reserved area cannot be
+//     used because it is dropped" (III-D1): a window that shrank below the
+//     reservations is all reserved, and the message finds less room than
+//     it needs. Option reservation = "whole" (ours) keeps a message's
+//     reservation only if all of it fits the window beside the messages
+//     reserved there before it (taken in order of generation time, then
+//     source ID), and drops it otherwise, so that background data may use
+//     the window meanwhile.
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes on the lowest-RTT path whose window and pacer let the
-//     packet out (PathInfo.CanSend), without looking at reservations.
+//     packet out (PathInfo.CanSend), without looking at reservations:
+//     "For priority data, the path with the lowest RTT and sufficient
+//     space in the congestion window is selected" (III-D1), and "If the
+//     reservation is not successful, the scheduler operates like LowRTT.
+//     It may then happen that the slower path is selected" (IV-C2). The
+//     choice is per packet, as LowRTT's; option path_choice = "message"
+//     puts all of a message on the path chosen at its first packet: the
+//     lowest-RTT one whose window has room for the whole message, else the
+//     lowest-RTT one that can take the packet.
 //   - Control-only packets (ClassControl) go like priority data: they are
 //     never held back by reservations.
 //   - Other data (ClassBackground, and retransmissions of other streams)
 //     goes on the lowest-RTT path p with bytes_in_flight_p + packet +
-//     reserved_p <= cwnd_p (and room in its pacer). If no path qualifies,
-//     nothing is sent now, even if some window has room. Reservations do
-//     not hold data back while no candidate has anything in flight: no
-//     acknowledgement would then ever free room, and reservations that
-//     leave less than a packet of the windows would stop background data
-//     for good, and with priority-fifo (which serves lost data first) the
-//     priority data queued behind a lost background packet too. (The
-//     paper assumes windows large enough for the reservations, Section
-//     IV-A.) The packet then goes on the lowest-RTT candidate whose window
-//     and pacer let it out; this happens only if it fits beside the
-//     reservations of no candidate.
+//     reserved_p <= cwnd_p (and room in its pacer) ("always assigns
+//     background data to the path with the lowest RTT on which no
+//     reservations are at risk", III-D1). If no path qualifies, nothing is
+//     sent now, even if some window has room ("an actually free area in
+//     the congestion window may remain unused"). Reservations do not hold
+//     data back while no candidate has anything in flight (option
+//     idle_escape, on by default): no acknowledgement would then ever
+//     free room, and with priority-fifo (which serves lost data first) the
+//     priority data queued behind a lost background packet would wait for
+//     good. The paper assumes "that the congestion windows of the paths
+//     have a sufficient size at all times" (IV-A), where this never
+//     happens. The packet then goes on the lowest-RTT candidate whose
+//     window and pacer let it out.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -94,9 +150,9 @@ const maxPending = 1024
 // CWR counts per path as "reservations_missed" (see Counters) the
 // messages that did not find the room reserved for them free when they
 // were generated: a message counts once it was reserved (it was due
-// within srtt of its path at some send decision) and, at the first send
-// decision at or after its generation time at which priority data wait
-// (Work.Class is ClassPriority or Work.Waiting.PriorityBytes > 0; the
+// within the horizon of its path at some send decision) and, at the first
+// send decision at or after its generation time at which priority data
+// wait (Work.Class is ClassPriority or Work.Waiting.PriorityBytes > 0; the
 // latter catches a decision on a retransmission that priority-fifo serves
 // first), its path (for CWR the one it was reserved on at the last
 // decision before: the reservation follows the lowest smoothed RTT) is no
@@ -117,13 +173,9 @@ const maxPending = 1024
 // from elsewhere: the smoothed RTTs of paths of equal RTT differ by tens
 // to hundreds of microseconds and cross as acknowledgements arrive, so a
 // message's reservation moves between the paths before it is generated
-// ("Because the paths have the same RTT, the choice of the path
-// changes", Section IV-B) and background data fill the room it left; and
-// a path's previous message, sent one RTT earlier, may still be in
-// flight. Most such messages arrived within about a millisecond of the
-// median in those runs: without pacing, acknowledgements free room at the
-// rate the window was sent, the link's. The message completion time, not
-// this counter, says whether a message was late.
+// and background data fill the room it left; and a path's previous
+// message, sent one RTT earlier, may still be in flight. The message
+// completion time, not this counter, says whether a message was late.
 //
 // A message is reserved until its generation time (the window (now, now +
 // srtt] excludes now): data written later than announced compete with
@@ -132,10 +184,28 @@ const maxPending = 1024
 type CWR struct {
 	res  reserver
 	cand []int
+	// idleEscape and perMessage are the options idle_escape and
+	// path_choice = "message".
+	idleEscape, perMessage bool
+	msgs                   messages
 }
 
-// NewCWR returns a CWR scheduler without sources.
-func NewCWR() *CWR { return &CWR{res: reserver{slack: PacketSlack}} }
+// NewCWR returns a CWR scheduler without sources, with the default
+// options.
+func NewCWR() *CWR {
+	s, _ := NewPathSchedulerWith("cwr", nil)
+	return s.(*CWR)
+}
+
+func newCWR(o Options) *CWR {
+	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message"}
+}
+
+// newReserver is the reserver of the options o (everyPath for cwr-red).
+func newReserver(o Options, everyPath bool) reserver {
+	return reserver{everyPath: everyPath, slack: PacketSlack, whole: o[OptReservation] == "whole",
+		next: o[OptHorizon] == "next", alternate: o[OptEqualRTT] == "alternate"}
+}
 
 // Name implements PathScheduler.
 func (*CWR) Name() string { return "cwr" }
@@ -156,7 +226,14 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 	if priorityWaits(w) {
 		s.res.settle(now, paths)
 	}
-	if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
+	i := -1
+	if s.perMessage && w.Class == ClassPriority {
+		d, _ := s.msgs.of(w)
+		i = messagePath(paths, s.cand, w, d)
+	} else {
+		i = pickBackgroundOrNot(paths, s.cand, w, reserved, s.idleEscape)
+	}
+	if i >= 0 {
 		dst = append(dst, paths[i].ID)
 	}
 	return dst
@@ -164,14 +241,14 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 
 // pickBackgroundOrNot is the path choice of CWR (and CWR+RED's single
 // path): the lowest-RTT candidate that can take the packet, reservations
-// counting against background data only; and, for background data that
-// fits beside the reservations of no candidate while no candidate has
-// anything in flight, the lowest-RTT candidate that can take it (see
-// CWR).
-func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64) int {
+// counting against background data only; and, with idleEscape, for
+// background data that fits beside the reservations of no candidate while
+// no candidate has anything in flight, the lowest-RTT candidate that can
+// take it (see CWR).
+func pickBackgroundOrNot(paths []PathInfo, cand []int, w Work, reserved []uint64, idleEscape bool) int {
 	bg := w.Class != ClassControl && !isPriority(w)
 	best := pickPath(paths, cand, w.Size, reserved, bg)
-	if best < 0 && bg {
+	if best < 0 && bg && idleEscape {
 		for _, i := range cand {
 			if paths[i].BytesInFlight > 0 {
 				return -1
@@ -199,6 +276,89 @@ func pickPath(paths []PathInfo, cand []int, size int, reserved []uint64, withRes
 	return best
 }
 
+// messagePath is the path of a packet of the priority message d with
+// path_choice = "message": the path chosen for the message, if it is
+// still a candidate (-1 while it cannot take the packet); else, chosen
+// now, the lowest-RTT candidate whose window has room for the rest of
+// the message (WireBytes(w.Pending) + PacketSlack) and whose window and
+// pacer let the packet out, or if there is none the lowest-RTT candidate
+// that can take the packet (LowRTT); -1 if none can.
+func messagePath(paths []PathInfo, cand []int, w Work, d *messageDecision) int {
+	if d.hasPath {
+		for _, i := range cand {
+			if paths[i].ID == d.path {
+				if paths[i].CanSend(w.Size) {
+					return i
+				}
+				return -1
+			}
+		}
+	}
+	best := -1
+	for _, i := range cand {
+		p := &paths[i]
+		need := uint64(WireBytes(int(min(w.Pending, 1<<40)), p)) + PacketSlack
+		if !p.CanSend(w.Size) || p.CwndRoom() < need {
+			continue
+		}
+		if best < 0 || p.SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	if best < 0 {
+		best = pickPath(paths, cand, w.Size, nil, false)
+	}
+	if best >= 0 {
+		d.path, d.hasPath = paths[best].ID, true
+	}
+	return best
+}
+
+// messages are the priority messages in progress, one per stream, most
+// recent last (at most maxMessages).
+type messages struct{ list []messageDecision }
+
+// messageDecision is what was decided for the message in progress on a
+// stream; left is the stream's pending bytes at its last packet.
+type messageDecision struct {
+	stream uint64
+	left   uint64
+	// dup: cwr-red sends the message's packets on every candidate.
+	dup bool
+	// path, if hasPath, carries the message (path_choice = "message").
+	path    uint64
+	hasPath bool
+}
+
+// maxMessages bounds the message decisions remembered. Messages are
+// served in order (priority-fifo), so only a few are in progress at once;
+// a forgotten one is decided again as a new message.
+const maxMessages = 64
+
+// of returns the decision of the message whose packet w is, and whether
+// the packet starts a new message (its stream's Work.Pending larger than
+// what was left of the stream's previous message): then the decision is a
+// fresh one for the caller to fill in.
+func (m *messages) of(w Work) (*messageDecision, bool) {
+	for k := range m.list {
+		d := &m.list[k]
+		if d.stream != w.StreamID {
+			continue
+		}
+		if w.Pending <= d.left {
+			d.left = w.Pending
+			return d, false
+		}
+		m.list = slices.Delete(m.list, k, k+1)
+		break
+	}
+	if len(m.list) >= maxMessages {
+		m.list = slices.Delete(m.list, 0, 1)
+	}
+	m.list = append(m.list, messageDecision{stream: w.StreamID, left: w.Pending})
+	return &m.list[len(m.list)-1], true
+}
+
 // priorityWaits reports whether priority data wait at a send decision: the
 // moment the reservations of generated messages are settled.
 func priorityWaits(w Work) bool {
@@ -219,6 +379,19 @@ type reservation struct {
 // CWR (on the lowest-RTT path) or CWR+RED (everyPath).
 type reserver struct {
 	everyPath bool
+	// whole keeps a message's reservation on a path only if all of it
+	// fits the window beside the messages reserved there before it
+	// (reservation = "whole"); otherwise the reservations of a path are
+	// capped at its window ("partial").
+	whole bool
+	// next reserves each source's next message however far ahead it is
+	// (horizon = "next"), not only the messages due within one smoothed
+	// RTT.
+	next bool
+	// alternate spreads the reservations of CWR over paths of equal
+	// smoothed RTT (equal_rtt = "alternate"); otherwise they go on the
+	// first of them in order of path ID.
+	alternate bool
 	// slack is added to every message's reservation (PacketSlack: see
 	// CWR).
 	slack   uint64
@@ -281,7 +454,7 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 			p := &paths[i]
 			for k := range r.sources {
 				src := &r.sources[k]
-				src.Due(now, now.Add(p.SRTT), func(at time.Time) { r.due = append(r.due, dueMessage{i, src, at}) })
+				src.Due(now, r.horizon(now, p.SRTT, src), func(at time.Time) { r.due = append(r.due, dueMessage{i, src, at}) })
 			}
 		}
 	} else {
@@ -299,9 +472,12 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 		srtt := paths[r.tied[0]].SRTT
 		for k := range r.sources {
 			src := &r.sources[k]
-			src.Due(now, now.Add(srtt), func(at time.Time) {
-				n := uint64(len(r.tied))
-				i := r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+			src.Due(now, r.horizon(now, srtt, src), func(at time.Time) {
+				i := r.tied[0]
+				if r.alternate {
+					n := uint64(len(r.tied))
+					i = r.tied[(src.ID%n+messageIndex(src, at)%n)%n]
+				}
 				r.due = append(r.due, dueMessage{i, src, at})
 			})
 		}
@@ -313,6 +489,26 @@ func (r *reserver) reserve(now time.Time, paths []PathInfo, cand []int) []uint64
 		r.add(paths, d.i, d.src, d.at)
 	}
 	return r.reserved
+}
+
+// horizon is the end of the reservation window (now, horizon] of source
+// src on a path of smoothed RTT srtt: now + srtt, or, with
+// horizon = "next", the source's next generation time after now.
+func (r *reserver) horizon(now time.Time, srtt time.Duration, src *Source) time.Time {
+	if !r.next {
+		return now.Add(srtt)
+	}
+	return nextGeneration(src, now)
+}
+
+// nextGeneration is the first generation time of src after now (its Next
+// if src has no interval, even if that is not after now).
+func nextGeneration(src *Source, now time.Time) time.Time {
+	at := src.Next
+	if src.Interval > 0 && !at.After(now) {
+		at = at.Add((now.Sub(at)/src.Interval + 1) * src.Interval)
+	}
+	return at
 }
 
 // dueMessage is a message due within the reservation window of the path
@@ -327,8 +523,11 @@ type dueMessage struct {
 // the path's window beside the messages reserved there before it.
 func (r *reserver) add(paths []PathInfo, i int, src *Source, at time.Time) {
 	b := uint64(WireBytes(src.Size, &paths[i])) + r.slack
-	if r.reserved[i]+b <= paths[i].CWND {
+	switch {
+	case r.reserved[i]+b <= paths[i].CWND:
 		r.reserved[i] += b
+	case !r.whole:
+		r.reserved[i] = paths[i].CWND
 	}
 	res := reservation{source: src.ID, at: at, path: paths[i].ID, bytes: b}
 	for j := range r.pending {
@@ -410,11 +609,7 @@ func (r *reserver) nextWakeup(now time.Time) time.Time {
 	var t time.Time
 	for k := range r.sources {
 		src := &r.sources[k]
-		at := src.Next
-		if src.Interval > 0 && !at.After(now) {
-			n := now.Sub(at)/src.Interval + 1
-			at = at.Add(n * src.Interval)
-		}
+		at := nextGeneration(src, now)
 		if at.After(now) && (t.IsZero() || at.Before(t)) {
 			t = at
 		}

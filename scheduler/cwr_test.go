@@ -4,11 +4,47 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
 
 const ms = time.Millisecond
+
+// tagged builds the scheduler sched (cwr or cwr-red) for a test case whose
+// name starts with tags in brackets: "[whole]" sets reservation =
+// "whole", "[alternate]" equal_rtt = "alternate", "[next]" horizon =
+// "next", "[message]" path_choice = "message", "[noescape]" idle_escape =
+// false, and "[fast]" builds cwr-red-fast instead of cwr-red.
+func tagged(t *testing.T, sched, name string) PathScheduler {
+	t.Helper()
+	opts := map[string]any{}
+	for strings.HasPrefix(name, "[") {
+		tag, rest, _ := strings.Cut(name[1:], "]")
+		name = strings.TrimSpace(rest)
+		switch tag {
+		case "whole":
+			opts[OptReservation] = "whole"
+		case "alternate":
+			opts[OptEqualRTT] = "alternate"
+		case "next":
+			opts[OptHorizon] = "next"
+		case "message":
+			opts[OptPathChoice] = "message"
+		case "noescape":
+			opts[OptIdleEscape] = false
+		case "fast":
+			sched = "cwr-red-fast"
+		default:
+			t.Fatalf("unknown tag %q", tag)
+		}
+	}
+	s, err := NewPathSchedulerWith(sched, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
 
 func TestCWRSelect(t *testing.T) {
 	const pkt = simMPS
@@ -32,6 +68,13 @@ func TestCWRSelect(t *testing.T) {
 	big := []Source{{ID: 1, Size: 9 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
 	// A 10-packet message: with the slack, larger than the window.
 	tooBig := []Source{{ID: 1, Size: 10 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
+	// Two sources of 4 and 6 packets: the second, with the slack, does
+	// not fit beside the first in the 10-packet window.
+	twoMsgs := []Source{{ID: 1, Size: 4 * simPayload, Next: time.Unix(1000, 0).Add(5 * ms)}, {ID: 2, Size: 6 * simPayload, Next: time.Unix(1000, 0).Add(10 * ms)}}
+	// 4-packet messages every 30 ms from 10 ms on: only the next (at
+	// 10 ms) is reserved with horizon = "next", even when the srtt
+	// window would hold two.
+	periodic := []Source{{ID: 1, Size: 4 * simPayload, Interval: 30 * ms, Next: time.Unix(1000, 0).Add(10 * ms)}}
 	tests := []struct {
 		name    string
 		sources []Source
@@ -64,14 +107,29 @@ func TestCWRSelect(t *testing.T) {
 		{"nothing in flight: background beside the reservation", big, []PathInfo{mk(0, 20*ms, 0), mk(1, 50*ms, 0)}, bg, []uint64{1}},
 		{"nothing in flight, no room beside the reservation: not held", big, []PathInfo{mk(0, 20*ms, 0)}, bg, []uint64{0}},
 		{"something in flight, no room beside the reservation: held", big, []PathInfo{mk(0, 20*ms, 1)}, bg, nil},
-		// A reservation larger than the window is dropped: it holds
-		// nothing back, with or without data in flight.
-		{"reservation larger than the window dropped", tooBig, []PathInfo{mk(0, 20*ms, 1), mk(1, 50*ms, 10)}, bg, []uint64{0}},
-		{"reservation larger than the window dropped: the last packet of room", tooBig, []PathInfo{mk(0, 20*ms, 9), mk(1, 50*ms, 0)}, bg, []uint64{0}},
+		// reservation = "whole": a reservation larger than the window
+		// is dropped: it holds nothing back, with or without data in
+		// flight.
+		{"[whole] reservation larger than the window dropped", tooBig, []PathInfo{mk(0, 20*ms, 1), mk(1, 50*ms, 10)}, bg, []uint64{0}},
+		{"[whole] reservation larger than the window dropped: the last packet of room", tooBig, []PathInfo{mk(0, 20*ms, 9), mk(1, 50*ms, 0)}, bg, []uint64{0}},
+		// By default ("partial") it holds the whole window.
+		{"reservation larger than the window holds all of it", tooBig, []PathInfo{mk(0, 20*ms, 1), mk(1, 50*ms, 10)}, bg, nil},
+		{"reservation larger than the window: background on the other path", tooBig, []PathInfo{mk(0, 20*ms, 9), mk(1, 50*ms, 0)}, bg, []uint64{1}},
+		// Two messages: the second does not fit beside the first. Whole:
+		// it reserves nothing, and a packet fits beside the first;
+		// partial: the window is held.
+		{"[whole] the message that does not fit reserves nothing", twoMsgs, []PathInfo{mk(0, 20*ms, 0)}, bg, []uint64{0}},
+		{"the message that does not fit reserves the rest of the window", twoMsgs, []PathInfo{mk(0, 20*ms, 1), mk(1, 50*ms, 10)}, bg, nil},
+		// horizon = "next": a message beyond one srtt is reserved too.
+		{"[next] message beyond srtt reserved", msg(30 * ms), []PathInfo{mk(0, 20*ms, 6), mk(1, 50*ms, 10)}, bg, nil},
+		{"[next] only the next message of a source", periodic, []PathInfo{mk(0, 50*ms, 1), mk(1, 90*ms, 10)}, bg, []uint64{0}},
+		{"srtt: every message within it", periodic, []PathInfo{mk(0, 50*ms, 1), mk(1, 90*ms, 10)}, bg, nil},
+		// idle_escape = false: held even with nothing in flight.
+		{"[noescape] nothing in flight, no room beside the reservation: held", big, []PathInfo{mk(0, 20*ms, 0)}, bg, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewCWR()
+			s := tagged(t, "cwr", tc.name).(*CWR)
 			for _, src := range tc.sources {
 				s.Announce(src)
 			}
@@ -98,16 +156,19 @@ func TestCWRReservationPlacement(t *testing.T) {
 		paths  []PathInfo
 		want   []uint64 // path of messages k = 0, 1, 2, ...
 	}{
-		{"equal RTTs alternate", 0, []PathInfo{mk(3, 50*ms), mk(7, 50*ms)}, []uint64{3, 7, 3, 7, 3}},
-		{"by path ID, not position", 0, []PathInfo{mk(7, 50*ms), mk(3, 50*ms)}, []uint64{3, 7, 3, 7, 3}},
-		{"source ID shifts the phase", 1, []PathInfo{mk(3, 50*ms), mk(7, 50*ms)}, []uint64{7, 3, 7, 3, 7}},
-		{"three equal paths", 0, []PathInfo{mk(1, 50*ms), mk(2, 50*ms), mk(3, 50*ms)}, []uint64{1, 2, 3, 1, 2}},
+		{"equal RTTs: the first by path ID", 0, []PathInfo{mk(7, 50*ms), mk(3, 50*ms)}, []uint64{3, 3, 3, 3, 3}},
+		{"three equal paths: the first", 1, []PathInfo{mk(2, 50*ms), mk(1, 50*ms), mk(3, 50*ms)}, []uint64{1, 1, 1, 1, 1}},
+		{"[alternate] equal RTTs alternate", 0, []PathInfo{mk(3, 50*ms), mk(7, 50*ms)}, []uint64{3, 7, 3, 7, 3}},
+		{"[alternate] by path ID, not position", 0, []PathInfo{mk(7, 50*ms), mk(3, 50*ms)}, []uint64{3, 7, 3, 7, 3}},
+		{"[alternate] source ID shifts the phase", 1, []PathInfo{mk(3, 50*ms), mk(7, 50*ms)}, []uint64{7, 3, 7, 3, 7}},
+		{"[alternate] three equal paths", 0, []PathInfo{mk(1, 50*ms), mk(2, 50*ms), mk(3, 50*ms)}, []uint64{1, 2, 3, 1, 2}},
 		{"lowest RTT takes all", 0, []PathInfo{mk(3, 50*ms), mk(7, 40*ms)}, []uint64{7, 7, 7, 7, 7}},
-		{"slower third path not in the rotation", 0, []PathInfo{mk(1, 40*ms), mk(2, 90*ms), mk(3, 40*ms)}, []uint64{1, 3, 1, 3, 1}},
+		{"[alternate] lowest RTT takes all", 0, []PathInfo{mk(3, 50*ms), mk(7, 40*ms)}, []uint64{7, 7, 7, 7, 7}},
+		{"[alternate] slower third path not in the rotation", 0, []PathInfo{mk(1, 40*ms), mk(2, 90*ms), mk(3, 40*ms)}, []uint64{1, 3, 1, 3, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewCWR()
+			s := tagged(t, "cwr", tc.name).(*CWR)
 			// Five messages, 5 ms apart, all within the 40 ms window.
 			s.Announce(Source{ID: tc.source, Size: simPayload, Interval: 5 * ms, Next: t0.Add(5 * ms)})
 			got := make([]uint64, 0, 5)
@@ -178,8 +239,9 @@ func TestCWRRedSelect(t *testing.T) {
 		{"message on both paths, fastest first", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, msg3, []uint64{1, 0}},
 		{"a path without room for all of it: no copies, fastest path", nil, []PathInfo{mk(0, 50*ms, 8), mk(1, 20*ms, 0)}, msg3, []uint64{1}},
 		{"room for the message plus the slack only", nil, []PathInfo{mk(0, 50*ms, 7), mk(1, 20*ms, 0)}, msg3, []uint64{1}},
-		{"fast path full, frees room before the slow path's extra delay: wait", nil, []PathInfo{mk(0, 100*ms, 0), mk(1, 20*ms, 10)}, prio, nil},
-		{"fast path full, slow path barely slower: the slow one", nil, []PathInfo{mk(0, 25*ms, 0), mk(1, 20*ms, 10)}, prio, []uint64{0}},
+		{"[fast] fast path full, frees room before the slow path's extra delay: wait", nil, []PathInfo{mk(0, 100*ms, 0), mk(1, 20*ms, 10)}, prio, nil},
+		{"[fast] fast path full, slow path barely slower: the slow one", nil, []PathInfo{mk(0, 25*ms, 0), mk(1, 20*ms, 10)}, prio, []uint64{0}},
+		{"fast path full: the slow path at once (like LowRTT)", nil, []PathInfo{mk(0, 100*ms, 0), mk(1, 20*ms, 10)}, prio, []uint64{0}},
 		{"both full: nothing", nil, []PathInfo{mk(0, 50*ms, 10), mk(1, 20*ms, 10)}, prio, nil},
 		{"three paths, one full: no copies", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0), mk(2, 30*ms, 10)}, prio, []uint64{1}},
 		{"three paths with room", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0), mk(2, 30*ms, 0)}, prio, []uint64{1, 2, 0}},
@@ -193,13 +255,14 @@ func TestCWRRedSelect(t *testing.T) {
 		{"control single path, never held", src, []PathInfo{mk(0, 50*ms, 9), mk(1, 20*ms, 9)}, work(ClassControl, false, 0), []uint64{1}},
 		{"lost priority data duplicated when every path takes it", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, lost, []uint64{1, 0}},
 		{"lost priority data once on the earliest path", nil, []PathInfo{mk(0, 50*ms, 10), mk(1, 20*ms, 0)}, lost, []uint64{1}},
+		{"lost priority data once on the path with room", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 10)}, lost, []uint64{0}},
 		{"pinned lost data on its path only", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, pinned(1), []uint64{1}},
 		{"pinned lost data waits for its path", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 10)}, pinned(1), nil},
 		{"pinned to a path no longer there: as other lost data", nil, []PathInfo{mk(0, 50*ms, 0), mk(1, 20*ms, 0)}, pinned(7), []uint64{1, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewCWRRed()
+			s := tagged(t, "cwr-red", tc.name).(*CWRRed)
 			for _, src := range tc.sources {
 				s.Announce(src)
 			}
@@ -277,7 +340,7 @@ func TestCWRRedWait(t *testing.T) {
 	const pkt = simMPS
 	t0 := time.Unix(1000, 0)
 	fast := path(0, 20*ms, 4*pkt, 0)
-	s := NewCWRRed()
+	s := tagged(t, "cwr-red", "[fast]").(*CWRRed)
 	// Four packets 0, 2, 4 and 6 ms after t0 fill the window.
 	for k := range 4 {
 		info := fast
@@ -342,7 +405,12 @@ func TestCWRRedLossPolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NewCWRRed().OnDataLost(time.Unix(1000, 0), paths, &tc.lp); got != tc.want {
+			s := tagged(t, "cwr-red", "[fast]").(*CWRRed)
+			if got := s.OnDataLost(time.Unix(1000, 0), paths, &tc.lp); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			// cwr-red (the paper): lost data is sent again at once.
+			if got := NewCWRRed().OnDataLost(time.Unix(1000, 0), paths, &tc.lp); got != (LossDecision{Action: ResendNow}) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})

@@ -6,12 +6,72 @@ import (
 )
 
 func init() {
-	RegisterPath("cwr-red", func() PathScheduler { return NewCWRRed() })
+	RegisterPathWithOptions("cwr-red", cwrRedOptions(nil), func(o Options) PathScheduler { return newCWRRed("cwr-red", o) })
+	RegisterPathWithOptions("cwr-red-fast", cwrRedOptions(cwrRedFast), func(o Options) PathScheduler { return newCWRRed("cwr-red-fast", o) })
+}
+
+// Options of cwr-red beyond cwr's (rules the paper does not have).
+const (
+	// OptWaitForFastPath: a packet of a message sent without copies
+	// goes on the path estimated to deliver the rest of the message
+	// earliest, waiting for it if it cannot take the packet now.
+	OptWaitForFastPath = "wait_for_fast_path"
+	// OptResendLostCopyOn: "any" (lost data is sent again as without
+	// copies) or "fast" (a lost copy is sent again on its own path if
+	// that path is faster than those of its copies in flight, else left
+	// to them).
+	OptResendLostCopyOn = "resend_lost_copy_on"
+	// OptRetransmissionSize: "full" (packets of lost data may be full
+	// size, as by default) or "lost" (sized to the lost bytes).
+	OptRetransmissionSize = "retransmission_size"
+)
+
+// cwrRedFast are the options that cwr-red-fast changes from cwr-red's
+// defaults: the rules of our earlier cwr-red, not the paper's.
+var cwrRedFast = map[string]string{
+	OptReservation:        "whole",
+	OptWaitForFastPath:    "true",
+	OptResendLostCopyOn:   "fast",
+	OptRetransmissionSize: "lost",
+}
+
+// cwrRedOptions are the options of cwr-red (cwr's without equal_rtt,
+// which concerns reservations on one path only), with the defaults
+// changed by override.
+func cwrRedOptions(override map[string]string) []Option {
+	var opts []Option
+	for _, o := range cwrOptions() {
+		if o.Name != OptEqualRTT {
+			opts = append(opts, o)
+		}
+	}
+	opts = append(opts,
+		Option{Name: OptWaitForFastPath, Default: "false",
+			Doc: "a message sent without copies waits for the path estimated to deliver the rest of it earliest instead of going on the lowest-RTT path that can take the packet (ours)"},
+		Option{Name: OptResendLostCopyOn, Choices: []string{"any", "fast"}, Default: "any",
+			Doc: "any: lost data is sent again as without copies; fast: a lost copy is sent again on its own path if faster than its copies', else left to its copies (ours)"},
+		Option{Name: OptRetransmissionSize, Choices: []string{"full", "lost"}, Default: "full",
+			Doc: "full: packets of lost data may be of the maximum size; lost: sized to the lost bytes (ours)"},
+	)
+	for i := range opts {
+		if v, ok := override[opts[i].Name]; ok {
+			opts[i].Default = v
+		}
+	}
+	return opts
 }
 
 // CWRRed is the CWR + Redundancy path scheduler of Noroozi et al., Section
 // III-D2: CWR with reservations on every path, and priority messages
 // duplicated on every path when every path can take them.
+//
+// By default ("cwr-red") it follows the paper's text; where the text is
+// silent it takes the simplest reading, and the sentence it reads is
+// quoted. The rules the paper does not have are options (Options,
+// transport.scheduler_options), off by default; "cwr-red-fast" is the
+// same scheduler with our earlier rules on (reservation = "whole",
+// wait_for_fast_path, resend_lost_copy_on = "fast", retransmission_size =
+// "lost"), so that results measured with them can be rerun.
 //
 // The paper's rule, sentence by sentence, and how it is read here:
 //
@@ -19,16 +79,10 @@ func init() {
 //     CWR+RED adds the reservations to both paths." Every message of
 //     every announced source is reserved on every candidate path (as for
 //     lowrtt: usable available paths, else usable backup paths, else
-//     every validated path): the reserved bytes of path p are, for the
+//     every validated path), as CWR reserves on its one path: the
 //     messages due in (now, now + srtt_p], their WireBytes plus
-//     PacketSlack each (the room the core keeps in a message's last,
-//     short packet for ACK frames, so that the whole message, not only
-//     its full packets, fits the room reserved for it). As in CWR, a path
-//     keeps only the reservations its window can hold: a message that
-//     does not fit a path's window beside the messages reserved there
-//     before it holds nothing back on that path ("If a packet loss occurs
-//     before a message is generated, the reserved area cannot be used
-//     because it is dropped", Section III-D1).
+//     PacketSlack each; the reservations of a path are capped at its
+//     window (options reservation and horizon: see CWR).
 //   - "To send data with the priority, the corresponding packets are
 //     duplicated and sent on all paths. Due to the reservation on all
 //     paths, there is no transmission delay even for the duplicates."
@@ -47,34 +101,14 @@ func init() {
 //     the scheduler will refrain from redundant sending. There is then
 //     still the possibility that the sum of the free areas in the
 //     congestion windows is sufficient to send the data." A message that
-//     not every candidate can take completely is sent without copies.
-//     The paper does not say on which path(s); each of its packets goes
-//     on the path that delivers the rest of the message earliest: the
-//     stream's bytes that wait to be sent (Work.Pending: the rest of the
-//     message, or lost bytes and what follows them), as their WireBytes
-//     plus PacketSlack but at most p's window (and at least the packet),
-//     are estimated to arrive over path p after the wait until p's window
-//     and pacer let them all out plus p's one-way delay, srtt_p / 2 (the
-//     paper's OWD = RTT/2, Section II). The wait is 0 if they fit p's
-//     window now (its pacer holding them back is a short wait), else the
-//     time until enough of p's packets in flight are acknowledged (each
-//     one srtt_p after it was sent, oldest first; PacketObserver), or
-//     srtt_p if what is in flight does not explain the full window. If
-//     the earliest path cannot take the packet now, nothing is sent now:
-//     the packet waits for that path instead of going alone on a slower
-//     one. So a message is split over several paths only where that is
-//     faster, and never goes alone on a slower path while the fastest
-//     path frees room for it sooner than the slower path's extra one-way
-//     delay. The rest of the message counts, not the packet alone: its
-//     packets leave one after the other, and a packet that waits for one
-//     path's next acknowledgement holds the packets behind it too (chosen
-//     packet by packet, messages of paper-fig4 at 50 ms / 50 kB took
-//     55 ms, waiting packet by packet for path 0's acknowledgements while
-//     path 1 had room for all of them and nothing in flight).
-//     (This is what the paper's Section IV-C2 describes at 20/100 ms: the
-//     distributions of CWR and CWR+RED nearly identical, the fast path
-//     carrying the messages.) Ties go to the lower smoothed RTT, then to
-//     the lower index in paths.
+//     not every candidate can take completely is sent without copies,
+//     each packet on the lowest-RTT candidate whose window and pacer let
+//     it out now (the free areas of the windows together), as CWR sends
+//     priority data; if none can, nothing is sent now. This is what the
+//     paper says of CWR at Section IV-C2: "If the reservation is not
+//     successful, the scheduler operates like LowRTT. It may then happen
+//     that the slower path is selected". Ties go to the lower index in
+//     paths.
 //   - "In general, for packets that could not be duplicated immediately,
 //     no duplicate is created afterward." A message decided without
 //     copies keeps that decision for all its packets, even if the windows
@@ -86,64 +120,71 @@ func init() {
 //     background data." Background packets (and retransmissions of
 //     streams without priority) go on the lowest-RTT candidate p with
 //     bytes_in_flight_p + packet + reserved_p <= cwnd_p and room in its
-//     pacer; if none qualifies, nothing is sent now. As in CWR,
-//     reservations do not hold data back while no candidate has anything
-//     in flight. Control-only packets go on the lowest-RTT candidate that
-//     can take them, never held back by reservations.
+//     pacer; if none qualifies, nothing is sent now; as in CWR (option
+//     idle_escape), reservations do not hold data back while no candidate
+//     has anything in flight. Control-only packets go on the lowest-RTT
+//     candidate that can take them, never held back by reservations.
 //
-// Where the paper is silent:
+// Where the paper is silent (simplest readings):
 //
 //   - Lost priority data (ClassRetransmission of a priority stream) is
-//     decided per packet like a message of its lost bytes: duplicated if
-//     every candidate can take them all now, else sent once on the path
-//     that delivers it earliest. CWRRed sizes packets of lost data (of
-//     any stream) to their lost bytes (RetransmissionSizer,
-//     ExpectedSize), not to a full packet, so that a small lost tail
-//     does not wait for a full packet's room.
-//   - A lost copy whose twin is still in flight (LossPolicy): if the lost
-//     copy's path has a lower smoothed RTT than the paths of all its
-//     copies in flight, its data is sent again on that path (ResendOn):
-//     the fast path's loss recovery (about one fast RTT) beats the copy
-//     on the slow path, as the paper says for 20/100 ms ("A packet loss
-//     on path 1 is resolved with the Early Retransmission procedure even
-//     before the duplicate arrives on path 2"). Such a pinned
-//     retransmission waits for its path if that path cannot take it now
-//     (sending it on the slower path would only repeat the copy already
-//     in flight there); if the path is no longer a candidate it is
-//     scheduled like any lost priority data. A lost copy with a twin in
-//     flight on a faster path is left to that twin (LeaveToCopies; if
-//     the twin is lost too, its own loss sends the data again). Data
-//     stranded by a probe timeout, and lost data without copies in
-//     flight, are sent again at once, as by default.
+//     priority data: decided per packet like a message of its lost bytes,
+//     duplicated if every candidate can take them all now, else sent once
+//     as above. Lost data is sent again as the core does by default
+//     (LossPolicy: at once, whatever copies are in flight; packets of the
+//     maximum size).
 //   - With a single candidate path, everything is CWR's rule on that
 //     path.
+//
+// Options beyond the paper (Options; "ours" in EXPERIMENTS.md):
+//
+//   - wait_for_fast_path: each packet of a message sent without copies
+//     goes on the path that delivers the rest of the message earliest:
+//     the stream's bytes that wait to be sent (Work.Pending), as their
+//     WireBytes plus PacketSlack but at most p's window (and at least the
+//     packet), are estimated to arrive over path p after the wait until
+//     p's window and pacer let them all out plus p's one-way delay,
+//     srtt_p / 2. The wait is 0 if they fit p's window now, else the time
+//     until enough of p's packets in flight are acknowledged (each one
+//     srtt_p after it was sent, oldest first; PacketObserver), or srtt_p
+//     if what is in flight does not explain the full window. If the
+//     earliest path cannot take the packet now, nothing is sent now: the
+//     packet waits for that path instead of going alone on a slower one.
+//     Ties go to the lower smoothed RTT, then to the lower index.
+//   - resend_lost_copy_on = "fast" (LossPolicy): a lost copy whose path
+//     has a lower smoothed RTT than the paths of all its copies in flight
+//     is sent again on that path (ResendOn), waiting for it if it cannot
+//     take the packet now (if the path is no longer a candidate it is
+//     scheduled like any lost priority data); a lost copy with a twin in
+//     flight on a path at least as fast is left to that twin
+//     (LeaveToCopies; if the twin is lost too, its own loss sends the
+//     data again). Data stranded by a probe timeout, and lost data
+//     without copies in flight, are sent again at once, as by default.
+//   - retransmission_size = "lost" (RetransmissionSizer): a packet of lost
+//     data (of any stream) is sized to its lost bytes (ExpectedSize), not
+//     to a full packet, so that a small lost tail does not wait for a
+//     full packet's room.
+//   - reservation = "whole", horizon, idle_escape, path_choice: as for
+//     CWR (path_choice = "message" puts a message sent without copies on
+//     one path, chosen at its first packet without copies).
 //
 // reservations_missed is counted as in CWR, per path and message: with
 // reservations on every path a message can miss on one path and not on
 // another.
 type CWRRed struct {
+	name  string
 	res   reserver
 	cand  []int
 	order []int
-	// msgs are the decisions on the priority messages in progress, most
-	// recent last (at most maxMessages).
-	msgs []messageDecision
-	// flight are the packets in flight on each path, oldest first.
+	// The options: idle_escape, path_choice = "message",
+	// wait_for_fast_path, resend_lost_copy_on = "fast" and
+	// retransmission_size = "lost".
+	idleEscape, perMessage, waitFast, resendFast, sizeLost bool
+	msgs                                                   messages
+	// flight are the packets in flight on each path, oldest first
+	// (wait_for_fast_path).
 	flight map[uint64][]flightPacket
 }
-
-// messageDecision is the duplication decision of the message in progress
-// on a stream; left is the stream's pending bytes at its last packet.
-type messageDecision struct {
-	stream uint64
-	dup    bool
-	left   uint64
-}
-
-// maxMessages bounds the message decisions CWRRed remembers. Messages are
-// served in order (priority-fifo), so only a few are in progress at once;
-// a forgotten one is decided again as a new message.
-const maxMessages = 64
 
 // flightPacket is a packet in flight on a path.
 type flightPacket struct {
@@ -152,13 +193,22 @@ type flightPacket struct {
 	sentAt time.Time
 }
 
-// NewCWRRed returns a CWR+RED scheduler without sources.
+// NewCWRRed returns a CWR+RED scheduler without sources, with the default
+// options (the paper's text).
 func NewCWRRed() *CWRRed {
-	return &CWRRed{res: reserver{everyPath: true, slack: PacketSlack}, flight: map[uint64][]flightPacket{}}
+	s, _ := NewPathSchedulerWith("cwr-red", nil)
+	return s.(*CWRRed)
+}
+
+func newCWRRed(name string, o Options) *CWRRed {
+	return &CWRRed{name: name, res: newReserver(o, true), flight: map[uint64][]flightPacket{},
+		idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
+		waitFast: o.Bool(OptWaitForFastPath), resendFast: o[OptResendLostCopyOn] == "fast",
+		sizeLost: o[OptRetransmissionSize] == "lost"}
 }
 
 // Name implements PathScheduler.
-func (*CWRRed) Name() string { return "cwr-red" }
+func (s *CWRRed) Name() string { return s.name }
 
 // Announce implements SourceAware.
 func (s *CWRRed) Announce(src Source) { s.res.announce(src) }
@@ -180,7 +230,7 @@ func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) [
 		s.res.settle(now, paths)
 	}
 	if !isPriority(w) || len(s.cand) < 2 {
-		if i := pickBackgroundOrNot(paths, s.cand, w, reserved); i >= 0 {
+		if i := pickBackgroundOrNot(paths, s.cand, w, reserved, s.idleEscape); i >= 0 {
 			dst = append(dst, paths[i].ID)
 		}
 		return dst
@@ -196,7 +246,8 @@ func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) [
 		}
 	}
 	s.order = byRTT(paths, s.cand, s.order)
-	if s.duplicate(paths, w) {
+	dup, d := s.duplicate(paths, w)
+	if dup {
 		all := true
 		for _, i := range s.order {
 			all = all && paths[i].CanSend(w.Size)
@@ -207,47 +258,39 @@ func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) [
 			}
 			return dst
 		}
-		s.undup(w.StreamID)
+		if d != nil {
+			d.dup = false
+		}
 	}
-	if i := s.earliest(now, paths, w); i >= 0 && paths[i].CanSend(w.Size) {
+	var i int
+	switch {
+	case s.waitFast:
+		if i = s.earliest(now, paths, w); i >= 0 && !paths[i].CanSend(w.Size) {
+			i = -1
+		}
+	case s.perMessage && d != nil:
+		i = messagePath(paths, s.cand, w, d)
+	default:
+		i = pickPath(paths, s.cand, w.Size, nil, false)
+	}
+	if i >= 0 {
 		dst = append(dst, paths[i].ID)
 	}
 	return dst
 }
 
 // duplicate reports whether the packet of w belongs to a message (or a
-// retransmission) that goes on every candidate.
-func (s *CWRRed) duplicate(paths []PathInfo, w Work) bool {
+// retransmission) that goes on every candidate, and the decision of its
+// message (nil for a retransmission).
+func (s *CWRRed) duplicate(paths []PathInfo, w Work) (bool, *messageDecision) {
 	if w.Class == ClassRetransmission {
-		return s.allTake(paths, w.LostBytes, w.Size)
+		return s.allTake(paths, w.LostBytes, w.Size), nil
 	}
-	for k := range s.msgs {
-		m := &s.msgs[k]
-		if m.stream != w.StreamID {
-			continue
-		}
-		if w.Pending <= m.left {
-			m.left = w.Pending
-			return m.dup
-		}
-		s.msgs = slices.Delete(s.msgs, k, k+1)
-		break
+	d, fresh := s.msgs.of(w)
+	if fresh {
+		d.dup = s.allTake(paths, w.Pending, w.Size)
 	}
-	if len(s.msgs) >= maxMessages {
-		s.msgs = slices.Delete(s.msgs, 0, 1)
-	}
-	dup := s.allTake(paths, w.Pending, w.Size)
-	s.msgs = append(s.msgs, messageDecision{stream: w.StreamID, dup: dup, left: w.Pending})
-	return dup
-}
-
-// undup turns the message in progress on stream into one without copies.
-func (s *CWRRed) undup(stream uint64) {
-	for k := range s.msgs {
-		if s.msgs[k].stream == stream {
-			s.msgs[k].dup = false
-		}
-	}
+	return d.dup, d
 }
 
 // allTake reports whether every candidate can take n bytes of stream data
@@ -301,6 +344,9 @@ func (s *CWRRed) wait(now time.Time, p *PathInfo, n uint64) time.Duration {
 // OnPacketSent implements PacketObserver: the packet joins its path's
 // packets in flight.
 func (s *CWRRed) OnPacketSent(now time.Time, info *PathInfo, pn uint64, size int, _ Class) {
+	if !s.waitFast {
+		return
+	}
 	s.flight[info.ID] = append(s.flight[info.ID], flightPacket{pn: pn, size: uint64(size), sentAt: now})
 }
 
@@ -334,7 +380,7 @@ func (s *CWRRed) settle(pathID, pn uint64) {
 
 // OnDataLost implements LossPolicy (see CWRRed).
 func (s *CWRRed) OnDataLost(_ time.Time, paths []PathInfo, lp *LostPacket) LossDecision {
-	if lp.Reason != LossDeclared || !lp.Priority || len(lp.Copies) == 0 {
+	if !s.resendFast || lp.Reason != LossDeclared || !lp.Priority || len(lp.Copies) == 0 {
 		return DefaultLossDecision(lp)
 	}
 	srtt := func(id uint64) (time.Duration, bool) {
@@ -360,6 +406,9 @@ func (s *CWRRed) OnDataLost(_ time.Time, paths []PathInfo, lp *LostPacket) LossD
 // RetransmissionSize implements RetransmissionSizer: a packet of lost data
 // is sized to the lost bytes (ExpectedSize), as packets of new data are.
 func (s *CWRRed) RetransmissionSize(w Work, paths []PathInfo) int {
+	if !s.sizeLost {
+		return w.Size
+	}
 	size := 0
 	for i := range paths {
 		size = max(size, ExpectedSize(w.LostBytes, &paths[i]))

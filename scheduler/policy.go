@@ -24,11 +24,18 @@ const (
 	// after all, it acknowledges its data; until then it counts in its
 	// path's bytes in flight.
 	LossPTO
+	// LossPathFailed: the packet's path was found broken (PathInfo.Failed)
+	// and everything outstanding on it was declared lost at once. As for
+	// LossDeclared, the data is gone unless a copy in flight delivers it.
+	LossPathFailed
 )
 
 func (r LossReason) String() string {
-	if r == LossPTO {
+	switch r {
+	case LossPTO:
 		return "pto"
+	case LossPathFailed:
+		return "path_failed"
 	}
 	return "declared"
 }
@@ -70,18 +77,18 @@ const (
 	// Work.Pinned and Work.PinnedPath when that data is scheduled, and
 	// decides. The core never forces the path.
 	ResendOn
-	// LeaveToCopies queues nothing now. For a declared loss this is
-	// allowed only while Copies is not empty (a copy in flight may still
-	// deliver the data; if it is lost too, the policy is asked again
-	// about it, then without copies); the core resends a declared loss
-	// without copies whatever the policy says, so that no data is ever
-	// forgotten. At a PTO the packet itself is still outstanding, and
+	// LeaveToCopies queues nothing now. For a declared loss (LossDeclared
+	// or LossPathFailed) this is allowed only while Copies is not empty
+	// (a copy in flight may still deliver the data; if it is lost too,
+	// the policy is asked again about it, then without copies); the core
+	// resends a declared loss without copies whatever the policy says,
+	// so that no data is ever forgotten. At a PTO the packet itself is still outstanding, and
 	// LeaveToCopies waits for it (or for its loss); on a path that
 	// delivers nothing any more its loss is never declared (no
 	// acknowledgement arrives there to declare it), so the data waits
 	// until the policy decides otherwise at one of the path's further
-	// PTOs, at each of which it is asked again (or the path is
-	// abandoned, which sends it again elsewhere).
+	// PTOs, at each of which it is asked again, or until the path is
+	// found broken (LossPathFailed) or abandoned, which declare it lost.
 	LeaveToCopies
 )
 

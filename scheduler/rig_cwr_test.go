@@ -248,13 +248,18 @@ func TestReservationBeyondWindowDropped(t *testing.T) {
 		// packets for 16 RTTs from 200 ms on; for cwr what the priority
 		// data, which take the faster path first, leave of it (without
 		// the rule: none).
+		// By default (reservation = "partial") the reservation holds
+		// all of path 0's window: no background packet there.
 		for _, tc := range []struct {
 			sched          string
 			delay0, delay1 time.Duration
-			min            int
+			min, max       int
 		}{
-			{"cwr", 25 * ms, 26 * ms, 20},
-			{"cwr-red", 26 * ms, 25 * ms, 100},
+			{"cwr reservation=whole", 25 * ms, 26 * ms, 20, 1 << 30},
+			{"cwr-red reservation=whole", 26 * ms, 25 * ms, 100, 1 << 30},
+			{"cwr-red-fast", 26 * ms, 25 * ms, 100, 1 << 30},
+			{"cwr", 25 * ms, 26 * ms, 0, 0},
+			{"cwr-red", 26 * ms, 25 * ms, 0, 0},
 		} {
 			t.Run(tc.sched, func(t *testing.T) {
 				r := newRig(t, tc.sched, rigPath{delay: tc.delay0, window: 10 * mps}, rigPath{delay: tc.delay1, window: 60 * mps})
@@ -271,8 +276,8 @@ func TestReservationBeyondWindowDropped(t *testing.T) {
 						n++
 					}
 				}
-				if n < tc.min {
-					t.Fatalf("%d background packets on path 0 from 200 ms on, want at least %d%s", n, tc.min, r.log())
+				if n < tc.min || n > tc.max {
+					t.Fatalf("%d background packets on path 0 from 200 ms on, want %d to %d%s", n, tc.min, tc.max, r.log())
 				}
 				t.Logf("%d background packets on path 0 from 200 ms on", n)
 			})
@@ -289,7 +294,7 @@ func TestReservationBeyondWindowDropped(t *testing.T) {
 		// message leaves at once. (Reserving the later one instead
 		// would let 5 background packets out, and the first message
 		// would wait for an ACK.)
-		for _, sched := range []string{"cwr", "cwr-red"} {
+		for _, sched := range []string{"cwr reservation=whole", "cwr-red reservation=whole"} {
 			t.Run(sched, func(t *testing.T) {
 				r := newRig(t, sched, rigPath{delay: 25 * ms, window: 10 * mps})
 				r.server.AnnounceSource(scheduler.Source{ID: 2, Size: 6 * payload, Next: r.t0.Add(30 * ms)})

@@ -79,16 +79,20 @@ func TestCWRRedNoLateCopies(t *testing.T) {
 func TestCWRRedEarliestPath(t *testing.T) {
 	tests := []struct {
 		name      string
+		sched     string
 		slowDelay time.Duration
 		wantPath  uint64
 		maxMCT    time.Duration
 	}{
-		{"slow path far: wait for the fast one", 50 * ms, 0, 32 * ms},
-		{"slow path near: take it", 15 * ms, 1, 16 * ms},
+		{"slow path far: wait for the fast one", "cwr-red-fast", 50 * ms, 0, 32 * ms},
+		{"slow path near: take it", "cwr-red-fast", 15 * ms, 1, 16 * ms},
+		{"option alone: wait for the fast one", "cwr-red wait_for_fast_path=true", 50 * ms, 0, 32 * ms},
+		// The paper's rule: like LowRTT, the slow path at once.
+		{"paper: slow path far, still taken", "cwr-red", 50 * ms, 1, 51 * ms},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "cwr-red", rigPath{delay: 10 * ms, window: 4 * mps}, rigPath{delay: tc.slowDelay, window: 20 * mps})
+			r := newRig(t, tc.sched, rigPath{delay: 10 * ms, window: 4 * mps}, rigPath{delay: tc.slowDelay, window: 20 * mps})
 			r.background(4 * payload) // fills the fast window
 			var msg uint64
 			r.at(1*ms, func() { msg = r.message(2*payload, true) })
@@ -124,7 +128,7 @@ func TestCWRRedEarliestPath(t *testing.T) {
 // one stayed idle, and took 34 ms; in paper-fig4 at 50 ms / 50 kB,
 // messages took 55 ms so.)
 func TestCWRRedEarliestForTheMessage(t *testing.T) {
-	r := newRig(t, "cwr-red", rigPath{delay: 25 * ms, window: 20 * mps}, rigPath{delay: 28 * ms, window: 0})
+	r := newRig(t, "cwr-red-fast", rigPath{delay: 25 * ms, window: 20 * mps}, rigPath{delay: 28 * ms, window: 0})
 	bg, err := r.server.OpenStream(false)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +166,7 @@ func TestCWRRedEarliestForTheMessage(t *testing.T) {
 // repeat the one in flight), and the message completes after the fast
 // path's loss recovery, long before the slow copy arrives.
 func TestCWRRedLostCopy(t *testing.T) {
-	r := newRig(t, "cwr-red", rigPath{delay: 10 * ms, window: 20 * mps}, rigPath{delay: 50 * ms, window: 20 * mps})
+	r := newRig(t, "cwr-red resend_lost_copy_on=fast", rigPath{delay: 10 * ms, window: 20 * mps}, rigPath{delay: 50 * ms, window: 20 * mps})
 	var msg uint64
 	dropped := 0
 	r.drop = func(s *rigSend) bool {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,7 +132,7 @@ func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
 	t.Helper()
 	n := rigSeq.Add(1)
 	r := &rig{t: t, pending: map[uint64][]*rigSend{}, streams: map[uint64]*rigStream{}, others: map[uint64][]time.Duration{}}
-	inner, err := scheduler.NewPathScheduler(sched)
+	inner, err := scheduler.NewPathSchedulerWith(rigOptions(t, sched))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +256,30 @@ func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
 		r.cc[i].window = p.window
 	}
 	return r
+}
+
+// rigOptions splits a rig's scheduler "name key=value ..." into the
+// name and its options (true and false are booleans).
+func rigOptions(t *testing.T, sched string) (string, map[string]any) {
+	t.Helper()
+	f := strings.Fields(sched)
+	if len(f) == 0 {
+		t.Fatal("no scheduler")
+	}
+	opts := map[string]any{}
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			t.Fatalf("scheduler option %q: want key=value", kv)
+		}
+		switch v {
+		case "true", "false":
+			opts[k] = v == "true"
+		default:
+			opts[k] = v
+		}
+	}
+	return f[0], opts
 }
 
 // now is the virtual time since t0.

@@ -76,6 +76,14 @@ type PathInfo struct {
 	// ConsecutivePTOs is the current probe-timeout backoff count: how many
 	// PTOs expired since the last acknowledgement on the path.
 	ConsecutivePTOs int
+	// Failed reports that the connection found the path broken: its
+	// packets went unacknowledged while newer packets were acknowledged
+	// on another path (see the core's path failure detection). What it
+	// had in flight was offered to the loss policy (LossPathFailed); the
+	// core probes it until it answers and the flag clears. The built-in
+	// schedulers put no data on a failed path while another path is
+	// usable.
+	Failed bool
 }
 
 // CwndRoom is how many bytes the congestion window still admits.
@@ -353,9 +361,10 @@ func sortedKeys[V any](m map[string]V) []string {
 // built-in schedulers consider a path failed and fall back to backup paths.
 const FailedPTOs = 2
 
-// usable reports whether a path may carry data at all: validated and not
-// failed.
-func usable(p *PathInfo) bool { return p.Validated && p.ConsecutivePTOs < FailedPTOs }
+// usable reports whether a path may carry data at all: validated, not
+// found broken by the connection (Failed) and not failed by its own probe
+// timeouts.
+func usable(p *PathInfo) bool { return p.Validated && !p.Failed && p.ConsecutivePTOs < FailedPTOs }
 
 // effectiveStatus is backup if either end asked for backup.
 func effectiveStatus(p *PathInfo) PathStatus {

@@ -47,7 +47,10 @@ type Half struct {
 	// Drained how long it went on after the window.
 	Paths     []core.PathStats `json:"paths"`
 	Multipath bool             `json:"multipath"`
-	Drained   time.Duration    `json:"drained_ns"`
+	// PathEvents are the end's path events (failed, recovered,
+	// abandoned), those of paths already forgotten included.
+	PathEvents []core.PathEvent `json:"path_events,omitempty"`
+	Drained    time.Duration    `json:"drained_ns"`
 }
 
 // HalfGrowth is the state of one path's congestion window growth (see
@@ -71,9 +74,9 @@ func (r *Recorder) Half(side string, in SummaryInput) *Half {
 	h := &Half{Side: side, Start: r.start, Duration: r.cfg.Duration, Interval: r.cfg.Interval, PathInterval: r.cfg.PathInterval,
 		Messages: r.Messages(), Samples: r.samples, Sent: r.sent, SentWin: r.sentWin, Got: r.got, GotWin: r.gotWin,
 		SrcGot: r.srcGot, Problems: r.problems, ConnectStart: r.ConnectStart, PathsFailed: r.pathsFailed,
-		Multipath: in.Multipath, Drained: in.Drained, Paths: in.Server}
+		Multipath: in.Multipath, Drained: in.Drained, Paths: in.Server, PathEvents: in.ServerEvents}
 	if side == "client" {
-		h.Paths = in.Client
+		h.Paths, h.PathEvents = in.Client, in.ClientEvents
 	}
 	for _, k := range sortedPathKeys(r.paths) {
 		g := r.paths[k].ca
@@ -196,6 +199,21 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 	}
 	sort.SliceStable(r.samples, func(i, j int) bool { return r.samples[i].At.Before(r.samples[j].At) })
 	r.finished = true
-	in = SummaryInput{Server: server.Paths, Client: client.Paths, Multipath: server.Multipath, Drained: max(client.Drained, server.Drained)}
+	in = SummaryInput{Server: server.Paths, Client: client.Paths, Multipath: server.Multipath, Drained: max(client.Drained, server.Drained),
+		ServerEvents: shiftEvents(server.PathEvents, server.Start, r.start), ClientEvents: shiftEvents(client.PathEvents, client.Start, r.start)}
 	return r, in, nil
+}
+
+// shiftEvents moves path events from the time base of an end whose time
+// zero was from to the time zero to.
+func shiftEvents(ev []core.PathEvent, from, to time.Time) []core.PathEvent {
+	if ev == nil {
+		return nil
+	}
+	out := make([]core.PathEvent, len(ev))
+	for i, e := range ev {
+		e.At = to.Add(e.At.Sub(from))
+		out[i] = e
+	}
+	return out
 }

@@ -592,7 +592,8 @@ func (g *caGrowth) flush() {
 }
 
 // inCongestionAvoidance reports whether a sample is in the congestion
-// avoidance phase: neither slow start nor recovery. A controller that
+// avoidance phase: neither slow start nor recovery; for bbr, ProbeBW
+// (neither Startup, Drain nor ProbeRTT). A controller that
 // reports the sender application limited (newreno-cwl, which then does
 // not grow the window) is still in that phase when its window is at or
 // above the slow start threshold: leaving those periods out would count
@@ -600,7 +601,7 @@ func (g *caGrowth) flush() {
 // very effect of window reservation Table I measures.
 func inCongestionAvoidance(s PathSample) bool {
 	switch s.CongestionState {
-	case "congestion_avoidance":
+	case "congestion_avoidance", "probe_bw":
 		return true
 	case "application_limited":
 		return s.CongestionWindow >= s.SSThresh

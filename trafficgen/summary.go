@@ -2,6 +2,7 @@ package trafficgen
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -64,6 +65,15 @@ type SourceSummary struct {
 	// those of their replies (kinds other than bulk).
 	GoodputMbps      float64  `json:"goodput_mbps"`
 	ReplyGoodputMbps *float64 `json:"reply_goodput_mbps,omitempty"`
+	// DisruptionMS (priority sources with an interval): the longest time
+	// between two consecutive deliveries of the source's messages minus
+	// its interval (Disruption); absent with fewer than two deliveries.
+	DisruptionMS *float64 `json:"disruption_ms,omitempty"`
+	// LateAfterChange (priority sources, experiments with scheduled link
+	// changes): the messages created at or after one RTT before the first
+	// change whose MCT exceeds one RTT, failed ones included (LateSince;
+	// the RTT is the largest round-trip propagation delay of the paths).
+	LateAfterChange *int `json:"late_after_change,omitempty"`
 }
 
 // PathEnd is one end's view of a path at the end of the measurement
@@ -95,6 +105,13 @@ type PathEnd struct {
 	CopiesSent uint64 `json:"copies_sent"`
 }
 
+// PathEventSummary is one path event: its kind and its time since the
+// start of the run in seconds, rounded to the microsecond.
+type PathEventSummary struct {
+	Event string  `json:"event"`
+	TimeS float64 `json:"time_s"`
+}
+
 // PathSummary summarises one path from each end.
 type PathSummary struct {
 	ID uint64 `json:"id"`
@@ -102,6 +119,13 @@ type PathSummary struct {
 	RTTMS  float64  `json:"rtt_ms"`
 	Server *PathEnd `json:"server,omitempty"`
 	Client *PathEnd `json:"client,omitempty"`
+	// Events are each end's ("server", "client") path events of the
+	// path, in order, until the end of the run (the drain included): the
+	// stack found it broken (failed), saw it answer again (recovered), or
+	// gave it up (abandoned). A path an end had forgotten by the end of
+	// the window (abandoned, its state dropped) has events but no
+	// statistics of that end.
+	Events map[string][]PathEventSummary `json:"events,omitempty"`
 }
 
 // Provenance says what produced a result.
@@ -142,7 +166,10 @@ type Summary struct {
 	PathScheduler   string  `json:"path_scheduler"`
 	StreamScheduler string  `json:"stream_scheduler"`
 	Congestion      string  `json:"congestion"`
-	Multipath       bool    `json:"multipath"`
+	// NewRenoGrowth is transport.newreno_growth, for newreno and
+	// newreno-cwl only.
+	NewRenoGrowth string `json:"newreno_growth,omitempty"`
+	Multipath     bool   `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
 	WallS      float64         `json:"wall_s"`
 	Provenance *Provenance     `json:"provenance,omitempty"`
@@ -163,7 +190,10 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
-	Problems              []string          `json:"problems,omitempty"`
+	// LinkChanges are the run's scheduled link changes (see
+	// LinkChangeSummary).
+	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
+	Problems    []string            `json:"problems,omitempty"`
 }
 
 // SummaryInput is what the runner knows at the end of a run.
@@ -180,6 +210,10 @@ type SummaryInput struct {
 	// CopiesDropped counts, per reason, the copies both ends' path
 	// schedulers asked for that were not sent.
 	CopiesDropped map[string]uint64
+	// ServerEvents and ClientEvents are the ends' path events (failed,
+	// recovered, abandoned) up to the end of the run, those of paths
+	// already forgotten included; nil takes those of Server and Client.
+	ServerEvents, ClientEvents []core.PathEvent
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -196,8 +230,13 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		WarmupS:       r.cfg.Warmup.Seconds(),
 		PathScheduler: e.Transport.PathScheduler, StreamScheduler: e.Transport.StreamScheduler,
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
+	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
+		s.NewRenoGrowth = e.Transport.NewRenoGrowth
+	}
 	for i, src := range r.sources {
-		s.Sources = append(s.Sources, r.sourceSummary(i, src, dur))
+		ss := r.sourceSummary(i, src, dur)
+		r.disruption(&ss, i, src, e)
+		s.Sources = append(s.Sources, ss)
 	}
 	for reason, n := range in.CopiesDropped {
 		if n == 0 {
@@ -234,13 +273,13 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.ThroughputMbps = Directions{Server: rate(sentBy("server")), Client: rate(sentBy("client"))}
 	s.GoodputMbps = Directions{Server: rate(gotFrom("server")), Client: rate(gotFrom("client"))}
 	s.Paths = r.pathSummaries(in)
+	s.LinkChanges = LinkChanges(e)
 	return s
 }
 
 // pathSummaries joins both ends' statistics by path ID.
 func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 	byID := map[uint64]*PathSummary{}
-	var ids []uint64
 	for _, side := range []struct {
 		vantage string
 		stats   []core.PathStats
@@ -253,7 +292,6 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 					p.RTTMS = ms(in.BaseRTT[ps.ID])
 				}
 				byID[ps.ID] = p
-				ids = append(ids, ps.ID)
 			}
 			var rtt time.Duration
 			if int(ps.ID) < len(in.BaseRTT) {
@@ -283,7 +321,34 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 			}
 		}
 	}
-	out := make([]PathSummary, 0, len(ids))
+	for _, side := range []struct {
+		vantage string
+		events  []core.PathEvent
+		stats   []core.PathStats
+	}{{"server", in.ServerEvents, in.Server}, {"client", in.ClientEvents, in.Client}} {
+		ev := side.events
+		if ev == nil {
+			for _, ps := range side.stats {
+				ev = append(ev, ps.Events...)
+			}
+		}
+		for _, e := range ev {
+			p := byID[e.PathID]
+			if p == nil {
+				// A path forgotten before the end of the window.
+				p = &PathSummary{ID: e.PathID}
+				if int(e.PathID) < len(in.BaseRTT) {
+					p.RTTMS = ms(in.BaseRTT[e.PathID])
+				}
+				byID[e.PathID] = p
+			}
+			if p.Events == nil {
+				p.Events = map[string][]PathEventSummary{}
+			}
+			p.Events[side.vantage] = append(p.Events[side.vantage], PathEventSummary{Event: e.Kind, TimeS: math.Round(e.At.Sub(r.start).Seconds()*1e6) / 1e6})
+		}
+	}
+	out := make([]PathSummary, 0, len(byID))
 	for _, id := range sortedPaths(byID) {
 		out = append(out, *byID[id])
 	}
@@ -381,4 +446,26 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		}
 	}
 	return ss
+}
+
+// disruption fills the disruption fields of the summary of source i, a
+// priority source with an interval.
+func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e *experiment.Experiment) {
+	if !src.Priority || src.Interval <= 0 || src.Kind == experiment.KindBulk {
+		return
+	}
+	var delivered []time.Time
+	for _, m := range r.msgs[i] {
+		if m != nil && !m.Delivered.IsZero() {
+			delivered = append(delivered, m.Delivered)
+		}
+	}
+	if d, ok := Disruption(delivered, src.Interval); ok {
+		v := ms(d)
+		ss.DisruptionMS = &v
+	}
+	if at, rtt, ok := FirstChange(e); ok {
+		n := LateSince(r.msgs[i], r.start.Add(at-rtt), rtt)
+		ss.LateAfterChange = &n
+	}
 }

@@ -137,6 +137,33 @@ func TestCwndGrowthCAApplicationLimited(t *testing.T) {
 	}
 }
 
+// TestCwndGrowthCABBR: for bbr the congestion avoidance stretches are
+// ProbeBW's. Startup, Drain and ProbeRTT do not count: ProbeBW from 1 s
+// to 1.5 s grows 2700 bytes, ProbeRTT drops the window (not counted),
+// ProbeBW from 2 s to 2.5 s grows 1350: 4050 bytes in 1 s, 202.5 per
+// 50 ms.
+func TestCwndGrowthCABBR(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ms := time.Millisecond
+	var s []PathSample
+	add := func(at time.Duration, cwnd uint64, state string) {
+		s = append(s, PathSample{At: t0.Add(at), Vantage: "server", PathMetrics: core.PathMetrics{PathID: 0,
+			CongestionWindow: cwnd, SSThresh: math.MaxUint64, CongestionState: state}})
+	}
+	add(0, 13500, "startup")
+	add(500*ms, 400000, "startup")
+	add(700*ms, 400000, "drain")
+	add(1000*ms, 300000, "probe_bw")
+	add(1500*ms, 302700, "probe_bw")
+	add(1600*ms, 5400, "probe_rtt")
+	add(2000*ms, 300000, "probe_bw")
+	add(2500*ms, 301350, "probe_bw")
+	got := CwndGrowthCA(s, "server", 0, 50*ms)
+	if want := 4050.0 / 1.0 * 0.05; !(math.Abs(got-want) <= 1e-6) {
+		t.Fatalf("growth %v bytes per RTT, want %v", got, want)
+	}
+}
+
 // TestNearestRankWithFailures pins the quantiles on values computed by
 // hand: a failed message counts as +Inf, so a quantile whose rank reaches
 // the failures is +Inf, and the mean is too (mean_completed is not).

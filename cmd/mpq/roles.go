@@ -23,6 +23,7 @@ type roleOptions struct {
 	listen, connect, local listFlag
 	wait                   time.Duration
 	emulator               string
+	startFile              string
 }
 
 // listFlag is a repeatable flag whose values may also be comma-separated.
@@ -44,6 +45,7 @@ func (o *roleOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.connect, "connect", "client role: the server's `ADDR:PORT` on each path (repeatable)")
 	fs.Var(&o.local, "local", "client role: its own `ADDR` on each path (repeatable)")
 	fs.DurationVar(&o.wait, "wait", 10*time.Minute, "roles: how long the server waits for the client's start of a run, and the client for the server")
+	fs.StringVar(&o.startFile, "start-file", "", "client role: write the run's start (Unix time in nanoseconds) to `FILE` once chosen, for a link emulator whose scheduled changes count from it")
 	fs.StringVar(&o.emulator, "emulator", "auto", "backend netns: emulate the links with `KIND`, netem, forwarder or auto")
 }
 
@@ -77,7 +79,7 @@ func needsRoot(runs []experiment.Experiment) error {
 
 // role builds the runner's role from the flags.
 func (o *roleOptions) parse() (*runner.Role, error) {
-	r := &runner.Role{Side: o.role, Wait: o.wait}
+	r := &runner.Role{Side: o.role, Wait: o.wait, StartFile: o.startFile}
 	var bad []string
 	for _, a := range o.listen {
 		ap, err := netip.ParseAddrPort(a)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/testbed/netns"
 	"github.com/mpq/mpq/testbed/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -92,6 +93,15 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	}
 	if !o.roles.configure(stderr) {
 		return exitUsage
+	}
+	for _, r := range runs {
+		if r.Backend != experiment.BackendNetns {
+			continue
+		}
+		if err := netns.CheckMode(&r, runner.Netns.Mode); err != nil {
+			fmt.Fprintf(stderr, "mpq run: %v\n", err)
+			return exitUsage
+		}
 	}
 	if err := needsRoot(runs); err != nil {
 		fmt.Fprintf(stderr, "mpq run: %v\n", err)

@@ -21,7 +21,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 	f := writeFile(t, dir, "cli.toml", strings.Replace(runFile, `kind = "periodic"`, "kind = \"periodic\"\nrate = 3", 1)+
 		"[transport]\npath_scheduler = \"lowrt\"\nstream_scheduler = \"priority\"\n")
 	code, stdout, stderr := runCmd(t, "run", f, "--out", dir,
-		"--set", "transport.congestion=cubic", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "loopbak")
+		"--set", "transport.congestion=vegas", "--set", "nokey", "--set", "source.s1.size=big", "--set", "alsobad", "--backend", "loopbak")
 	if code != exitUsage || stdout != "" {
 		t.Fatalf("exit %d, stdout %q, want 2 and nothing; stderr:\n%s", code, stdout, stderr)
 	}
@@ -31,7 +31,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 		f + `:9: source.0.rate: not a key of periodic sources`,
 		f + `:15: transport.path_scheduler: unknown path scheduler "lowrt"`,
 		f + `:16: transport.stream_scheduler: unknown stream scheduler "priority"`,
-		f + `: transport.congestion (from --set transport.congestion=cubic): unknown congestion controller "cubic"`,
+		f + `: transport.congestion (from --set transport.congestion=vegas): unknown congestion controller "vegas"`,
 		f + `: source.0.size (from --set source.s1.size=big): bad size "big"`,
 		f + `: backend (from --backend): unknown backend "loopbak"`,
 	}
@@ -170,12 +170,12 @@ func TestInterruptedGet(t *testing.T) {
 // TestTransportNamesAllReported: serve and get check every name flag and
 // report every bad one, naming the flag, with exit 2.
 func TestTransportNamesAllReported(t *testing.T) {
-	names := []string{"--congestion", "cubic", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
+	names := []string{"--congestion", "vegas", "--path-scheduler", "lowrt", "--stream-scheduler", "fifo"}
 	for cmd, args := range map[string][]string{"serve": {"--root", t.TempDir()}, "get": {"--path", "/x"}} {
 		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
 		for _, w := range []string{
-			`mpq ` + cmd + `: --congestion: unknown congestion controller "cubic"`,
-			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+			`mpq ` + cmd + `: --congestion: unknown congestion controller "vegas"`,
+			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: cwr, cwr-red, cwr-red-fast, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
 			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
 		} {
 			if code != exitUsage || !strings.Contains(stderr, w) {

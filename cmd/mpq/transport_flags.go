@@ -33,6 +33,7 @@ type transportFlags struct {
 	handshake     time.Duration
 	noMultipath   bool
 	noGSO         bool
+	abandonAfter  time.Duration
 }
 
 func (t *transportFlags) register(fs *flag.FlagSet) {
@@ -46,6 +47,7 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&t.idle, "idle-timeout", 30*time.Second, "idle timeout")
 	fs.DurationVar(&t.handshake, "handshake-timeout", 10*time.Second, "give up a handshake not done within this `duration` (the server counts from the client's first packet, the client from the last packet it received)")
 	fs.BoolVar(&t.noMultipath, "no-multipath", false, "do not offer the multipath extension: plain QUIC v1 on one path (for dissectors that do not know its frames)")
+	fs.DurationVar(&t.abandonAfter, "path-abandon-after", 0, "abandon a path that stayed failed (broken while another path works) for this `duration`; 0 never does")
 	fs.BoolVar(&t.noGSO, "no-gso", false, "send every datagram with its own write, not in UDP GSO batches (for packet captures on lo)")
 }
 
@@ -69,6 +71,9 @@ func (t *transportFlags) check() []string {
 	}
 	if t.handshake <= 0 {
 		probs = append(probs, fmt.Sprintf("--handshake-timeout %v must be positive", t.handshake))
+	}
+	if t.abandonAfter < 0 {
+		probs = append(probs, fmt.Sprintf("--path-abandon-after %v must not be negative", t.abandonAfter))
 	}
 	if t.idle < 0 {
 		probs = append(probs, fmt.Sprintf("--idle-timeout %v must not be negative", t.idle))
@@ -117,6 +122,7 @@ func (t *transportFlags) config(tc *tls.Config, stderr io.Writer) (*mpquic.Confi
 		MaxIdleTimeout:   t.idle,
 		HandshakeTimeout: t.handshake,
 		DisableMultipath: t.noMultipath,
+		PathAbandonAfter: t.abandonAfter,
 		DisableGSO:       t.noGSO,
 	}
 	if t.qlogDir != "" {

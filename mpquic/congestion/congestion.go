@@ -1,10 +1,17 @@
 // Package congestion holds the congestion controllers of mpquic and its
-// pacer. Every path of a connection has a Controller of its own (uncoupled
-// congestion control, as in the multipath QUIC of De Coninck and Bonaventure
-// that the reference experiments used); controllers are chosen by name so
-// that researchers can add their own, including coupled ones such as LIA or
-// OLIA, which would share state between the controllers of one connection
-// through the Config they are built from.
+// pacer. Every path of a connection has a Controller of its own, chosen by
+// name:
+//
+//   - newreno (RFC 9002 Section 7; the default, as in the multipath QUIC of
+//     De Coninck and Bonaventure that the reference experiments used) and
+//     newreno-cwl (with RFC 9002 Section 7.8);
+//   - cubic (RFC 9438, with HyStart++ of RFC 9406 in slow start);
+//   - bbr (BBRv1 as published by Cardwell et al.), which sets its own
+//     pacing rate (PacingRater);
+//   - the coupled lia (RFC 6356), olia (Khalili et al., IEEE/ACM ToN 2013)
+//     and balia (Peng et al., IEEE/ACM ToN 2016), whose increase looks at
+//     every path of the connection through the Group the connection passes
+//     in Config.
 //
 // Controllers are clock-free: every method takes the current time.
 package congestion
@@ -40,6 +47,14 @@ func (s State) String() string {
 		return "recovery"
 	case ApplicationLimited:
 		return "application_limited"
+	case BBRStartup:
+		return "startup"
+	case BBRDrain:
+		return "drain"
+	case BBRProbeBW:
+		return "probe_bw"
+	case BBRProbeRTT:
+		return "probe_rtt"
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
@@ -64,6 +79,43 @@ type Config struct {
 	// InitialWindowPackets overrides the initial window, in datagrams.
 	// Zero selects RFC 9002's min(10*mds, max(14720, 2*mds)).
 	InitialWindowPackets int
+	// Group is the connection's set of path controllers: coupled
+	// controllers join it and read the other paths' windows and RTTs
+	// through it. The connection makes one and passes it to every path's
+	// controller, and calls Group.Leave when a path is dropped. Nil gives
+	// the controller a group of its own (one path).
+	Group *Group
+	// RenoGrowth is how newreno and newreno-cwl grow the window in
+	// congestion avoidance (GrowthPerAck by default); other controllers
+	// refuse anything but the default.
+	RenoGrowth Growth
+}
+
+// Growth is the congestion avoidance increase rule of NewReno.
+type Growth string
+
+// NewReno's growth rules.
+const (
+	// GrowthPerAck (default, "per-ack"): every acknowledged byte counts
+	// towards the next increase of one datagram per window of
+	// acknowledged bytes (RFC 9002 Section 7.3.3 with byte counting), so
+	// the window grows in proportion to the data the path carries.
+	GrowthPerAck Growth = "per-ack"
+	// GrowthPerRTT ("per-rtt"): one datagram per round trip in which
+	// anything was acknowledged, however much of the window was used.
+	GrowthPerRTT Growth = "per-rtt"
+)
+
+// Growths lists the growth rules' names.
+func Growths() []string { return []string{string(GrowthPerAck), string(GrowthPerRTT)} }
+
+// PacingRater is implemented by controllers that choose their path's
+// pacing rate themselves (bbr): the connection then paces the path at that
+// rate whether pacing is enabled or not.
+type PacingRater interface {
+	// PacingRate is the rate in bytes per second; 0 while unknown (the
+	// pacer then lets a full burst go).
+	PacingRate() uint64
 }
 
 // Controller is a congestion controller of one path.
@@ -127,6 +179,20 @@ func New(name string, cfg Config) (Controller, error) {
 	}
 	if cfg.MaxDatagramSize <= 0 {
 		return nil, fmt.Errorf("congestion: MaxDatagramSize %d must be positive", cfg.MaxDatagramSize)
+	}
+	switch cfg.RenoGrowth {
+	case "":
+		cfg.RenoGrowth = GrowthPerAck
+	case GrowthPerAck:
+	case GrowthPerRTT:
+		if name != "newreno" && name != "newreno-cwl" {
+			return nil, fmt.Errorf("congestion: growth %q applies to newreno and newreno-cwl, not %q", cfg.RenoGrowth, name)
+		}
+	default:
+		return nil, fmt.Errorf("congestion: unknown NewReno growth %q (known: %s)", cfg.RenoGrowth, strings.Join(Growths(), ", "))
+	}
+	if cfg.Group == nil {
+		cfg.Group = NewGroup()
 	}
 	return f(cfg)
 }

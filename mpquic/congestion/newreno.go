@@ -27,6 +27,11 @@ const LossReductionFactor = 0.5
 // window does not grow while the sender is not congestion-window limited
 // (bytes in flight before the ACK below the window minus three datagrams,
 // or below half the window in slow start).
+//
+// Config.RenoGrowth GrowthPerRTT replaces the byte counting of congestion
+// avoidance by one datagram per round trip (a round ends when a packet
+// sent after it began is acknowledged) in which anything was
+// acknowledged, however much of the window the path used.
 type NewReno struct {
 	mds           uint64
 	cwnd          uint64
@@ -37,6 +42,9 @@ type NewReno struct {
 	inRecovery    bool
 	appLimited    bool // the last ACK found the sender application limited
 	checkLimited  bool
+	perRTT        bool      // Config.RenoGrowth is GrowthPerRTT
+	roundStart    time.Time // per-RTT growth: when the current round began
+	coupled       *coupled  // lia, olia, balia; nil for NewReno itself
 }
 
 // NewNewReno returns a NewReno controller; cwndLimited enables the
@@ -47,7 +55,8 @@ func NewNewReno(cfg Config, cwndLimited bool) *NewReno {
 	if cfg.InitialWindowPackets > 0 {
 		iw = uint64(cfg.InitialWindowPackets) * mds
 	}
-	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited}
+	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited,
+		perRTT: cfg.RenoGrowth == GrowthPerRTT}
 }
 
 // OnPacketSent implements Controller.
@@ -69,9 +78,12 @@ func (r *NewReno) cwndLimited(priorInFlight uint64) bool {
 }
 
 // OnAck implements Controller.
-func (r *NewReno) OnAck(_ time.Time, acked []AckedPacket, priorInFlight uint64, _ RTT) {
+func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rtt RTT) {
 	limited := r.checkLimited && !r.cwndLimited(priorInFlight)
 	r.appLimited = limited
+	if r.coupled != nil {
+		r.coupled.srtt = rtt.Smoothed
+	}
 	for _, p := range acked {
 		if r.inCongestionRecovery(p.TimeSent) {
 			continue
@@ -81,8 +93,22 @@ func (r *NewReno) OnAck(_ time.Time, acked []AckedPacket, priorInFlight uint64, 
 			continue
 		}
 		size := uint64(p.Size)
+		if r.coupled != nil {
+			r.coupled.sinceLoss += size
+		}
 		if r.cwnd < r.ssthresh {
 			r.cwnd += size
+			continue
+		}
+		if r.coupled != nil {
+			r.cwnd = r.coupled.grow(size)
+			continue
+		}
+		if r.perRTT {
+			if p.TimeSent.After(r.roundStart) {
+				r.roundStart = now
+				r.cwnd += r.mds
+			}
 			continue
 		}
 		r.bytesAcked += size
@@ -99,8 +125,13 @@ func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
 		return
 	}
 	r.recoveryStart = now
+	r.roundStart = now
 	r.inRecovery = true
-	r.ssthresh = max(uint64(float64(r.cwnd)*LossReductionFactor), r.minWindow)
+	reduced := uint64(float64(r.cwnd) * LossReductionFactor)
+	if r.coupled != nil {
+		reduced = r.coupled.onLoss()
+	}
+	r.ssthresh = max(reduced, r.minWindow)
 	r.cwnd = r.ssthresh
 	r.bytesAcked = 0
 }

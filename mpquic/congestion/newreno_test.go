@@ -156,3 +156,38 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("budget capped at burst: %d", b)
 	}
 }
+
+// TestNewRenoGrowthPerRTT: with GrowthPerRTT, congestion avoidance adds
+// one datagram per round trip in which anything was acknowledged (a round
+// ends when a packet sent after it began is acknowledged), whatever part
+// of the window the acknowledgements cover; with the default GrowthPerAck
+// the same ACKs (a quarter window per round) add a datagram only every
+// fourth round.
+func TestNewRenoGrowthPerRTT(t *testing.T) {
+	for _, tc := range []struct {
+		growth Growth
+		want   uint64
+	}{{GrowthPerRTT, 28 * mds}, {GrowthPerAck, 21 * mds}, {"", 21 * mds}} {
+		c, err := New("newreno", Config{MaxDatagramSize: mds, RenoGrowth: tc.growth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.(*NewReno)
+		r.cwnd, r.ssthresh = 20*mds, 20*mds
+		// Eight rounds of 100 ms, each acknowledging 5 datagrams sent in
+		// the round before.
+		for i := 1; i <= 8; i++ {
+			at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+			ack(r, at, at.Add(-50*time.Millisecond), 5, 5*mds)
+		}
+		if r.Window() != tc.want {
+			t.Errorf("growth %q: window %d datagrams, want %d", tc.growth, r.Window()/mds, tc.want/mds)
+		}
+	}
+	if _, err := New("cubic", Config{MaxDatagramSize: mds, RenoGrowth: GrowthPerRTT}); err == nil {
+		t.Error("cubic took per-rtt growth")
+	}
+	if _, err := New("newreno", Config{MaxDatagramSize: mds, RenoGrowth: "per-sec"}); err == nil {
+		t.Error("an unknown growth was taken")
+	}
+}

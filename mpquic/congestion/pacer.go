@@ -44,6 +44,10 @@ func (p *Pacer) SetRate(cwnd uint64, srtt time.Duration) {
 	p.rate = uint64(r)
 }
 
+// SetBytesPerSecond sets the rate directly (a controller's own pacing
+// rate, PacingRater); 0 lets a full burst go at any time.
+func (p *Pacer) SetBytesPerSecond(rate uint64) { p.rate = min(rate, math.MaxUint64/2) }
+
 // refill adds the tokens accrued since the last update.
 func (p *Pacer) refill(now time.Time) {
 	if p.last.IsZero() || p.rate == 0 {

@@ -67,6 +67,10 @@ type Config struct {
 	// Congestion names the congestion controller (see package congestion).
 	// Default "newreno".
 	Congestion string
+	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
+	// (default) or "per-rtt" (see congestion.Growth); only newreno and
+	// newreno-cwl take "per-rtt".
+	NewRenoGrowth string
 	// Pacing enables the pacer of RFC 9002 Section 7.7. Off by default, as
 	// in the 2017 MP-QUIC of the experiments this stack reproduces.
 	Pacing bool
@@ -74,6 +78,10 @@ type Config struct {
 	// scheduler). Defaults "lowrtt" and "round-robin".
 	PathScheduler   string
 	StreamScheduler string
+	// PathSchedulerOptions set options of the path scheduler
+	// (scheduler.PathOptions; values bool or string); nil for its
+	// defaults.
+	PathSchedulerOptions map[string]any
 
 	// MaxPathID is the largest path ID the peer may open paths with, the
 	// initial_max_path_id transport parameter of
@@ -85,6 +93,12 @@ type Config struct {
 	// DisableMultipath turns the multipath extension off: the connection
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool
+	// PathAbandonAfter, when positive, abandons a path (PATH_ABANDON,
+	// PATH_UNSTABLE_OR_POOR) that has been failed for that long: found
+	// broken while another path works and silent to its probes since
+	// (see PathEvent). Zero keeps probing it for as long as the
+	// connection lives. Not negative.
+	PathAbandonAfter time.Duration
 
 	// DisableGSO makes the UDP driver (package mpquic) send every datagram
 	// with its own write instead of runs of datagrams in one write with
@@ -142,7 +156,8 @@ type PathMetrics struct {
 	CongestionWindow, BytesInFlight, SSThresh uint64
 	SmoothedRTT, MinRTT, LatestRTT            time.Duration
 	// CongestionState is the controller's phase ("slow_start",
-	// "congestion_avoidance", "recovery", "application_limited").
+	// "congestion_avoidance", "recovery", "application_limited"; bbr's
+	// "startup", "drain", "probe_bw", "probe_rtt").
 	CongestionState string
 }
 
@@ -220,13 +235,16 @@ func (c *Config) Validate() (*Config, error) {
 	if n.MaxPathID == 0 {
 		n.MaxPathID = 3
 	}
+	if n.PathAbandonAfter < 0 {
+		return nil, fmt.Errorf("mpquic: PathAbandonAfter %v is negative", n.PathAbandonAfter)
+	}
 	if n.MaxPathID > MaxPathIDLimit {
 		return nil, fmt.Errorf("mpquic: MaxPathID %d above 2^32-1", n.MaxPathID)
 	}
 	if n.Congestion == "" {
 		n.Congestion = "newreno"
 	}
-	if _, err := congestion.New(n.Congestion, congestion.Config{MaxDatagramSize: n.MaxPacketSize}); err != nil {
+	if _, err := congestion.New(n.Congestion, n.congestionConfig(nil)); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if n.PathScheduler == "" {
@@ -235,7 +253,7 @@ func (c *Config) Validate() (*Config, error) {
 	if n.StreamScheduler == "" {
 		n.StreamScheduler = "round-robin"
 	}
-	if _, err := scheduler.NewPathScheduler(n.PathScheduler); err != nil {
+	if _, err := scheduler.NewPathSchedulerWith(n.PathScheduler, n.PathSchedulerOptions); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if _, err := scheduler.NewStreamScheduler(n.StreamScheduler); err != nil {
@@ -261,4 +279,10 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 		ref = c.QlogReferenceTime
 	}
 	return qlog.NewTrace(w, qlog.VantagePoint(vantage), odcid, ref, "mpquic "+vantage)
+}
+
+// congestionConfig is the configuration of a path's congestion controller
+// in a connection whose controllers form group g.
+func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
+	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth)}
 }

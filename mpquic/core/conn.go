@@ -176,13 +176,18 @@ type Conn struct {
 	replay        []bufferedPacket
 
 	pathResponses []pathResponse
+	// pathEvents are the path events so far (pathfail.go).
+	pathEvents []PathEvent
 	// dupQueue holds copies of a packet sent on several paths, returned by
 	// the next polls.
 	dupQueue []queuedDatagram
 
 	// Scratch buffers reused across packets.
-	rangeBuf  []recovery.Range
-	ackedBuf  []congestion.AckedPacket
+	rangeBuf []recovery.Range
+	ackedBuf []congestion.AckedPacket
+	// ccGroup is the connection's set of path congestion controllers
+	// (coupled ones read each other through it).
+	ccGroup   *congestion.Group
 	ackRanges []wire.AckRange
 
 	// routedODCID is the client-chosen DCID the endpoint also routes to a
@@ -242,7 +247,7 @@ type schedulers struct {
 }
 
 func newSchedulers(cfg *Config) (schedulers, error) {
-	p, err := scheduler.NewPathScheduler(cfg.PathScheduler)
+	p, err := scheduler.NewPathSchedulerWith(cfg.PathScheduler, cfg.PathSchedulerOptions)
 	if err != nil {
 		return schedulers{}, err
 	}

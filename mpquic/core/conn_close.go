@@ -158,8 +158,14 @@ func (c *Conn) NextTimeout() time.Time {
 		for _, sp := range c.spacesOf(p, buf[:0]) {
 			earliest(sp.recv.AckDeadline())
 		}
+		// The pacer's time only when it is what holds the path back: a
+		// pacer that would let a packet go now while the window is full
+		// must not make a timer that fires now again and again (the ACK
+		// that opens the window wakes the connection).
 		if p.pacer != nil && c.hasNewData() {
-			earliest(p.pacer.NextSendTime(now, c.maxPacketSize(p)))
+			if nt := p.pacer.NextSendTime(now, c.maxPacketSize(p)); nt.After(now) {
+				earliest(nt)
+			}
 		}
 	}
 	for _, p := range c.closing {
@@ -171,6 +177,7 @@ func (c *Conn) NextTimeout() time.Time {
 		}
 	}
 	earliest(c.nextPathTimer())
+	earliest(c.nextFailureTimer())
 	if c.app.prevRead != nil {
 		earliest(c.app.prevReadUntil)
 	}
@@ -221,6 +228,8 @@ func (c *Conn) HandleTimeout(now time.Time) {
 	for _, p := range c.paths {
 		c.onLossTimeout(now, p)
 	}
+	c.checkPathFailures(now)
+	c.failedPathTimers(now)
 	c.pathTimers(now)
 	c.processReplay(now)
 }

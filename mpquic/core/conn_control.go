@@ -1,6 +1,8 @@
 package core
 
 import (
+	"net/netip"
+
 	"github.com/mpq/mpq/mpquic/internal/recovery"
 	"github.com/mpq/mpq/mpquic/internal/wire"
 	"github.com/mpq/mpq/scheduler"
@@ -10,26 +12,37 @@ import (
 // keeping room for its tag and the tags of the packets before it.
 func (d *dgram) left() int { return d.limit - len(d.b) - aeadTag*(d.n+1) }
 
-// queuePathResponse answers a PATH_CHALLENGE on the path it came from
-// (RFC 9000 Section 8.2.2).
-func (c *Conn) queuePathResponse(p *path, data [8]byte) {
+// queuePathResponse answers a PATH_CHALLENGE on the network path it came
+// from (RFC 9000 Section 8.2.2): the addresses it arrived on (local,
+// remote), with a connection ID of its path ID p
+// (draft-ietf-quic-multipath-21 Section 3.1).
+func (c *Conn) queuePathResponse(p *path, local, remote netip.AddrPort, data [8]byte) {
 	if len(c.pathResponses) >= 8 {
 		return
 	}
-	c.pathResponses = append(c.pathResponses, pathResponse{pathID: p.id, data: data})
+	c.pathResponses = append(c.pathResponses, pathResponse{pathID: p.id, local: local, remote: remote, data: data})
 }
 
 type pathResponse struct {
-	pathID uint64
-	data   [8]byte
+	pathID        uint64
+	local, remote netip.AddrPort
+	data          [8]byte
 }
 
-// appendPathResponses writes the PATH_RESPONSEs due on path p. They are not
-// retransmitted (RFC 9000 Section 8.2.2).
+// onTuple reports whether the response goes to path p's own addresses.
+func (r *pathResponse) onTuple(p *path) bool { return r.local == p.local && r.remote == p.remote }
+
+// appendPathResponses writes the PATH_RESPONSEs due on path p to the
+// datagram's destination: p's addresses, or those bp.tuple names. They
+// are not retransmitted (RFC 9000 Section 8.2.2).
 func (c *Conn) appendPathResponses(d *dgram, pk *pktBuild, p *path, room int) int {
 	out := c.pathResponses[:0]
 	for _, r := range c.pathResponses {
-		if r.pathID == p.id {
+		here := r.onTuple(p)
+		if t := d.bp.tuple; t != nil {
+			here = r.local == t.local && r.remote == t.remote
+		}
+		if r.pathID == p.id && here {
 			if left := c.appendFrame(d, pk, &wire.PathResponseFrame{Data: r.data}, room); left >= 0 {
 				room = left
 				pk.pathBound = true

@@ -77,6 +77,9 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 			acked = append(acked, congestion.AckedPacket{Number: sp0.Number, TimeSent: sp0.TimeSent, Size: sp0.Size})
 		}
 		if l == levelApp {
+			if sp0.TimeSent.After(p.health.newestAckedSent) {
+				p.health.newestAckedSent = sp0.TimeSent
+			}
 			c.app.noteAcked(p.id, sp0.Number)
 			c.copies.settle(pktKey{p.id, sp0.Number})
 			if c.pktObs != nil && sp0.InFlight {
@@ -87,6 +90,10 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 	c.ackedBuf = acked
 	if err != nil {
 		return withFrameType(err, frameType)
+	}
+	if l == levelApp && p.health.failed && len(wranges) > 0 && wranges[0].Largest >= p.health.failPN {
+		// A packet sent since the path failed arrived: it works again.
+		defer c.pathRecovered(now, p)
 	}
 	if !res.NewlyAcked {
 		return nil
@@ -205,7 +212,7 @@ func (c *Conn) onDataLost(now time.Time, p *path, sp0 *recovery.SentPacket, reas
 			c.pathBuf = append(c.pathBuf, c.info(q, now))
 		}
 		dec = c.lossPol.OnDataLost(now, c.pathBuf, lp)
-		if dec.Action == scheduler.LeaveToCopies && reason == scheduler.LossDeclared && len(lp.Copies) == 0 {
+		if dec.Action == scheduler.LeaveToCopies && reason != scheduler.LossPTO && len(lp.Copies) == 0 {
 			dec = scheduler.LossDecision{Action: scheduler.ResendNow}
 		}
 	}
@@ -335,7 +342,8 @@ func (c *Conn) lossTimer(now time.Time, p *path) (time.Time, *pnSpace, bool) {
 	if !earliest.IsZero() {
 		return earliest, esp, false
 	}
-	if c.amplificationRoom(p) == 0 {
+	if c.amplificationRoom(p) == 0 || p.health.failed {
+		// A failed path is probed on a schedule of its own (pathfail.go).
 		return time.Time{}, nil, false
 	}
 	inFlight := false
@@ -428,10 +436,11 @@ func (c *Conn) onLossTimeout(now time.Time, p *path) {
 	}
 }
 
-// otherActivePath reports whether a validated path other than p is open.
+// otherActivePath reports whether a validated path other than p is open
+// and not failed.
 func (c *Conn) otherActivePath(p *path) bool {
 	for _, q := range c.paths {
-		if q != p && q.state == pathActive && c.ownAckPath(q) {
+		if q != p && q.state == pathActive && !q.health.failed && c.ownAckPath(q) {
 			return true
 		}
 	}

@@ -52,6 +52,7 @@ func (c *Conn) HandleDatagram(now time.Time, d Datagram) {
 		}
 	}
 	c.processReplay(now)
+	c.checkPathFailures(now)
 }
 
 // rxDatagram is the datagram whose packets are being processed.
@@ -184,7 +185,7 @@ func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt 
 		}
 		c.discardLevel(levelInitial)
 	}
-	return c.processPayload(now, p, l, sp, hdr, pn, payload, len(pkt))
+	return c.processPayload(now, rx, p, l, sp, hdr, pn, payload, len(pkt))
 }
 
 // handleShortPacket decrypts a 1-RTT packet, following key updates
@@ -295,7 +296,7 @@ func (c *Conn) handleShortPacket(now time.Time, rx *rxDatagram, p *path, hdr wir
 	} else if phase == k.keyPhase() && k.updateInitiated {
 		k.updateInitiated = false
 	}
-	return c.processPayload(now, p, levelApp, sp, hdr, pn, payload, len(pkt))
+	return c.processPayload(now, rx, p, levelApp, sp, hdr, pn, payload, len(pkt))
 }
 
 func (c *Conn) bufferUndecryptable(pkt []byte, rx *rxDatagram) {
@@ -334,8 +335,9 @@ func (c *Conn) processReplay(now time.Time) {
 	}
 }
 
-// processPayload parses and acts on the frames of a decrypted packet.
-func (c *Conn) processPayload(now time.Time, p *path, l level, sp *pnSpace, hdr wire.Header, pn uint64, payload []byte, size int) error {
+// processPayload parses and acts on the frames of a decrypted packet that
+// arrived in rx.
+func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, sp *pnSpace, hdr wire.Header, pn uint64, payload []byte, size int) error {
 	ackEliciting := false
 	var trace []qlog.Frame
 	tracing := c.qlog != nil
@@ -351,7 +353,7 @@ func (c *Conn) processPayload(now time.Time, p *path, l level, sp *pnSpace, hdr 
 		if wire.AckEliciting(f) {
 			ackEliciting = true
 		}
-		if err := c.handleFrame(now, p, l, hdr, f); err != nil {
+		if err := c.handleFrame(now, rx, p, l, hdr, f); err != nil {
 			return err
 		}
 		if c.state >= stateDraining {
@@ -372,7 +374,7 @@ func (c *Conn) processPayload(now time.Time, p *path, l level, sp *pnSpace, hdr 
 
 // handleFrame dispatches one frame; frames not allowed in the packet type
 // are a PROTOCOL_VIOLATION (RFC 9000 Section 12.4, Table 3).
-func (c *Conn) handleFrame(now time.Time, p *path, l level, hdr wire.Header, f wire.Frame) error {
+func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr wire.Header, f wire.Frame) error {
 	if l != levelApp {
 		switch f.(type) {
 		case *wire.PaddingFrame, *wire.PingFrame, *wire.AckFrame, *wire.CryptoFrame:
@@ -446,7 +448,9 @@ func (c *Conn) handleFrame(now time.Time, p *path, l level, hdr wire.Header, f w
 		*wire.PathsBlockedFrame, *wire.PathCIDsBlockedFrame:
 		return c.handleMultipathFrame(now, f)
 	case *wire.PathChallengeFrame:
-		c.queuePathResponse(p, f.Data)
+		// The answer goes back where the challenge came from, which
+		// may not be the path's addresses (RFC 9000 Section 8.2.2).
+		c.queuePathResponse(p, rx.d.Local, rx.d.Remote, f.Data)
 	case *wire.PathResponseFrame:
 		// Validates the path that sent the matching challenge; an
 		// unsolicited response is ignored (RFC 9000 Section 8.2.3).

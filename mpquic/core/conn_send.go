@@ -74,6 +74,10 @@ type buildParams struct {
 	dups []uint64
 	// copyOf, for a copy, names the original packet.
 	copyOf *pktKey
+	// tuple, if set, sends the datagram to other addresses than its
+	// path's: a PATH_RESPONSE to where its challenge came from, alone
+	// with ACKs.
+	tuple *pathResponse
 }
 
 // dgram assembles one datagram of up to limit bytes.
@@ -123,10 +127,21 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 			}
 		}
 	}
-	// 2. Path validation: PATH_CHALLENGE and PATH_RESPONSE on their path.
+	// 2. Path validation: PATH_CHALLENGE and PATH_RESPONSE on their path,
+	// and responses to challenges that came from other addresses.
 	for _, p := range c.paths {
 		if p.challengeSend || c.hasResponseFor(p) {
 			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modePathProbe}); ok {
+				return d, true
+			}
+		}
+		for i := range c.pathResponses {
+			r := c.pathResponses[i]
+			if r.pathID != p.id || r.onTuple(p) {
+				continue
+			}
+			if d, ok := c.buildOn(now, p, buf, &buildParams{mode: modePathProbe, tuple: &r}); ok {
+				d.Local, d.Remote = r.local, r.remote
 				return d, true
 			}
 		}
@@ -172,10 +187,11 @@ type queuedDatagram struct {
 	data          []byte
 }
 
-// hasResponseFor reports whether a PATH_RESPONSE waits for path p.
+// hasResponseFor reports whether a PATH_RESPONSE waits for path p's
+// addresses.
 func (c *Conn) hasResponseFor(p *path) bool {
 	for _, r := range c.pathResponses {
-		if r.pathID == p.id {
+		if r.pathID == p.id && r.onTuple(p) {
 			return true
 		}
 	}
@@ -515,9 +531,10 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 	if p.state != pathActive {
 		full = false
 	}
-	if probe && c.otherActivePath(p) {
-		// A PTO probe of a path that may be broken only checks it: data
-		// and control frames go where the schedulers send them.
+	if probe && (p.health.failed || c.otherActivePath(p)) {
+		// A PTO probe of a path that may be broken, or the probe of a
+		// failed path, only checks it: data and control frames go where
+		// the schedulers send them.
 		full = false
 	}
 	if !sp.recv.AckDeadline().IsZero() || sp.recv.HasNewInfo() && mode != modeAckOnly {
@@ -529,7 +546,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		// leaves it to a packet of its own.
 		room = c.appendPathResponses(d, pk, p, room)
 	}
-	if p.challengeSend && p.state == pathValidating {
+	if p.challengeSend && p.state == pathValidating && bp.tuple == nil {
 		if left := c.appendFrame(d, pk, &wire.PathChallengeFrame{Data: p.challengeData}, room); left >= 0 {
 			room = left
 			pk.pathBound = true
@@ -844,7 +861,11 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 	if pk.inFlight {
 		inFlight := c.bytesInFlight(p)
 		p.cc.OnPacketSent(now, size, inFlight)
-		if p.pacer != nil {
+		switch {
+		case p.rater != nil:
+			p.pacer.SetBytesPerSecond(p.rater.PacingRate())
+			p.pacer.OnPacketSent(now, size)
+		case p.pacer != nil:
 			p.pacer.SetRate(p.cc.Window(), p.rtt.Smoothed())
 			p.pacer.OnPacketSent(now, size)
 		}

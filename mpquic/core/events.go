@@ -37,6 +37,11 @@ const (
 	// EventPathsAvailable: the peer raised its path limit or gave
 	// connection IDs for a new path: AddPath may succeed now.
 	EventPathsAvailable
+	// EventPathBroken: path PathID stopped delivering while another path
+	// works; it carries no data until EventPathRecovered (see PathEvent).
+	EventPathBroken
+	// EventPathRecovered: the broken path PathID answered its probes.
+	EventPathRecovered
 )
 
 // Event is a change the application may be waiting for.

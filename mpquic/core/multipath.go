@@ -316,6 +316,8 @@ func (c *Conn) abandonPath(p *path, code uint64, received bool) {
 			break
 		}
 	}
+	// Coupled controllers stop counting the path.
+	c.ccGroup.Leave(p.cc)
 	c.closing = append(c.closing, p)
 	// Answers to the peer's challenges on this path can no longer go out.
 	out := c.pathResponses[:0]

@@ -23,6 +23,7 @@ type path struct {
 	cc       congestion.Controller
 	ccState  congestion.State
 	pacer    *congestion.Pacer
+	rater    congestion.PacingRater // the controller, if it sets the pacing rate
 	app      pnSpace
 	ptoCount int
 
@@ -56,6 +57,9 @@ type path struct {
 
 	mtu int
 
+	// health is the failure detection state (pathfail.go).
+	health pathHealth
+
 	// Statistics.
 	packetsSent, packetsReceived, packetsLost uint64
 	bytesSent, bytesRecv, bytesLost           uint64
@@ -70,7 +74,7 @@ type pathMetrics struct {
 }
 
 func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
-	cc, err := congestion.New(c.cfg.Congestion, congestion.Config{MaxDatagramSize: c.cfg.MaxPacketSize})
+	cc, err := c.newController()
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +89,24 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		mtu:     c.cfg.MaxPacketSize,
 		state:   pathActive,
 	}
-	if c.cfg.Pacing {
-		p.pacer = congestion.NewPacer(c.cfg.MaxPacketSize)
+	p.rater, _ = cc.(congestion.PacingRater)
+	if c.cfg.Pacing || p.rater != nil {
+		p.pacer = newPacer(c.cfg)
 	}
 	return p, nil
 }
+
+// newController builds a path's congestion controller.
+// A coupled controller joins the connection's group.
+func (c *Conn) newController() (congestion.Controller, error) {
+	if c.ccGroup == nil {
+		c.ccGroup = congestion.NewGroup()
+	}
+	return congestion.New(c.cfg.Congestion, c.cfg.congestionConfig(c.ccGroup))
+}
+
+// newPacer builds a path's pacer.
+func newPacer(cfg *Config) *congestion.Pacer { return congestion.NewPacer(cfg.MaxPacketSize) }
 
 // bytesInFlight is the path's bytes in flight across the spaces it carries.
 func (c *Conn) bytesInFlight(p *path) uint64 {
@@ -143,6 +160,7 @@ func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 		PacketsSent:     p.packetsSent,
 		PacketsLost:     p.packetsLost,
 		ConsecutivePTOs: p.ptoCount,
+		Failed:          p.health.failed,
 	}
 }
 
@@ -171,6 +189,10 @@ type PathStats struct {
 	Status, PeerStatus string
 	// State is "validating", "active" or "closing".
 	State string
+	// Failed reports that the path is found broken and probed (see
+	// PathEvent); Events are its path events so far.
+	Failed bool
+	Events []PathEvent
 	// SchedulerCounters are the path scheduler's counters of the path
 	// (for example "reservations_missed"), if it keeps any.
 	SchedulerCounters map[string]uint64
@@ -205,6 +227,8 @@ func (c *Conn) Paths() []PathStats {
 			Status:          p.status.String(),
 			PeerStatus:      peer,
 			State:           p.state.String(),
+			Failed:          p.health.failed,
+			Events:          c.eventsOf(p.id),
 			CopiesSent:      c.copies.sent[p.id],
 		})
 		if sc, ok := c.pathSch.(scheduler.Counters); ok {

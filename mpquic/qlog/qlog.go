@@ -531,6 +531,20 @@ func appendString(b []byte, s string) []byte {
 // which qlog reads as the tuple being abandoned. state ("validating",
 // "active", "closing") and path_id are extension fields.
 func (t *Trace) PathStateUpdated(now time.Time, pathID uint64, state string, local, remote netip.AddrPort) {
+	t.tupleAssigned(now, pathID, state, "", local, remote)
+}
+
+// PathEvent logs a change of a path's health (event: "failed",
+// "recovered", "abandoned") as quic:tuple_assigned with the path's
+// endpoints and the extension fields path_id, state (the path's state
+// after the event: "failed", "active", ...) and path_event.
+func (t *Trace) PathEvent(now time.Time, pathID uint64, state, event string, local, remote netip.AddrPort) {
+	t.tupleAssigned(now, pathID, state, event, local, remote)
+}
+
+// tupleAssigned writes quic:tuple_assigned for a path; a closing path
+// without endpoints, event (path_event) only if not empty.
+func (t *Trace) tupleAssigned(now time.Time, pathID uint64, state, event string, local, remote netip.AddrPort) {
 	if t == nil {
 		return
 	}
@@ -547,5 +561,9 @@ func (t *Trace) PathStateUpdated(now time.Time, pathID uint64, state string, loc
 	b = appendPathID(b, pathID)
 	b = append(b, `,"state":`...)
 	b = appendString(b, state)
+	if event != "" {
+		b = append(b, `,"path_event":`...)
+		b = appendString(b, event)
+	}
 	t.end(b)
 }

@@ -44,11 +44,17 @@ type Config struct {
 	// Paths are the experiment's paths: Up carries the client's datagrams
 	// to the server, Down the server's to the client.
 	Paths []experiment.Path
+	// Bottlenecks are the links shared by the paths that name them.
+	Bottlenecks []experiment.Bottleneck
 	// Server is the server's address, where the back sockets forward;
 	// they ignore datagrams from any other address (LinkStats.Foreign).
 	// The client's address on a path is learnt from the datagrams it
 	// sends to the path's front socket.
 	Server netip.AddrPort
+	// Start is the start of the experiment, from which the paths'
+	// scheduled changes ([[path.change]]) count; zero: when Start is
+	// called.
+	Start time.Time
 	// Seed derives every link's random source (linkmodel.Rand; links are
 	// named "path<i>/up" and "path<i>/down" as in the simulator).
 	Seed uint64
@@ -71,15 +77,18 @@ type Config struct {
 // maxPaths is how many paths the default addresses can number.
 const maxPaths = 254
 
-// PathStats are the counters of both directions of a path.
+// PathStats are the counters of both directions of a path, or of a
+// shared bottleneck (Bottleneck is its name).
 type PathStats struct {
-	Up, Down LinkStats
+	Up, Down   LinkStats
+	Bottleneck string
 }
 
 // Emulator forwards the datagrams of every path through its links. Create
 // it with Start; Close stops it.
 type Emulator struct {
 	paths  []*path
+	shared []*SharedLink
 	server netip.AddrPort
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -125,6 +134,10 @@ func Start(cfg Config) (*Emulator, error) {
 		}
 		return nil, err
 	}
+	var err error
+	if e.shared, err = NewSharedLinks(cfg.Bottlenecks, cfg.Seed, lim); err != nil {
+		return nil, fmt.Errorf("linkemu: %w", err)
+	}
 	for i, pc := range cfg.Paths {
 		p := &path{}
 		e.paths = append(e.paths, p)
@@ -135,27 +148,41 @@ func Start(cfg Config) (*Emulator, error) {
 		if p.back, p.backAddr, err = listen(cfg.BackAddr(i), cfg.SocketBuffer); err != nil {
 			return fail(fmt.Errorf("linkemu: path %d back: %w", i, err))
 		}
-		up, err := NewModel(pc.Up, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/up", i))
+		up, err := NewPathModel(pc, experiment.DirectionUp, cfg.Seed, i)
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d up: %w", i, err))
 		}
-		down, err := NewModel(pc.Down, pc.RTT(), cfg.Seed, fmt.Sprintf("path%d/down", i))
+		down, err := NewPathModel(pc, experiment.DirectionDown, cfg.Seed, i)
 		if err != nil {
 			return fail(fmt.Errorf("linkemu: path %d down: %w", i, err))
 		}
 		server, back, front := e.server, p.back, p.front
-		p.up = NewPipe(up, lim, func(b []byte) error {
+		toServer := func(b []byte) error {
 			_, err := back.WriteToUDPAddrPort(b, server)
 			return err
-		})
-		p.down = NewPipe(down, lim, func(b []byte) error {
+		}
+		toClient := func(b []byte) error {
 			a := p.client.Load()
 			if a == nil {
 				return ErrUnroutable
 			}
 			_, err := front.WriteToUDPAddrPort(b, *a)
 			return err
-		})
+		}
+		sl, err := sharedLink(e.shared, pc)
+		if err != nil {
+			return fail(fmt.Errorf("linkemu: path %d: %w", i, err))
+		}
+		if sl != nil {
+			toServer, toClient = Via(sl.Up, toServer), Via(sl.Down, toClient)
+		}
+		p.up = NewPipe(up, lim, toServer)
+		p.down = NewPipe(down, lim, toClient)
+		if cfg.Start.IsZero() {
+			cfg.Start = time.Now()
+		}
+		p.up.SetStart(cfg.Start)
+		p.down.SetStart(cfg.Start)
 	}
 	for _, p := range e.paths {
 		e.wg.Add(4)
@@ -168,6 +195,13 @@ func Start(cfg Config) (*Emulator, error) {
 		go e.read(p.back, p.down, func(from netip.AddrPort) bool { return from == e.server })
 		go e.run(p.up)
 		go e.run(p.down)
+	}
+	for _, sl := range e.shared {
+		sl.Up.SetStart(cfg.Start)
+		sl.Down.SetStart(cfg.Start)
+		e.wg.Add(2)
+		go e.run(sl.Up)
+		go e.run(sl.Down)
 	}
 	return e, nil
 }
@@ -182,6 +216,22 @@ func NewModel(l experiment.Link, rtt time.Duration, seed uint64, name string) (*
 		return nil, err
 	}
 	return linkmodel.New(cfg, linkmodel.Rand(seed, name))
+}
+
+// NewPathModel returns the link model of one direction ("up" or "down")
+// of path i of an experiment, with its scheduled changes (whose origin
+// the pipe sets, Pipe.SetStart) and the random source the simulator gives
+// the link "path<i>/<direction>" in a run of seed.
+func NewPathModel(p experiment.Path, direction string, seed uint64, i int) (*linkmodel.Link, error) {
+	cfg, steps, err := linkmodel.ForPath(p, direction)
+	if err != nil {
+		return nil, err
+	}
+	l, err := linkmodel.New(cfg, linkmodel.Rand(seed, fmt.Sprintf("path%d/%s", i, direction)))
+	if err != nil {
+		return nil, err
+	}
+	return l, l.SetSchedule(steps)
 }
 
 func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }
@@ -215,11 +265,21 @@ func (e *Emulator) Back(i int) netip.AddrPort { return e.paths[i].backAddr }
 // Paths is the number of paths.
 func (e *Emulator) Paths() int { return len(e.paths) }
 
-// Stats returns the counters of every path.
+// Stats returns the counters of every path, then of every shared
+// bottleneck.
 func (e *Emulator) Stats() []PathStats {
 	out := make([]PathStats, len(e.paths))
 	for i, p := range e.paths {
 		out[i] = PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
+	}
+	return append(out, SharedStats(e.shared)...)
+}
+
+// SharedStats returns the counters of shared bottlenecks.
+func SharedStats(links []*SharedLink) []PathStats {
+	var out []PathStats
+	for _, l := range links {
+		out = append(out, PathStats{Up: l.Up.Stats(), Down: l.Down.Stats(), Bottleneck: l.Name})
 	}
 	return out
 }

@@ -28,12 +28,14 @@ const packetCost = 64
 
 // LinkStats are the counters of one direction of a path. Sent counts
 // every packet offered to the link; once nothing is in flight, Sent =
-// Delivered + DroppedLoss + DroppedQueue + DroppedOverflow + Unroutable +
-// WriteErrors.
+// Delivered + DroppedLoss + DroppedQueue + DroppedOverflow + DroppedDown +
+// Unroutable + WriteErrors.
 type LinkStats struct {
 	Sent, Delivered                            uint64
 	BytesSent, BytesDelivered                  uint64
 	DroppedLoss, DroppedQueue, DroppedOverflow uint64
+	// DroppedDown: offered while a scheduled change had the link down.
+	DroppedDown uint64
 	// Unroutable: a delivered packet had nowhere to go (the loopback
 	// emulator's downstream datagram before the client sent anything).
 	Unroutable uint64
@@ -61,7 +63,9 @@ type LinkStats struct {
 // hands the accepted ones to the output at their arrival times, in order.
 // Offer must be called from one goroutine at a time, Run from another.
 type Pipe struct {
-	model  *linkmodel.Link // owned by the offering goroutine
+	model *linkmodel.Link // owned by the offering goroutine
+	// mu serialises the offers of OfferShared.
+	mu     sync.Mutex
 	origin time.Time
 	held   chan *packet
 	max    int64
@@ -70,11 +74,16 @@ type Pipe struct {
 	// the channel or in Run's hands), and their cost.
 	count, bytes atomic.Int64
 
-	sent, delivered, bytesSent, bytesDelivered atomic.Uint64
-	dropLoss, dropQueue, dropOverflow          atomic.Uint64
-	unroutable, writeErrors, foreign           atomic.Uint64
-	droppedSocket                              atomic.Uint64
-	lateSum, lateMax                           atomic.Int64
+	sent, delivered, bytesSent, bytesDelivered  atomic.Uint64
+	dropLoss, dropQueue, dropOverflow, dropDown atomic.Uint64
+	// start is the start of the experiment in nanoseconds after origin,
+	// the origin of the model's scheduled changes; startSet says it is
+	// known and startSeen that the model was told.
+	start                            atomic.Int64
+	startSet, startSeen              atomic.Bool
+	unroutable, writeErrors, foreign atomic.Uint64
+	droppedSocket                    atomic.Uint64
+	lateSum, lateMax                 atomic.Int64
 }
 
 // packet is a packet held by a pipe.
@@ -82,6 +91,8 @@ type packet struct {
 	buf []byte // capacity pooledSize, or larger for big packets
 	n   int
 	at  time.Time
+	// out is where the packet goes (nil: the pipe's output).
+	out func([]byte) error
 }
 
 const pooledSize = 2048
@@ -98,6 +109,7 @@ func getPacket(data []byte) *packet {
 }
 
 func putPacket(p *packet) {
+	p.out = nil
 	if cap(p.buf) == pooledSize {
 		packetPool.Put(p)
 	}
@@ -117,7 +129,20 @@ func NewPipe(model *linkmodel.Link, lim Limits, out func([]byte) error) *Pipe {
 
 // Offer runs a packet received at now through the model and holds a copy
 // for delivery if the model accepts it.
-func (p *Pipe) Offer(now time.Time, data []byte) {
+func (p *Pipe) Offer(now time.Time, data []byte) { p.offer(now, data, nil) }
+
+// OfferShared is Offer for a pipe that several goroutines offer to (a
+// bottleneck shared by paths): it takes the time of the offer and runs
+// the model under a lock, so that the model sees the offers in the order
+// of their times. out is where the packet goes once it arrives (nil: the
+// pipe's output).
+func (p *Pipe) OfferShared(data []byte, out func([]byte) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offer(time.Now(), data, out)
+}
+
+func (p *Pipe) offer(now time.Time, data []byte, out func([]byte) error) {
 	p.sent.Add(1)
 	p.bytesSent.Add(uint64(len(data)))
 	cost := int64(len(data) + packetCost)
@@ -127,20 +152,36 @@ func (p *Pipe) Offer(now time.Time, data []byte) {
 		p.dropOverflow.Add(1)
 		return
 	}
+	if !p.startSeen.Load() && p.startSet.Load() {
+		p.model.SetOrigin(p.start.Load())
+		p.startSeen.Store(true)
+	}
 	v := p.model.Offer(int64(now.Sub(p.origin)), len(data))
 	if !v.OK {
-		if v.Drop == linkmodel.DropLoss {
+		switch v.Drop {
+		case linkmodel.DropLoss:
 			p.dropLoss.Add(1)
-		} else {
+		case linkmodel.DropDown:
+			p.dropDown.Add(1)
+		default:
 			p.dropQueue.Add(1)
 		}
 		return
 	}
 	pk := getPacket(data)
 	pk.at = p.origin.Add(time.Duration(v.Arrive))
+	pk.out = out
 	p.count.Add(1)
 	p.bytes.Add(cost)
 	p.held <- pk
+}
+
+// SetStart tells the pipe when the experiment starts: the origin of its
+// model's scheduled changes (linkmodel.Step), which apply from then on.
+// It may be called from any goroutine, once.
+func (p *Pipe) SetStart(t time.Time) {
+	p.start.Store(int64(t.Sub(p.origin)))
+	p.startSet.Store(true)
 }
 
 // CountForeign counts a packet the driver ignored (LinkStats.Foreign).
@@ -180,7 +221,11 @@ func (p *Pipe) Run(done <-chan struct{}) {
 		}
 		p.bytes.Add(-int64(pk.n + packetCost))
 		p.count.Add(-1)
-		switch err := p.out(pk.buf[:pk.n]); {
+		out := p.out
+		if pk.out != nil {
+			out = pk.out
+		}
+		switch err := out(pk.buf[:pk.n]); {
 		case err == nil:
 			p.delivered.Add(1)
 			p.bytesDelivered.Add(uint64(pk.n))
@@ -236,7 +281,8 @@ func (p *Pipe) Stats() LinkStats {
 		Sent: p.sent.Load(), Delivered: p.delivered.Load(),
 		BytesSent: p.bytesSent.Load(), BytesDelivered: p.bytesDelivered.Load(),
 		DroppedLoss: p.dropLoss.Load(), DroppedQueue: p.dropQueue.Load(), DroppedOverflow: p.dropOverflow.Load(),
-		Unroutable: p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
+		DroppedDown: p.dropDown.Load(),
+		Unroutable:  p.unroutable.Load(), WriteErrors: p.writeErrors.Load(), Foreign: p.foreign.Load(),
 		DroppedSocket: p.droppedSocket.Load(),
 		InFlight:      uint64(p.count.Load()),
 		LateMax:       time.Duration(p.lateMax.Load()),

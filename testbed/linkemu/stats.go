@@ -9,7 +9,8 @@ import (
 // WriteStats writes the counters of every path as emulator.json (the
 // loopback emulator's and the namespace forwarder's): a JSON array with,
 // per path, "path" (its index) and "up" and "down", each direction's
-// LinkStats with times in milliseconds. It writes a temporary file and
+// LinkStats with times in milliseconds; then per shared bottleneck the
+// same with "bottleneck" (its name) instead of "path". It writes a temporary file and
 // renames it, so that a reader never sees half of it.
 func WriteStats(name string, stats []PathStats) error {
 	type link struct {
@@ -20,6 +21,7 @@ func WriteStats(name string, stats []PathStats) error {
 		DroppedLoss     uint64  `json:"dropped_loss"`
 		DroppedQueue    uint64  `json:"dropped_queue"`
 		DroppedOverflow uint64  `json:"dropped_overflow"`
+		DroppedDown     uint64  `json:"dropped_down"`
 		DroppedSocket   uint64  `json:"dropped_socket"`
 		Unroutable      uint64  `json:"unroutable"`
 		WriteErrors     uint64  `json:"write_errors"`
@@ -31,16 +33,20 @@ func WriteStats(name string, stats []PathStats) error {
 	conv := func(s LinkStats) link {
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 		return link{s.Sent, s.Delivered, s.BytesSent, s.BytesDelivered, s.DroppedLoss, s.DroppedQueue, s.DroppedOverflow,
-			s.DroppedSocket, s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
+			s.DroppedDown, s.DroppedSocket, s.Unroutable, s.WriteErrors, s.Foreign, s.InFlight, ms(s.LateMean), ms(s.LateMax)}
 	}
 	type path struct {
-		ID   int  `json:"path"`
-		Up   link `json:"up"`
-		Down link `json:"down"`
+		ID         *int   `json:"path,omitempty"`
+		Bottleneck string `json:"bottleneck,omitempty"`
+		Up         link   `json:"up"`
+		Down       link   `json:"down"`
 	}
 	out := make([]path, len(stats))
 	for i, s := range stats {
-		out[i] = path{i, conv(s.Up), conv(s.Down)}
+		out[i] = path{Bottleneck: s.Bottleneck, Up: conv(s.Up), Down: conv(s.Down)}
+		if s.Bottleneck == "" {
+			out[i].ID = &i
+		}
 	}
 	js, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

@@ -168,6 +168,7 @@ type DropReason uint8
 const (
 	DropQueue DropReason = iota // drop-tail queue full
 	DropLoss                    // random loss model
+	DropDown                    // the link is down (a scheduled change)
 )
 
 func (d DropReason) String() string {
@@ -176,6 +177,8 @@ func (d DropReason) String() string {
 		return "queue_full"
 	case DropLoss:
 		return "random_loss"
+	case DropDown:
+		return "link_down"
 	}
 	return fmt.Sprintf("drop_reason_%d", uint8(d))
 }
@@ -205,6 +208,13 @@ type Link struct {
 	qhead       int
 	queuedBytes int
 	lastArrival int64
+	// steps are the scheduled changes, times relative to origin; next is
+	// the first not applied yet. Until SetOrigin none applies.
+	steps     []Step
+	next      int
+	origin    int64
+	originSet bool
+	down      bool
 }
 
 type queued struct {
@@ -277,6 +287,12 @@ func (l *Link) TxTime(size int) int64 {
 // must not be before the previous offer's.
 func (l *Link) Offer(now int64, size int) Verdict {
 	size = max(size, 0)
+	if l.next < len(l.steps) && l.originSet {
+		l.advance(now)
+	}
+	if l.down {
+		return Verdict{Drop: DropDown}
+	}
 	if l.cfg.Loss != nil && l.cfg.Loss.Lose(l.rng) {
 		return Verdict{Drop: DropLoss}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -14,6 +16,10 @@ import (
 const (
 	forwardConfigFile = "forward.json"
 	readyFile         = "forward.ready"
+	// startFile holds the start of the run (Unix nanoseconds), from which
+	// scheduled link changes count: the client end writes it (mpq run
+	// --role client --start-file).
+	startFile = "start"
 	// StatsFile is the forwarder's statistics, in the format of the
 	// loopback emulator's emulator.json (linkemu.WriteStats): rewritten
 	// every second and when it exits.
@@ -27,29 +33,55 @@ type ForwardConfig struct {
 	// simulator.
 	Seed  uint64        `json:"seed"`
 	Paths []ForwardPath `json:"paths"`
+	// Bottlenecks are the links shared by the paths that name them.
+	Bottlenecks []experiment.Bottleneck `json:"bottlenecks,omitempty"`
 }
 
 // ForwardPath is one path between the router's interfaces Client (the
 // veth towards the client) and Server.
 type ForwardPath struct {
-	Up     experiment.Link `json:"up"`
-	Down   experiment.Link `json:"down"`
-	RTT    time.Duration   `json:"rtt_ns"`
-	Client string          `json:"client_if"`
-	Server string          `json:"server_if"`
+	Up   experiment.Link `json:"up"`
+	Down experiment.Link `json:"down"`
+	RTT  time.Duration   `json:"rtt_ns"`
+	// Changes are the path's scheduled changes ([[path.change]]).
+	Changes []experiment.LinkChange `json:"changes,omitempty"`
+	// Bottleneck names the shared bottleneck the path passes after its
+	// own links ("": none), of one-way delay BottleneckDelay.
+	Bottleneck      string        `json:"bottleneck,omitempty"`
+	BottleneckDelay time.Duration `json:"bottleneck_delay_ns,omitempty"`
+	Client          string        `json:"client_if"`
+	Server          string        `json:"server_if"`
 }
 
 // WriteForwardConfig writes the forwarder's configuration of t into dir.
 func WriteForwardConfig(dir string, t *Topology) error {
-	c := ForwardConfig{Seed: t.Seed}
+	c := ForwardConfig{Seed: t.Seed, Bottlenecks: t.Bottlenecks}
 	for i, p := range t.Paths {
-		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Client: routerC(i), Server: routerS(i)})
+		c.Paths = append(c.Paths, ForwardPath{Up: p.Up, Down: p.Down, RTT: p.RTT, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay, Client: routerC(i), Server: routerS(i)})
 	}
 	js, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, forwardConfigFile), append(js, '\n'), 0o644)
+}
+
+// StartFile is where the client end of a run in testbed tag writes the
+// run's start, from which the forwarder's scheduled changes count.
+func StartFile(tag string) string { return filepath.Join(stateDir(tag), startFile) }
+
+// ReadStart reads the start a client end wrote to a start file.
+func ReadStart(name string) (time.Time, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return time.Time{}, err
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return time.Unix(0, ns), nil
 }
 
 // ReadForwardConfig reads the forwarder's configuration in dir.

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/testbed/linkemu"
 )
 
@@ -241,6 +242,25 @@ func completeChecksum(frame []byte, start, off int) bool {
 	return true
 }
 
+// waitStart polls for the run's start file until it is there (then calls
+// set with the start it holds) or done is closed. The client end writes
+// it tens of milliseconds or more before the start.
+func waitStart(name string, done <-chan struct{}, set func(time.Time)) {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if t, err := ReadStart(name); err == nil {
+			set(t)
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // Forward runs the forwarder of the testbed whose state directory is dir
 // (in the router's namespace) until ctx ends: it opens the sockets of
 // every path, says it is ready (forward.ready), and writes its
@@ -265,6 +285,14 @@ func Forward(ctx context.Context, dir string) error {
 			}
 		}
 	}
+	shared, err := linkemu.NewSharedLinks(cfg.Bottlenecks, cfg.Seed, linkemu.Limits{})
+	if err != nil {
+		return err
+	}
+	sharedByName := map[string]*linkemu.SharedLink{}
+	for _, sl := range shared {
+		sharedByName[sl.Name] = sl
+	}
 	for i, pc := range cfg.Paths {
 		p := &fpath{}
 		paths = append(paths, p)
@@ -276,18 +304,28 @@ func Forward(ctx context.Context, dir string) error {
 			closeAll()
 			return err
 		}
-		up, err := linkemu.NewModel(pc.Up, pc.RTT, cfg.Seed, fmt.Sprintf("path%d/up", i))
+		ep := experiment.Path{Up: pc.Up, Down: pc.Down, Changes: pc.Changes, Bottleneck: pc.Bottleneck, BottleneckDelay: pc.BottleneckDelay}
+		up, err := linkemu.NewPathModel(ep, experiment.DirectionUp, cfg.Seed, i)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("path %d up: %w", i, err)
 		}
-		down, err := linkemu.NewModel(pc.Down, pc.RTT, cfg.Seed, fmt.Sprintf("path%d/down", i))
+		down, err := linkemu.NewPathModel(ep, experiment.DirectionDown, cfg.Seed, i)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("path %d down: %w", i, err)
 		}
-		p.up = linkemu.NewPipe(up, linkemu.Limits{}, p.s.send)
-		p.down = linkemu.NewPipe(down, linkemu.Limits{}, p.c.send)
+		toServer, toClient := p.s.send, p.c.send
+		if pc.Bottleneck != "" {
+			sl := sharedByName[pc.Bottleneck]
+			if sl == nil {
+				closeAll()
+				return fmt.Errorf("path %d: no bottleneck %q", i, pc.Bottleneck)
+			}
+			toServer, toClient = linkemu.Via(sl.Up, toServer), linkemu.Via(sl.Down, toClient)
+		}
+		p.up = linkemu.NewPipe(up, linkemu.Limits{}, toServer)
+		p.down = linkemu.NewPipe(down, linkemu.Limits{}, toClient)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -298,6 +336,11 @@ func Forward(ctx context.Context, dir string) error {
 		go func() { defer wg.Done(); p.up.Run(done) }()
 		go func() { defer wg.Done(); p.down.Run(done) }()
 	}
+	for _, sl := range shared {
+		wg.Add(2)
+		go func() { defer wg.Done(); sl.Up.Run(done) }()
+		go func() { defer wg.Done(); sl.Down.Run(done) }()
+	}
 	stats := func() []linkemu.PathStats {
 		out := make([]linkemu.PathStats, len(paths))
 		for i, p := range paths {
@@ -305,7 +348,7 @@ func Forward(ctx context.Context, dir string) error {
 			p.down.CountSocketDrops(p.s.kernelDrops())
 			out[i] = linkemu.PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
 		}
-		return out
+		return append(out, linkemu.SharedStats(shared)...)
 	}
 	statsFile := filepath.Join(dir, StatsFile)
 	if err := linkemu.WriteStats(statsFile, stats()); err != nil {
@@ -315,6 +358,24 @@ func Forward(ctx context.Context, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, readyFile), []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
 		closeAll()
 		return err
+	}
+	// Scheduled changes count from the run's start, which the client
+	// end writes once it has chosen it.
+	scheduled := false
+	for _, pc := range cfg.Paths {
+		scheduled = scheduled || len(pc.Changes) > 0
+	}
+	if scheduled {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			waitStart(filepath.Join(dir, startFile), done, func(t time.Time) {
+				for _, p := range paths {
+					p.up.SetStart(t)
+					p.down.SetStart(t)
+				}
+			})
+		}()
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -344,5 +405,6 @@ loop:
 	for i, p := range paths {
 		final[i] = linkemu.PathStats{Up: p.up.Stats(), Down: p.down.Stats()}
 	}
+	final = append(final[:len(paths)], linkemu.SharedStats(shared)...)
 	return errors.Join(werr, linkemu.WriteStats(statsFile, final))
 }

@@ -27,6 +27,7 @@ import (
 	"math"
 	"net/netip"
 	"regexp"
+	"sort"
 	"strconv"
 	"time"
 
@@ -51,6 +52,8 @@ type Topology struct {
 	Tag   string
 	Mode  Mode
 	Paths []Path
+	// Bottlenecks are the links shared by paths (forwarder mode only).
+	Bottlenecks []experiment.Bottleneck
 	// Seed seeds the forwarder's links (linkmodel.Rand).
 	Seed uint64
 }
@@ -62,6 +65,11 @@ type Path struct {
 	// given in BDPs).
 	RTT            time.Duration
 	Client, Server netip.Prefix
+	// Changes are the path's scheduled changes ([[path.change]]).
+	Changes []experiment.LinkChange
+	// Bottleneck and BottleneckDelay are the experiment path's.
+	Bottleneck      string
+	BottleneckDelay time.Duration
 }
 
 var tagRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
@@ -75,7 +83,30 @@ func CheckTag(tag string) error {
 	return nil
 }
 
-// FromExperiment is the topology of an experiment.
+// NeedsForwarder says why netem cannot build an experiment's network
+// ("" if it can): a bottleneck shared by paths (netem shapes each veth
+// on its own; the paths have no common hop).
+func NeedsForwarder(e *experiment.Experiment) string {
+	for _, p := range e.Paths {
+		if p.Bottleneck != "" {
+			return fmt.Sprintf("bottleneck %q is shared by paths, and netem shapes each path's veths on their own", p.Bottleneck)
+		}
+	}
+	return ""
+}
+
+// CheckMode refuses an experiment the mode cannot build: netem cannot
+// build what NeedsForwarder names (the forwarder, and the automatic
+// choice, which then takes the forwarder, can).
+func CheckMode(e *experiment.Experiment, mode Mode) error {
+	if why := NeedsForwarder(e); why != "" && mode == ModeNetem {
+		return fmt.Errorf("%s: the netem emulator cannot build it (%s); use --emulator forwarder or auto", e.File, why)
+	}
+	return nil
+}
+
+// FromExperiment is the topology of an experiment. Without a mode, an
+// experiment only the forwarder can build gets the forwarder.
 func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology, error) {
 	if err := CheckTag(tag); err != nil {
 		return nil, err
@@ -83,10 +114,17 @@ func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology,
 	if len(e.Paths) == 0 || len(e.Paths) > 99 {
 		return nil, fmt.Errorf("%d paths", len(e.Paths))
 	}
-	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed}
+	if err := CheckMode(e, mode); err != nil {
+		return nil, err
+	}
+	if mode == "" && NeedsForwarder(e) != "" {
+		mode = ModeForwarder
+	}
+	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks}
 	for i, p := range e.Paths {
 		c, s := e.Addrs(i)
-		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s})
+		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes,
+			Bottleneck: p.Bottleneck, BottleneckDelay: p.BottleneckDelay})
 	}
 	return t, nil
 }
@@ -211,7 +249,17 @@ func (t *Topology) UpPlan() []Cmd {
 // queue where the model delays after it, which for a constant delay
 // gives the same drops and departures, shifted by the delay.
 func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration) []Cmd {
-	args := []string{"tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem",
+	out := []Cmd{netemCmd("add", ns, dev, l, false)}
+	if l.Rate > 0 {
+		out = append(out, tbfCmd("add", ns, dev, l, rtt))
+	}
+	return out
+}
+
+// netemCmd is the tc command that adds (verb "add") or changes the netem
+// qdisc of dev as link l (see netemCmds); down makes it lose every packet.
+func netemCmd(verb, ns, dev string, l experiment.Link, down bool) Cmd {
+	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "netem",
 		"limit", strconv.FormatInt(netemLimit(l), 10)}
 	delay := l.Delay + l.Jitter/2
 	args = append(args, "delay", usec(delay))
@@ -219,6 +267,8 @@ func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration) []Cmd {
 		args = append(args, usec(l.Jitter/2))
 	}
 	switch {
+	case down:
+		args = append(args, "loss", "random", "100%")
 	case l.Loss == 0:
 	case l.LossModel == "gilbert":
 		// Good->Bad p, Bad->Good r, loss 1-h in Bad, 1-k in Good.
@@ -228,16 +278,64 @@ func netemCmds(ns, dev string, l experiment.Link, rtt time.Duration) []Cmd {
 	default:
 		args = append(args, "loss", "random", pct(l.Loss))
 	}
-	if l.Jitter > 0 {
+	if l.Jitter > 0 || verb != "add" {
+		// A change restates every option: netem's rate as well.
 		args = append(args, "rate", "100gbit")
 	}
-	out := []Cmd{{Args: args}}
-	if l.Rate > 0 {
-		out = append(out, cmd("tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "tbf",
-			"rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit",
-			"burst", strconv.Itoa(tbfBurst(l.Rate)),
-			"limit", strconv.FormatInt(l.QueueLimit(rtt), 10)))
+	return Cmd{Args: args}
+}
+
+// tbfCmd is the tc command that adds (verb "add"), changes or deletes
+// ("del") the tbf child of dev's netem, which serializes at l's rate.
+func tbfCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration) Cmd {
+	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "parent", "1:1", "handle", "10:"}
+	if verb == "del" {
+		return Cmd{Args: args}
 	}
+	return Cmd{Args: append(args, "tbf",
+		"rate", strconv.FormatFloat(l.Rate, 'f', 0, 64)+"bit",
+		"burst", strconv.Itoa(tbfBurst(l.Rate)),
+		"limit", strconv.FormatInt(l.QueueLimit(rtt), 10))}
+}
+
+// TimedCmd is a command to run At after the start of a run.
+type TimedCmd struct {
+	At  time.Duration
+	Cmd Cmd
+}
+
+// ChangePlan lists, in the order of their times, the tc commands that
+// apply the paths' scheduled changes ([[path.change]]) in netem mode: a
+// tc qdisc change of the netem qdisc of each direction changed (every
+// option restated; a direction down loses every packet), and the change,
+// addition or removal of its tbf when its rate changes. Forwarder mode
+// applies the changes in the link model instead.
+func (t *Topology) ChangePlan() []TimedCmd {
+	var out []TimedCmd
+	for i, path := range t.Paths {
+		ep := experiment.Path{Up: path.Up, Down: path.Down, Changes: path.Changes}
+		up, down := ep.Steps()
+		for _, d := range []struct {
+			ns    string
+			base  experiment.Link
+			steps []experiment.LinkStep
+		}{{t.Client(), path.Up, up}, {t.Server(), path.Down, down}} {
+			tbf := d.base.Rate > 0
+			for _, st := range d.steps {
+				out = append(out, TimedCmd{st.At, netemCmd("change", d.ns, endIf(i), st.Link, st.Down)})
+				switch {
+				case st.Link.Rate > 0 && tbf:
+					out = append(out, TimedCmd{st.At, tbfCmd("change", d.ns, endIf(i), st.Link, st.RTT)})
+				case st.Link.Rate > 0:
+					out = append(out, TimedCmd{st.At, tbfCmd("add", d.ns, endIf(i), st.Link, st.RTT)})
+				case tbf:
+					out = append(out, TimedCmd{st.At, tbfCmd("del", d.ns, endIf(i), st.Link, st.RTT)})
+				}
+				tbf = st.Link.Rate > 0
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].At < out[b].At })
 	return out
 }
 

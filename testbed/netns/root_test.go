@@ -167,29 +167,8 @@ kind = "bulk"
 // time and returns their round trips.
 func echoRTTs(t *testing.T, topo *Topology, from, to string, n int) []time.Duration {
 	t.Helper()
-	var srv, cli *net.UDPConn
-	var err error
-	inNetns(t, topo.Server(), func() { srv, err = net.ListenUDP("udp", &net.UDPAddr{Port: 7007}) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			k, a, err := srv.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			srv.WriteToUDPAddrPort(buf[:k], a)
-		}
-	}()
-	inNetns(t, topo.Client(), func() { cli, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)}) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	dst := &net.UDPAddr{IP: net.ParseIP(to), Port: 7007}
+	cli, dst, done := echoSockets(t, topo, from, to)
+	defer done()
 	var rtts []time.Duration
 	buf := make([]byte, 2048)
 	for i := range n {
@@ -204,6 +183,58 @@ func echoRTTs(t *testing.T, topo *Topology, from, to string, n int) []time.Durat
 		rtts = append(rtts, time.Since(start))
 	}
 	return rtts
+}
+
+// echoLost sends n datagrams as echoRTTs does and counts those whose echo
+// did not come back within wait.
+func echoLost(t *testing.T, topo *Topology, from, to string, n int, wait time.Duration) int {
+	t.Helper()
+	cli, dst, done := echoSockets(t, topo, from, to)
+	defer done()
+	lost := 0
+	buf := make([]byte, 2048)
+	for i := range n {
+		if _, err := cli.WriteToUDP([]byte(fmt.Sprintf("ping %d", i)), dst); err != nil {
+			t.Fatal(err)
+		}
+		cli.SetReadDeadline(time.Now().Add(wait))
+		if _, err := cli.Read(buf); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatal(err)
+			}
+			lost++
+		}
+	}
+	return lost
+}
+
+// echoSockets starts an echo server on port 7007 of the server's
+// namespace and opens the client's socket on address from; done closes
+// both. dst is the echo server at address to.
+func echoSockets(t *testing.T, topo *Topology, from, to string) (cli *net.UDPConn, dst *net.UDPAddr, done func()) {
+	t.Helper()
+	var srv *net.UDPConn
+	var err error
+	inNetns(t, topo.Server(), func() { srv, err = net.ListenUDP("udp", &net.UDPAddr{Port: 7007}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			k, a, err := srv.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			srv.WriteToUDPAddrPort(buf[:k], a)
+		}
+	}()
+	inNetns(t, topo.Client(), func() { cli, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)}) })
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	return cli, &net.UDPAddr{IP: net.ParseIP(to), Port: 7007}, func() { cli.Close(); srv.Close() }
 }
 
 // keepsTime reports whether the machine keeps time within tolerance now

@@ -114,6 +114,11 @@ func Up(ctx context.Context, t *Topology, o Options) (*State, error) {
 		}
 		if t.Mode == ModeForwarder {
 			sh.run(Cmd{Args: append(append([]string{"ip", "netns", "exec", t.Router()}, o.Forwarder...), "--state", stateDir(t.Tag))})
+		} else {
+			for _, c := range t.ChangePlan() {
+				fmt.Fprintf(o.Out, "# at %v after the start of a run (mpq run applies it):\n", c.At)
+				sh.run(c.Cmd)
+			}
 		}
 		return &State{Tag: t.Tag, Mode: t.Mode, Namespaces: t.Namespaces()}, nil
 	}
@@ -209,6 +214,7 @@ func startForwarder(ctx context.Context, t *Topology, o Options) (Proc, error) {
 	}
 	ready := filepath.Join(dir, readyFile)
 	os.Remove(ready)
+	os.Remove(filepath.Join(dir, startFile))
 	args := append(append([]string{"ip", "netns", "exec", t.Router()}, o.Forwarder...), "--state", dir)
 	fmt.Fprintln(o.Out, "+ "+shellJoin(args))
 	logf, err := os.Create(filepath.Join(dir, "forward.log"))

@@ -12,6 +12,12 @@ import (
 // server writes as fast as its stream admits, the client reads everything.
 // It returns the bytes the client read.
 func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
+	return bulkWith(tb, seed, paths, d, "")
+}
+
+// bulkWith is bulk with the server's congestion controller named (""
+// for the default).
+func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, congestion string) int {
 	sim := New(seed)
 	// About 30,000 events per virtual second at 100 Mbit/s.
 	sim.StepLimit = uint64(d.Seconds()*100_000*float64(len(paths))) + 100_000
@@ -48,7 +54,7 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 			c.Kick()
 		}
 	}
-	if _, err := NewNode(topo.Net, saddrs, &core.Config{TLS: serverTLS}, serve); err != nil {
+	if _, err := NewNode(topo.Net, saddrs, &core.Config{TLS: serverTLS, Congestion: congestion}, serve); err != nil {
 		tb.Fatal(err)
 	}
 	client, err := NewNode(topo.Net, caddrs, nil, nil)

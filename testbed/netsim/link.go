@@ -27,6 +27,7 @@ type (
 const (
 	DropQueue = linkmodel.DropQueue // drop-tail queue full
 	DropLoss  = linkmodel.DropLoss  // random loss model
+	DropDown  = linkmodel.DropDown  // link down (a scheduled change)
 )
 
 // Gilbert is linkmodel.Gilbert: the Gilbert model of a mean loss rate and
@@ -64,7 +65,10 @@ type Link struct {
 
 	// Counters.
 	Sent, Delivered, DroppedQueue, DroppedLoss uint64
-	BytesDelivered                             uint64
+	// DroppedDown counts the packets offered while a scheduled change
+	// had the link down.
+	DroppedDown    uint64
+	BytesDelivered uint64
 }
 
 // NewLink creates a link whose packets are handed to deliver on arrival.
@@ -91,6 +95,16 @@ func (l *Link) SetConfig(cfg LinkConfig) error {
 	return nil
 }
 
+// Schedule gives the link scheduled changes (linkmodel.Step) whose times
+// count from start, the start of the experiment.
+func (l *Link) Schedule(steps []linkmodel.Step, start time.Time) error {
+	if err := l.model.SetSchedule(steps); err != nil {
+		return fmt.Errorf("netsim: link %s: %w", l.Name, err)
+	}
+	l.model.SetOrigin(int64(start.Sub(Epoch)))
+	return nil
+}
+
 // AddTracer registers packet-level hooks. The hooks run on the event loop
 // and may keep the *Packet only until they return: the network recycles
 // packets and their data.
@@ -105,9 +119,12 @@ func (l *Link) Send(p *Packet) bool {
 	l.Sent++
 	v := l.model.Offer(l.sim.nowNs, len(p.Data))
 	if !v.OK {
-		if v.Drop == DropLoss {
+		switch v.Drop {
+		case DropLoss:
 			l.DroppedLoss++
-		} else {
+		case DropDown:
+			l.DroppedDown++
+		default:
 			l.DroppedQueue++
 		}
 		for _, t := range l.tracers {

@@ -48,6 +48,32 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 	return l, nil
 }
 
+// AddLink adds a link that no address pair routes to: a shared link
+// that other links hand their packets to (Chain). Its packets arrive at
+// their destination address.
+func (n *Network) AddLink(name string, cfg LinkConfig) (*Link, error) {
+	l, err := NewLink(n.sim, name, cfg, n.arrive)
+	if err != nil {
+		return nil, err
+	}
+	n.order = append(n.order, l)
+	for _, t := range n.tracers {
+		l.AddTracer(t)
+	}
+	return l, nil
+}
+
+// Chain makes the packets that arrive at the end of first pass next
+// before they reach their destination (a path's link, then a bottleneck
+// it shares with other paths); a packet next drops is recycled.
+func (n *Network) Chain(first, next *Link) {
+	first.deliver = func(p *Packet) {
+		if !next.Send(p) {
+			n.release(p)
+		}
+	}
+}
+
 // Link returns the link carrying packets from src to dst, or nil.
 func (n *Network) Link(src, dst netip.Addr) *Link { return n.links[[2]netip.Addr{src, dst}] }
 

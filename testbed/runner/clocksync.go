@@ -288,7 +288,8 @@ func (c *syncClient) start(ctx context.Context, t0 int64, timeout time.Duration)
 type syncServer struct {
 	conn *net.UDPConn
 	done chan struct{}
-	// now is the server's clock (time.Now's, but for tests).
+	// now is the server's clock (time.Now's, but for tests). It is set
+	// before serve starts and never changed.
 	now func() int64
 
 	mu      sync.Mutex
@@ -300,11 +301,18 @@ type syncServer struct {
 }
 
 func newSyncServer(addr netip.AddrPort) (*syncServer, error) {
+	return newSyncServerClock(addr, func() int64 { return time.Now().UnixNano() })
+}
+
+// newSyncServerClock is newSyncServer with the clock now (tests give one
+// that runs ahead). The clock is fixed before the serving goroutine
+// starts, which reads it.
+func newSyncServerClock(addr netip.AddrPort, now func() int64) (*syncServer, error) {
 	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr))
 	if err != nil {
 		return nil, err
 	}
-	s := &syncServer{conn: c, done: make(chan struct{}), now: func() int64 { return time.Now().UnixNano() }}
+	s := &syncServer{conn: c, done: make(chan struct{}), now: now}
 	go s.serve()
 	return s, nil
 }

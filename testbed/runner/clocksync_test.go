@@ -73,13 +73,12 @@ func FuzzSyncReply(f *testing.F) {
 // configuration, acknowledges its own once (running the role's start
 // with the client's time zero), and says when it is between runs.
 func TestClockOffsetAndStart(t *testing.T) {
-	s, err := newSyncServer(netip.MustParseAddrPort("127.0.0.1:0"))
+	const ahead = 5 * time.Second
+	s, err := newSyncServerClock(netip.MustParseAddrPort("127.0.0.1:0"), func() int64 { return time.Now().Add(ahead).UnixNano() })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	const ahead = 5 * time.Second
-	s.now = func() int64 { return time.Now().Add(ahead).UnixNano() }
 	addr := s.conn.LocalAddr().(interface{ String() string }).String()
 	mine, other := [32]byte{1}, [32]byte{2}
 	c, err := newSyncClient("127.0.0.1:0", netip.MustParseAddrPort(addr), mine)

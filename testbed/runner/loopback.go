@@ -103,7 +103,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		closeAll()
 		return nil, err
 	}
-	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Server: server, Seed: e.Seed})
+	emu, err = linkemu.Start(linkemu.Config{Paths: e.Paths, Bottlenecks: e.Bottlenecks, Server: server, Seed: e.Seed, Start: t0})
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -158,6 +158,10 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 	ev.Exec(func() {
 		obs.stop()
 		in.Drained = max(0, time.Since(end))
+		in.ServerEvents = nonNil(pathEvents(sconn))
+		if cconn != nil {
+			in.ClientEvents = nonNil(pathEvents(cconn))
+		}
 		rec.Finish()
 		sum := rec.Summarise(e, in)
 		if err = writeResults(dir, e, rec, sum, started); err != nil {

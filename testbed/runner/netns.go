@@ -127,10 +127,26 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 	// should have started.
 	wait := []string{"--wait", (30 * time.Second).String()}
 	server := roleCmd(t.Server(), exe, cfg, "server", filepath.Join(roles, "server"), append(listen, wait...))
-	client := roleCmd(t.Client(), exe, cfg, "client", filepath.Join(roles, "client"), append(append(connect, local...), wait...))
+	// The client writes the run's start to the testbed's start file, from
+	// which the forwarder's scheduled link changes count, and in netem
+	// mode ApplyChanges runs their tc commands.
+	start := []string{"--start-file", netns.StartFile(tag)}
+	client := roleCmd(t.Client(), exe, cfg, "client", filepath.Join(roles, "client"), append(append(append(connect, local...), wait...), start...))
 	fmt.Fprintln(log, "+ "+strings.Join(server.Args, " "))
 	fmt.Fprintln(log, "+ "+strings.Join(client.Args, " "))
-	if err := runBoth(ctx, server, client); err != nil {
+	changed := make(chan error, 1)
+	cctx, stopChanges := context.WithCancel(ctx)
+	if st.Mode == netns.ModeNetem {
+		go func() { changed <- netns.ApplyChanges(cctx, t, netns.StartFile(tag), &lockedWriter{w: log}) }()
+	} else {
+		changed <- nil
+	}
+	err = runBoth(ctx, server, client)
+	stopChanges()
+	if cerr := <-changed; cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
 		return nil, err
 	}
 	cdir, err := findHalf(filepath.Join(roles, "client"))

@@ -8,11 +8,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/netip"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/internal/atomicfile"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
@@ -40,6 +42,10 @@ type Role struct {
 	// Wait bounds the server's wait for the client's start of a run, and
 	// the client's for the server to be ready for it; default 10 minutes.
 	Wait time.Duration
+	// StartFile (client), if set, receives the run's start, its time
+	// zero in Unix nanoseconds, as soon as it is chosen (before it comes):
+	// the namespace forwarder's scheduled link changes count from it.
+	StartFile string
 	// Sync is the server's clock protocol (OpenRole opens it).
 	sync *syncServer
 }
@@ -261,6 +267,11 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 	rr.ev.Exec(func() {
 		rr.obs.stop()
 		in.Drained = max(0, time.Since(end))
+		if side == "server" {
+			in.ServerEvents = nonNil(pathEvents(rr.conn))
+		} else {
+			in.ClientEvents = nonNil(pathEvents(rr.conn))
+		}
 		rr.rec.Finish()
 		h = rr.rec.Half(side, in)
 	})
@@ -358,6 +369,14 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	margin := max(50*time.Millisecond, 4*time.Duration(clock.Start.RTTMS*1e6))
 	t0 := time.Now().Add(margin)
 	offset := time.Duration(clock.Start.OffsetMS * 1e6)
+	if r.StartFile != "" {
+		if err := atomicfile.Write(r.StartFile, func(w io.Writer) error {
+			_, err := fmt.Fprintln(w, t0.UnixNano())
+			return err
+		}); err != nil {
+			return fmt.Errorf("--start-file: %w", err)
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = sc.start(sctx, t0.Add(offset).UnixNano(), probeWait)
 	cancel()

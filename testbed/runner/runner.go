@@ -70,14 +70,18 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
 	return core.Config{
-		MaxPacketSize:    t.MaxPacketSize,
-		Congestion:       t.Congestion,
-		Pacing:           t.Pacing,
-		PathScheduler:    t.PathScheduler,
-		StreamScheduler:  t.StreamScheduler,
-		DisableMultipath: !t.Multipath,
-		InitialRTT:       t.InitialRTT,
-		MaxPathID:        uint64(max(3, len(e.Paths))),
+		MaxPacketSize: t.MaxPacketSize,
+		Congestion:    t.Congestion,
+		NewRenoGrowth: t.NewRenoGrowth,
+		Pacing:        t.Pacing,
+		PathScheduler: t.PathScheduler,
+		// The options of the run's scheduler, resolved.
+		PathSchedulerOptions: t.SchedulerOptions.Typed(t.PathScheduler),
+		StreamScheduler:      t.StreamScheduler,
+		DisableMultipath:     !t.Multipath,
+		InitialRTT:           t.InitialRTT,
+		PathAbandonAfter:     t.PathAbandonAfter,
+		MaxPathID:            uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
@@ -216,6 +220,28 @@ func addCopiesDropped(in *trafficgen.SummaryInput, c env.Conn) {
 		}
 		in.CopiesDropped[r] += n
 	}
+}
+
+// eventer is what connections offer for the path events of summary.json.
+type eventer interface {
+	PathEvents() []core.PathEvent
+}
+
+// pathEvents returns a connection's path events (nil without).
+func pathEvents(c env.Conn) []core.PathEvent {
+	if ev, ok := c.(eventer); ok {
+		return ev.PathEvents()
+	}
+	return nil
+}
+
+// nonNil returns ev, or an empty list for nil: the summary then takes no
+// events from the path statistics (which miss forgotten paths).
+func nonNil(ev []core.PathEvent) []core.PathEvent {
+	if ev == nil {
+		return []core.PathEvent{}
+	}
+	return ev
 }
 
 // pathStats returns a connection's path statistics (nil without).

@@ -36,19 +36,33 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	specs := make([]netsim.PathSpec, len(e.Paths))
+	steps := make([][2][]linkmodel.Step, len(e.Paths))
 	for i, p := range e.Paths {
-		up, err := linkmodel.FromExperiment(p.Up, p.RTT())
+		up, upSteps, err := linkmodel.ForPath(p, experiment.DirectionUp)
 		if err != nil {
 			return nil, fmt.Errorf("path %d up: %w", i, err)
 		}
-		down, err := linkmodel.FromExperiment(p.Down, p.RTT())
+		down, downSteps, err := linkmodel.ForPath(p, experiment.DirectionDown)
 		if err != nil {
 			return nil, fmt.Errorf("path %d down: %w", i, err)
 		}
 		specs[i] = netsim.PathSpec{Up: up, Down: down}
+		steps[i] = [2][]linkmodel.Step{upSteps, downSteps}
 	}
 	topo, err := netsim.NewTopology(sim, specs)
 	if err != nil {
+		return nil, err
+	}
+	// The scheduled changes count from the start of the experiment.
+	for i := range e.Paths {
+		if err := topo.Up[i].Schedule(steps[i][0], sim.Now()); err != nil {
+			return nil, err
+		}
+		if err := topo.Down[i].Schedule(steps[i][1], sim.Now()); err != nil {
+			return nil, err
+		}
+	}
+	if err := simBottlenecks(topo, e); err != nil {
 		return nil, err
 	}
 	ctls, stls, err := netsim.TLSConfigs(e.Seed, "mpq-experiment")
@@ -154,6 +168,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
+	in.ServerEvents = nonNil(pathEvents(sconn))
+	if cconn != nil {
+		in.ClientEvents = nonNil(pathEvents(cconn))
+	}
 	rec.Finish()
 	if split {
 		crec.Finish()
@@ -188,4 +206,34 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	return &Result{Summary: sum}, nil
+}
+
+// simBottlenecks adds the experiment's shared bottlenecks to the
+// simulated topology: a link per direction of each, named
+// "bottleneck/<name>/up" and "…/down", that the packets of the paths
+// through it pass after their own link.
+func simBottlenecks(topo *netsim.Topology, e *experiment.Experiment) error {
+	links := map[string][2]*netsim.Link{}
+	for i := range e.Paths {
+		b := e.BottleneckOf(i)
+		if b == nil {
+			continue
+		}
+		l, ok := links[b.Name]
+		if !ok {
+			cfg, err := linkmodel.FromExperiment(b.Link, b.RTT)
+			if err != nil {
+				return fmt.Errorf("bottleneck %s: %w", b.Name, err)
+			}
+			for d, dir := range []string{experiment.DirectionUp, experiment.DirectionDown} {
+				if l[d], err = topo.Net.AddLink(linkmodel.BottleneckName(b.Name, dir), cfg); err != nil {
+					return err
+				}
+			}
+			links[b.Name] = l
+		}
+		topo.Net.Chain(topo.Up[i], l[0])
+		topo.Net.Chain(topo.Down[i], l[1])
+	}
+	return nil
 }

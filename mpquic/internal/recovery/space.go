@@ -364,6 +364,25 @@ func (s *Space) DetectLost(now time.Time, lossDelay, pcDuration time.Duration, f
 	return res
 }
 
+// OldestUnackedAbove returns the number and send time of the oldest
+// outstanding ack-eliciting packet numbered above the largest acknowledged
+// one (any packet while nothing was acknowledged): the first packet sent
+// after the last one known to have arrived. ok is false if there is none.
+// The connection's path failure detection starts its clock there.
+func (s *Space) OldestUnackedAbove() (pn uint64, sent time.Time, ok bool) {
+	start := s.base
+	if s.largestAcked >= 0 && uint64(s.largestAcked)+1 > start {
+		start = uint64(s.largestAcked) + 1
+	}
+	for n := start; n < s.base+uint64(s.count); n++ {
+		p := s.at(int(n - s.base))
+		if p.state == stateOutstanding && p.AckEliciting {
+			return n, p.TimeSent, true
+		}
+	}
+	return 0, time.Time{}, false
+}
+
 // ForEachOutstanding calls f for outstanding packets, oldest first, until f
 // returns false. The connection uses it to find data for PTO probes.
 func (s *Space) ForEachOutstanding(f func(*SentPacket) bool) {

@@ -290,3 +290,42 @@ func BenchmarkSendAck(b *testing.B) {
 		}
 	}
 }
+
+func TestOldestUnackedAbove(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	tests := []struct {
+		name    string
+		acked   []Range
+		ackOnly map[uint64]bool // packets sent without an ack-eliciting frame
+		wantPN  uint64
+		wantOK  bool
+	}{
+		{"nothing acked: the oldest", nil, nil, 0, true},
+		{"after the largest acked", []Range{{0, 3}}, nil, 4, true},
+		{"a gap below the largest does not count", []Range{{5, 6}, {0, 2}}, nil, 7, true},
+		{"ack-only packets are skipped", []Range{{0, 3}}, map[uint64]bool{4: true, 5: true}, 6, true},
+		{"everything acked", []Range{{0, 9}}, nil, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSpace()
+			for pn := uint64(0); pn < 10; pn++ {
+				p := s.Prepare(pn)
+				p.TimeSent = t0.Add(ms(int(pn)))
+				p.Size = 1000
+				p.InFlight = true
+				p.AckEliciting = !tc.ackOnly[pn]
+				s.OnSent(p)
+			}
+			if tc.acked != nil {
+				if _, err := s.OnAck(tc.acked, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pn, sent, ok := s.OldestUnackedAbove()
+			if ok != tc.wantOK || ok && (pn != tc.wantPN || !sent.Equal(t0.Add(ms(int(tc.wantPN))))) {
+				t.Fatalf("got %d %v %v, want %d %v", pn, sent, ok, tc.wantPN, tc.wantOK)
+			}
+		})
+	}
+}

@@ -103,6 +103,9 @@ func (c *conn) WithdrawSource(id uint64) { c.nc.WithdrawSource(id) }
 // PathStats returns the statistics of every path.
 func (c *conn) PathStats() []core.PathStats { return c.nc.Paths() }
 
+// PathEvents returns the connection's path events.
+func (c *conn) PathEvents() []core.PathEvent { return c.nc.PathEvents() }
+
 // MultipathEnabled reports whether both ends negotiated multipath.
 func (c *conn) MultipathEnabled() bool { return c.nc.MultipathEnabled() }
 

@@ -36,6 +36,9 @@ func (c *conn) WithdrawSource(id uint64) { c.c.WithdrawSource(id) }
 // PathStats returns the statistics of every path.
 func (c *conn) PathStats() []core.PathStats { return c.c.Paths() }
 
+// PathEvents returns the connection's path events.
+func (c *conn) PathEvents() []core.PathEvent { return c.c.PathEvents() }
+
 // MultipathEnabled reports whether both ends negotiated multipath.
 func (c *conn) MultipathEnabled() bool { return c.c.MultipathEnabled() }
 

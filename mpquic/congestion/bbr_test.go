@@ -1,0 +1,140 @@
+package congestion
+
+import (
+	"testing"
+	"time"
+)
+
+// bbrPipe is a fluid model of one path for BBR's tests: a bottleneck of
+// rate bytes per second with an unbounded queue and a fixed round-trip
+// propagation delay, a sender with unlimited data that sends full-size
+// datagrams whenever the window and the controller's pacing rate let it,
+// and one ACK per datagram.
+type bbrPipe struct {
+	b        *BBR
+	now      time.Time
+	rate     float64
+	rtt      time.Duration
+	free     time.Time // when the bottleneck is free
+	next     time.Time // when pacing lets the next datagram go
+	inflight uint64
+	acks     []pipeAck
+	// what the test watches
+	states        []State
+	gains         []float64 // ProbeBW's pacing gain at each phase change
+	minCwnd       uint64    // smallest window while in ProbeRTT
+	probeRTTStart time.Time
+	probeRTTTime  time.Duration
+}
+
+type pipeAck struct{ at, sent time.Time }
+
+func newPipe(rate float64, rtt time.Duration) *bbrPipe {
+	return &bbrPipe{b: NewBBR(Config{MaxDatagramSize: mds}), now: t0, rate: rate, rtt: rtt, states: []State{BBRStartup}, minCwnd: 1 << 62}
+}
+
+func (p *bbrPipe) watch() {
+	b := p.b
+	if st := b.State(); st != p.states[len(p.states)-1] {
+		if st == BBRProbeRTT {
+			p.probeRTTStart = p.now
+		}
+		if p.states[len(p.states)-1] == BBRProbeRTT {
+			p.probeRTTTime += p.now.Sub(p.probeRTTStart)
+		}
+		p.states = append(p.states, st)
+	}
+	if b.State() == BBRProbeBW && (len(p.gains) == 0 || b.cycleStamp.Equal(p.now)) {
+		if len(p.gains) == 0 || p.gains[len(p.gains)-1] != b.pGain || b.pGain == 1 {
+			p.gains = append(p.gains, b.pGain)
+		}
+	}
+	if b.State() == BBRProbeRTT {
+		p.minCwnd = min(p.minCwnd, b.Window())
+	}
+}
+
+// run advances the model until end.
+func (p *bbrPipe) run(end time.Time) {
+	for p.now.Before(end) {
+		for p.inflight+mds <= p.b.Window() && !p.now.Before(p.next) {
+			p.inflight += mds
+			p.b.OnPacketSent(p.now, mds, p.inflight)
+			dep := p.now
+			if p.free.After(dep) {
+				dep = p.free
+			}
+			dep = dep.Add(time.Duration(mds / p.rate * float64(time.Second)))
+			p.free = dep
+			p.acks = append(p.acks, pipeAck{at: dep.Add(p.rtt), sent: p.now})
+			if r := p.b.PacingRate(); r > 0 {
+				p.next = p.now.Add(time.Duration(float64(mds) / float64(r) * float64(time.Second)))
+			}
+		}
+		// The next event: an ACK, or pacing letting a datagram go.
+		t := end
+		if len(p.acks) > 0 && p.acks[0].at.Before(t) {
+			t = p.acks[0].at
+		}
+		if p.inflight+mds <= p.b.Window() && p.next.After(p.now) && p.next.Before(t) {
+			t = p.next
+		}
+		p.now = t
+		for len(p.acks) > 0 && !p.acks[0].at.After(p.now) {
+			a := p.acks[0]
+			p.acks = p.acks[1:]
+			prior := p.inflight
+			p.inflight -= mds
+			r := p.now.Sub(a.sent)
+			p.b.OnAck(p.now, []AckedPacket{{TimeSent: a.sent, Size: mds}}, prior, RTT{Latest: r, Smoothed: r, Min: r})
+			p.watch()
+		}
+	}
+}
+
+// TestBBRStateMachine runs BBR over a 10 Mbit/s bottleneck with a 100 ms
+// round trip (BDP 125000 bytes): Startup must end on the bandwidth
+// plateau (three rounds without 25 % growth) with BtlBw at the
+// bottleneck's 1.25e6 bytes/s, Drain follow, then ProbeBW cycling its
+// pacing gain 1.25, 0.75, 1 (six phases), 1.25 …; 10 s after RTprop was
+// last lowered ProbeRTT holds the window at 4 datagrams for at least
+// 200 ms and returns to ProbeBW.
+func TestBBRStateMachine(t *testing.T) {
+	p := newPipe(1.25e6, 100*time.Millisecond)
+	p.run(t0.Add(3 * time.Second))
+	b := p.b
+	if len(p.states) < 3 || p.states[1] != BBRDrain || p.states[2] != BBRProbeBW {
+		t.Fatalf("states %v, want startup, drain, probe_bw", p.states)
+	}
+	if !b.filledPipe || b.btlBw < 0.95*1.25e6 || b.btlBw > 1.05*1.25e6 {
+		t.Fatalf("BtlBw %v bytes/s (filled pipe %v), want 1.25e6", b.btlBw, b.filledPipe)
+	}
+	if b.rtProp < 100*time.Millisecond || b.rtProp > 105*time.Millisecond {
+		t.Fatalf("RTprop %v, want 100 ms", b.rtProp)
+	}
+	// ProbeBW's gains, from its first phase: 1.25, 0.75, then 1.
+	want := []float64{1.25, 0.75, 1, 1, 1, 1, 1, 1, 1.25, 0.75}
+	if len(p.gains) < len(want) {
+		t.Fatalf("gains %v, want at least %v", p.gains, want)
+	}
+	for i, g := range want {
+		if p.gains[i] != g {
+			t.Fatalf("ProbeBW gains %v, want %v…", p.gains, want)
+		}
+	}
+	t.Logf("after 3 s: states %v gains %v btlBw %.0f cwnd %d rounds %d", p.states, p.gains, b.btlBw, b.cwnd, b.rounds)
+	p.run(t0.Add(14 * time.Second))
+	t.Logf("after 14 s: states %v probe_rtt %v", p.states, p.probeRTTTime)
+	var sawProbeRTT bool
+	for i, s := range p.states {
+		if s == BBRProbeRTT {
+			sawProbeRTT = true
+			if i+1 >= len(p.states) || p.states[i+1] != BBRProbeBW {
+				t.Fatalf("states %v: ProbeRTT must return to ProbeBW", p.states)
+			}
+		}
+	}
+	if !sawProbeRTT || p.minCwnd != bbrMinPipePackets*mds || p.probeRTTTime < bbrProbeRTTTime {
+		t.Fatalf("ProbeRTT seen %v, window %d, lasting %v; want 4 datagrams for >= 200 ms (states %v)", sawProbeRTT, p.minCwnd, p.probeRTTTime, p.states)
+	}
+}

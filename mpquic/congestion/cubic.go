@@ -1,0 +1,233 @@
+package congestion
+
+import (
+	"math"
+	"time"
+)
+
+func init() {
+	Register("cubic", func(cfg Config) (Controller, error) { return NewCubic(cfg), nil })
+}
+
+// CUBIC's constants (RFC 9438 Section 4).
+const (
+	CubicBeta = 0.7 // beta_cubic: the window after a congestion event
+	CubicC    = 0.4 // C: the cubic function's scale, segments per s^3
+)
+
+// HyStart++ constants (RFC 9406 Section 4.3).
+const (
+	hsMinRTTThresh   = 4 * time.Millisecond
+	hsMaxRTTThresh   = 16 * time.Millisecond
+	hsMinRTTDivisor  = 8
+	hsNRTTSample     = 8
+	hsCSSGrowthDiv   = 4
+	hsCSSRounds      = 5
+	hsLimitSegments  = 8 // L for an unpaced sender
+	hsNoRTT          = time.Duration(math.MaxInt64)
+	cubicAlphaFriend = 3 * (1 - CubicBeta) / (1 + CubicBeta)
+)
+
+// Cubic is CUBIC (RFC 9438) for one path. In congestion avoidance the
+// window follows W_cubic(t) = C*(t-K)^3 + W_max (Section 4.2), t the time
+// since the first acknowledgement after the last reduction and K =
+// cbrt((W_max - cwnd_epoch)/C), growing per acknowledged segment by
+// (W_cubic(t+RTT) - cwnd)/cwnd, the target kept within [cwnd, 1.5 cwnd];
+// where W_cubic(t) is below the Reno-friendly estimate W_est (Section 4.3:
+// W_est grows by alpha_cubic = 3(1-beta)/(1+beta) segments per window, 1
+// once it reaches W_max) the window is W_est. A congestion event sets
+// W_max (reduced to cwnd*(1+beta)/2 by fast convergence, Section 4.7, when
+// the window had not regained the previous W_max) and multiplies the window
+// by beta = 0.7. The initial slow start is HyStart++ (RFC 9406): rounds whose
+// minimum RTT rose by max(4 ms, min(16 ms, minRTT/8)) over the previous
+// round's move to Conservative Slow Start (growth divided by 4) and, after
+// 5 such rounds, to congestion avoidance; a round whose minimum RTT falls
+// back below the baseline returns to slow start. Later slow starts (after
+// persistent congestion) are plain. Recovery periods and persistent
+// congestion are RFC 9002's. Windows are in bytes; the cubic function's
+// segments are datagrams of the maximum size.
+type Cubic struct {
+	mds           float64
+	cwnd          float64 // bytes
+	ssthresh      uint64
+	minWindow     float64
+	recoveryStart time.Time
+	inRecovery    bool
+
+	wMax       float64   // segments
+	k          float64   // seconds
+	epochStart time.Time // zero: no epoch yet
+	wEst       float64   // segments
+
+	// HyStart++.
+	hystart        bool // still in the initial slow start
+	roundStart     time.Time
+	lastRoundMin   time.Duration
+	curRoundMin    time.Duration
+	samples        int
+	css            bool
+	cssBaseline    time.Duration
+	cssRoundsSoFar int
+}
+
+// NewCubic returns a CUBIC controller in its initial slow start.
+func NewCubic(cfg Config) *Cubic {
+	base := NewNewReno(cfg, false)
+	return &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
+		hystart: true, lastRoundMin: hsNoRTT, curRoundMin: hsNoRTT, cssBaseline: hsNoRTT}
+}
+
+// OnPacketSent implements Controller.
+func (c *Cubic) OnPacketSent(time.Time, int, uint64) {}
+
+func (c *Cubic) inCongestionRecovery(sent time.Time) bool {
+	return !c.recoveryStart.IsZero() && !sent.After(c.recoveryStart)
+}
+
+// wCubic is W_cubic(t) in segments (RFC 9438 Section 4.2, Figure 1).
+func (c *Cubic) wCubic(t float64) float64 {
+	d := t - c.k
+	return CubicC*d*d*d + c.wMax
+}
+
+// OnAck implements Controller.
+func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, _ uint64, rtt RTT) {
+	var bytes float64
+	newRound := false
+	for _, p := range acked {
+		if c.inCongestionRecovery(p.TimeSent) {
+			continue
+		}
+		c.inRecovery = false
+		bytes += float64(p.Size)
+		if p.TimeSent.After(c.roundStart) {
+			newRound = true
+		}
+	}
+	if bytes == 0 {
+		return
+	}
+	if c.cwnd < float64(c.ssthresh) {
+		c.slowStart(now, bytes, newRound, rtt.Latest)
+		return
+	}
+	c.avoid(now, bytes, rtt.Smoothed)
+}
+
+// slowStart grows the window in slow start, HyStart++ deciding when to
+// leave it (RFC 9406 Section 4.2).
+func (c *Cubic) slowStart(now time.Time, bytes float64, newRound bool, latest time.Duration) {
+	if !c.hystart {
+		c.cwnd += bytes
+		return
+	}
+	if newRound {
+		c.roundStart = now
+		c.lastRoundMin, c.curRoundMin, c.samples = c.curRoundMin, hsNoRTT, 0
+		if c.css {
+			c.cssRoundsSoFar++
+			if c.cssRoundsSoFar >= hsCSSRounds {
+				c.enterAvoidance()
+				return
+			}
+		}
+	}
+	if latest > 0 {
+		c.curRoundMin = min(c.curRoundMin, latest)
+		c.samples++
+	}
+	enough := c.samples >= hsNRTTSample && c.curRoundMin != hsNoRTT && c.lastRoundMin != hsNoRTT
+	switch {
+	case !c.css && enough:
+		thresh := min(max(c.lastRoundMin/hsMinRTTDivisor, hsMinRTTThresh), hsMaxRTTThresh)
+		if c.curRoundMin >= c.lastRoundMin+thresh {
+			c.css, c.cssBaseline, c.cssRoundsSoFar = true, c.curRoundMin, 0
+		}
+	case c.css && c.samples >= hsNRTTSample && c.curRoundMin < c.cssBaseline:
+		c.css, c.cssBaseline = false, hsNoRTT
+	}
+	inc := min(bytes, hsLimitSegments*c.mds)
+	if c.css {
+		inc /= hsCSSGrowthDiv
+	}
+	c.cwnd += inc
+}
+
+// enterAvoidance ends HyStart++'s slow start (RFC 9406 Section 4.2: after
+// CSS_ROUNDS rounds of Conservative Slow Start).
+func (c *Cubic) enterAvoidance() {
+	c.hystart, c.css = false, false
+	c.ssthresh = uint64(c.cwnd)
+}
+
+// avoid is RFC 9438 Sections 4.2 to 4.4 for bytes newly acknowledged.
+func (c *Cubic) avoid(now time.Time, bytes float64, srtt time.Duration) {
+	w := c.cwnd / c.mds
+	if c.epochStart.IsZero() {
+		c.epochStart = now
+		if w < c.wMax {
+			c.k = math.Cbrt((c.wMax - w) / CubicC)
+		} else {
+			c.k, c.wMax = 0, w
+		}
+		c.wEst = w
+	}
+	segs := bytes / c.mds
+	alpha := cubicAlphaFriend
+	if c.wEst >= c.wMax {
+		alpha = 1
+	}
+	c.wEst += alpha * segs / w
+	t := now.Sub(c.epochStart).Seconds()
+	if c.wCubic(t) < c.wEst {
+		c.cwnd = max(c.cwnd, c.wEst*c.mds)
+		return
+	}
+	target := min(max(c.wCubic(t+srtt.Seconds()), w), 1.5*w)
+	c.cwnd += (target - w) / w * segs * c.mds
+}
+
+// OnCongestionEvent implements Controller (RFC 9438 Sections 4.6, 4.7).
+func (c *Cubic) OnCongestionEvent(now, sentTime time.Time) {
+	if c.inCongestionRecovery(sentTime) {
+		return
+	}
+	c.recoveryStart = now
+	c.inRecovery = true
+	c.hystart, c.css = false, false
+	w := c.cwnd / c.mds
+	if w < c.wMax {
+		c.wMax = w * (1 + CubicBeta) / 2
+	} else {
+		c.wMax = w
+	}
+	c.cwnd = max(c.cwnd*CubicBeta, c.minWindow)
+	c.ssthresh = uint64(c.cwnd)
+	c.epochStart = time.Time{}
+}
+
+// OnPersistentCongestion implements Controller.
+func (c *Cubic) OnPersistentCongestion(time.Time) {
+	c.cwnd = c.minWindow
+	c.recoveryStart = time.Time{}
+	c.inRecovery = false
+	c.epochStart = time.Time{}
+}
+
+// Window implements Controller.
+func (c *Cubic) Window() uint64 { return uint64(c.cwnd) }
+
+// SlowStartThreshold implements Controller.
+func (c *Cubic) SlowStartThreshold() uint64 { return c.ssthresh }
+
+// State implements Controller; Conservative Slow Start is slow start.
+func (c *Cubic) State() State {
+	switch {
+	case c.inRecovery:
+		return Recovery
+	case c.cwnd < float64(c.ssthresh):
+		return SlowStart
+	default:
+		return CongestionAvoidance
+	}
+}

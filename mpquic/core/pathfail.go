@@ -1,0 +1,285 @@
+package core
+
+import (
+	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/mpquic/internal/recovery"
+	"github.com/mpq/mpq/mpquic/qerr"
+	"github.com/mpq/mpq/scheduler"
+)
+
+// Path failure detection: the connection's side of a path that stops
+// delivering (a link down, a Wi-Fi handover), with the multipath extension
+// negotiated and the handshake confirmed.
+//
+// Detection. Let t0 be the send time of the oldest ack-eliciting packet
+// of path p still outstanding above p's largest acknowledged packet: the
+// first packet sent after the last one known to have arrived. p is
+// declared failed at t0 + D(p), D(p) = max(failRTTs × srtt_p, PTO_p)
+// (PTO_p without backoff: srtt + max(4 rttvar, 1 ms) + max_ack_delay), as
+// soon as some other path q witnesses that the peer is alive and the
+// network delivers elsewhere: q is active, not failed, a packet sent on q
+// at or after t0 was acknowledged, and q is not silent itself (it has no
+// packet unacknowledged above its largest acknowledged one for D(q) or
+// longer). The last path that is not failed is therefore never declared
+// failed, nor is any path while all are silent: the RFC 9002 probe
+// timeouts and the idle timeout handle those cases as before.
+//
+// Bound. p is declared failed at most max(D(p), E) after the first packet
+// sent on it that is lost, where E is the time until a packet sent on a
+// surviving path q at or after it is acknowledged: E <= g_q + srtt_q +
+// max_ack_delay, g_q the time until q sends an ack-eliciting packet (zero
+// when q carries data; a PTO of p reinjects p's data onto q, so g_q <=
+// PTO_p when q was idle). With paths of equal smoothed RTT R carrying
+// data, that is 3 R (failRTTs) after the first lost packet, as long as
+// 4 rttvar + max_ack_delay <= 2 R.
+//
+// Failure. The path is marked failed (scheduler.PathInfo.Failed, which
+// the built-in schedulers avoid), everything outstanding on it is
+// declared lost and its data offered to the path scheduler's loss policy
+// with scheduler.LossPathFailed (sent again on the other paths by
+// default), its probe timeouts stop, and it is probed: a PING after
+// PTO_p, then after twice as long each time, at most max(failProbeMax,
+// PTO_p) apart. At every probe what is still outstanding on the path is
+// declared lost the same way.
+//
+// Recovery. An acknowledgement of any packet the path carried from t0 on
+// (a probe, or a packet declared lost at the failure that arrived after
+// all) ends the failure: the rest outstanding is declared lost as above,
+// and the path starts again with a new congestion controller (slow start
+// from the initial window: its capacity after the outage is unknown, as
+// for a new path in RFC 9000 Section 9.4) and its RTT estimate.
+//
+// Abandonment. A path failed for Config.PathAbandonAfter (if set) is
+// abandoned with PATH_ABANDON and error PATH_UNSTABLE_OR_POOR
+// (draft-ietf-quic-multipath-21 Section 3.4).
+//
+// Each step is recorded as a PathEvent (PathStats.Events) and logged in
+// qlog as quic:tuple_assigned with the extension field path_event.
+
+// failRTTs is K of the detection threshold, in smoothed RTTs of the path.
+const failRTTs = 3
+
+// failProbeMax bounds the backoff of the probes of a failed path: a path
+// that comes back is in use again at most this long (plus its RTT) later.
+const failProbeMax = time.Second
+
+// Path events recorded in PathEvent.Kind.
+const (
+	PathEventFailed    = "failed"
+	PathEventRecovered = "recovered"
+	PathEventAbandoned = "abandoned"
+)
+
+// PathEvent is a change of a path's health.
+type PathEvent struct {
+	PathID uint64
+	// Kind is PathEventFailed, PathEventRecovered or PathEventAbandoned.
+	Kind string
+	At   time.Time
+}
+
+// pathHealth is the failure detection state of a path.
+type pathHealth struct {
+	failed   bool
+	failedAt time.Time
+	// failPN is the first packet number sent from t0 on: an
+	// acknowledgement of it or of a later one ends the failure.
+	failPN uint64
+	// probeNext is when the next probe is due, probeTries how many were
+	// sent.
+	probeNext  time.Time
+	probeTries int
+	// newestAckedSent is the latest send time of an acknowledged 1-RTT
+	// packet of the path: the evidence that the path delivers.
+	newestAckedSent time.Time
+}
+
+// failAfter is D(p), the silence after which path p is declared failed.
+func (c *Conn) failAfter(p *path) time.Duration {
+	return max(failRTTs*p.rtt.Smoothed(), p.rtt.PTO(c.peerMaxAckDelay()))
+}
+
+// failDeadline returns when path p is declared failed, and whether that
+// is decided: false while p has nothing unacknowledged or no other path
+// has acknowledged a packet sent since p's oldest unacknowledged one.
+func (c *Conn) failDeadline(p *path) (time.Time, bool) {
+	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed {
+		return time.Time{}, false
+	}
+	_, t0, ok := p.app.sent.OldestUnackedAbove()
+	if !ok {
+		return time.Time{}, false
+	}
+	for _, q := range c.paths {
+		if q != p && c.witnesses(q, t0) {
+			return t0.Add(c.failAfter(p)), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// witnesses reports whether path q shows that the network delivers
+// packets sent at or after t0 (see failDeadline).
+func (c *Conn) witnesses(q *path, t0 time.Time) bool {
+	if q.state != pathActive || q.health.failed || !c.ownAckPath(q) || q.health.newestAckedSent.Before(t0) {
+		return false
+	}
+	_, tq, silent := q.app.sent.OldestUnackedAbove()
+	return !silent || c.now.Sub(tq) < c.failAfter(q)
+}
+
+// checkPathFailures declares failed the paths whose deadline passed.
+func (c *Conn) checkPathFailures(now time.Time) {
+	if c.state != stateActive {
+		return
+	}
+	for _, p := range c.paths {
+		if dl, ok := c.failDeadline(p); ok && !now.Before(dl) {
+			c.pathFailed(now, p)
+		}
+	}
+}
+
+// pathFailed marks p failed and sends its outstanding data elsewhere.
+func (c *Conn) pathFailed(now time.Time, p *path) {
+	pn, _, _ := p.app.sent.OldestUnackedAbove()
+	h := &p.health
+	h.failed, h.failedAt, h.failPN = true, now, pn
+	h.probeTries = 0
+	h.probeNext = now.Add(p.rtt.PTO(c.peerMaxAckDelay()))
+	p.ptoCount = 0
+	p.app.probes = 0
+	c.pathEvent(now, p, PathEventFailed)
+	c.declareOutstandingLost(now, p)
+	c.updateMetrics(now, p)
+}
+
+// declareOutstandingLost declares lost every packet outstanding on p,
+// without a congestion signal (the path is failed: its losses say nothing
+// about congestion), and offers their data to the loss policy.
+func (c *Conn) declareOutstandingLost(now time.Time, p *path) {
+	p.app.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) {
+		p.packetsLost++
+		p.bytesLost += uint64(sp0.Size)
+		if c.pktObs != nil && sp0.InFlight {
+			c.pktObs.OnPacketLost(now, p.id, sp0.Number)
+		}
+		if sp0.AckEliciting {
+			c.onDataLost(now, p, sp0, scheduler.LossPathFailed)
+		} else {
+			c.onFramesLost(p, levelApp, sp0.Frames)
+		}
+		c.copies.settle(pktKey{p.id, sp0.Number})
+	})
+}
+
+// pathRecovered ends the failure of p: an acknowledgement of a packet it
+// carried since the failure began arrived.
+func (c *Conn) pathRecovered(now time.Time, p *path) {
+	if !p.health.failed || p.state != pathActive {
+		return
+	}
+	c.declareOutstandingLost(now, p)
+	cc, err := c.newController()
+	if err != nil {
+		c.closeWithError(now, err)
+		return
+	}
+	c.ccGroup.Leave(p.cc)
+	p.cc, p.ccState = cc, cc.State()
+	p.rater, _ = cc.(congestion.PacingRater)
+	if p.pacer != nil {
+		p.pacer = newPacer(c.cfg)
+	}
+	p.health = pathHealth{newestAckedSent: p.health.newestAckedSent}
+	p.ptoCount = 0
+	c.pathEvent(now, p, PathEventRecovered)
+	c.updateMetrics(now, p)
+}
+
+// failedPathTimers probes the failed paths and abandons those failed for
+// too long.
+func (c *Conn) failedPathTimers(now time.Time) {
+	for i := 0; i < len(c.paths); i++ {
+		p := c.paths[i]
+		h := &p.health
+		if !h.failed {
+			continue
+		}
+		if c.cfg.PathAbandonAfter > 0 && !now.Before(h.failedAt.Add(c.cfg.PathAbandonAfter)) {
+			c.pathEvent(now, p, PathEventAbandoned)
+			c.abandonPath(p, uint64(qerr.PathUnstableOrPoor), false)
+			i--
+			continue
+		}
+		if !now.Before(h.probeNext) {
+			c.declareOutstandingLost(now, p)
+			p.app.probes = 1
+			h.probeTries++
+			pto := p.rtt.PTO(c.peerMaxAckDelay())
+			h.probeNext = now.Add(min(pto<<min(h.probeTries, 16), max(failProbeMax, pto)))
+		}
+	}
+}
+
+// nextFailureTimer is the earliest failure deadline, probe or abandonment
+// of the paths.
+func (c *Conn) nextFailureTimer() time.Time {
+	var t time.Time
+	earliest := func(x time.Time) {
+		if !x.IsZero() && (t.IsZero() || x.Before(t)) {
+			t = x
+		}
+	}
+	for _, p := range c.paths {
+		h := &p.health
+		if !h.failed {
+			if dl, ok := c.failDeadline(p); ok {
+				earliest(dl)
+			}
+			continue
+		}
+		earliest(h.probeNext)
+		if c.cfg.PathAbandonAfter > 0 {
+			earliest(h.failedAt.Add(c.cfg.PathAbandonAfter))
+		}
+	}
+	return t
+}
+
+// pathEvent records a path event and logs it.
+func (c *Conn) pathEvent(now time.Time, p *path, kind string) {
+	c.pathEvents = append(c.pathEvents, PathEvent{PathID: p.id, Kind: kind, At: now})
+	if c.qlog != nil {
+		state := p.state.String()
+		if p.health.failed {
+			state = "failed"
+		}
+		c.qlog.PathEvent(now, p.id, state, kind, p.local, p.remote)
+	}
+	switch kind {
+	case PathEventFailed:
+		c.emit(Event{Kind: EventPathBroken, PathID: p.id})
+	case PathEventRecovered:
+		c.emit(Event{Kind: EventPathRecovered, PathID: p.id})
+	}
+}
+
+// PathEvents returns every path event of the connection in order, those of
+// paths already forgotten included.
+func (c *Conn) PathEvents() []PathEvent {
+	return append([]PathEvent(nil), c.pathEvents...)
+}
+
+// eventsOf returns the path events of one path.
+func (c *Conn) eventsOf(id uint64) []PathEvent {
+	var out []PathEvent
+	for _, e := range c.pathEvents {
+		if e.PathID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestResolvePathOptions: every option of a scheduler resolves to its
+// value, set or default; cwr-red-fast is cwr-red with other defaults; bad
+// names, types and values are reported one per key, sorted.
+func TestResolvePathOptions(t *testing.T) {
+	red, errs := ResolvePathOptions("cwr-red", nil)
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	want := "horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, wait_for_fast_path=false"
+	if red.String() != want {
+		t.Fatalf("cwr-red defaults %s, want %s", red, want)
+	}
+	fast, _ := ResolvePathOptions("cwr-red-fast", nil)
+	want = "horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, wait_for_fast_path=true"
+	if fast.String() != want {
+		t.Fatalf("cwr-red-fast defaults %s, want %s", fast, want)
+	}
+	set, errs := ResolvePathOptions("cwr", map[string]any{"equal_rtt": "alternate", "idle_escape": false})
+	if len(errs) != 0 || set["equal_rtt"] != "alternate" || set.Bool("idle_escape") || set["reservation"] != "partial" {
+		t.Fatalf("cwr with options: %s %v", set, errs)
+	}
+	_, errs = ResolvePathOptions("cwr", map[string]any{"zeta": 1, "reservation": "all", "idle_escape": "no", "horizon": "srtt"})
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	wantErrs := []string{
+		`idle_escape: want true or false, got no`,
+		`reservation: "all" is not one of "partial", "whole"`,
+		`zeta: unknown option of cwr "zeta"`,
+	}
+	if len(got) != len(wantErrs) {
+		t.Fatalf("errors %q", got)
+	}
+	for i := range wantErrs {
+		if !strings.HasPrefix(got[i], wantErrs[i]) {
+			t.Fatalf("error %d: %q, want %q", i, got[i], wantErrs[i])
+		}
+	}
+	if _, errs := ResolvePathOptions("lowrtt", map[string]any{"x": true}); len(errs) != 1 {
+		t.Fatalf("lowrtt with an option: %v", errs)
+	}
+	if _, err := NewPathSchedulerWith("cwr-red", map[string]any{"reservation": "all"}); err == nil {
+		t.Fatal("built with a bad option")
+	}
+	s, err := NewPathSchedulerWith("cwr-red-fast", map[string]any{"wait_for_fast_path": false})
+	if err != nil || s.Name() != "cwr-red-fast" || s.(*CWRRed).waitFast || !s.(*CWRRed).resendFast {
+		t.Fatalf("cwr-red-fast without waiting: %v %+v", err, s)
+	}
+	typed := fast.Typed("cwr-red-fast")
+	if typed["wait_for_fast_path"] != true || typed["reservation"] != "whole" {
+		t.Fatalf("typed %v", typed)
+	}
+}
