@@ -48,8 +48,9 @@ import (
 // all) ends the failure: the rest outstanding is declared lost as above,
 // and the path's congestion window collapses to the minimum as after
 // persistent congestion (RFC 9002 Section 7.6.2: the outage lost
-// everything for longer than that; the slow start threshold stays), its
-// RTT estimate kept.
+// everything for longer than that; the slow start threshold stays), and
+// its RTT estimate restarts from the sample of the acknowledgement that
+// ended the failure (as a first sample would set it).
 //
 // Abandonment. A path failed for Config.PathAbandonAfter (if set) is
 // abandoned with PATH_ABANDON and error PATH_UNSTABLE_OR_POOR
@@ -214,6 +215,11 @@ func (c *Conn) pathRecovered(now time.Time, p *path, spurious bool) {
 	} else {
 		kind = PathEventRecovered
 		p.cc.OnPersistentCongestion(now)
+		// The RTT history is the path's before the outage (often its queue
+		// full); a scheduler that prefers low RTTs would leave the path alone
+		// on a stale estimate and never sample it again. The probe's sample
+		// restarts it.
+		p.rtt.Restart()
 		if p.pacer != nil {
 			p.pacer = newPacer(c.cfg)
 		}

@@ -93,10 +93,24 @@ func TestPathFailureAndRecovery(t *testing.T) {
 	if p.now.Sub(start) > down {
 		t.Fatalf("the transfer took %v after path 0 went down: the other path did not take over", p.now.Sub(start))
 	}
+	// The path comes back longer (a 60 ms RTT instead of 20 ms): its RTT
+	// estimate must restart from the probe's sample, not average it into
+	// the old history.
+	p.delay = 30 * time.Millisecond
 	p.runUntil(func() bool {
 		_, ok := eventAt(p.server, 0, PathEventRecovered)
 		return ok
 	}, 2*down)
+	// The RTT estimate restarts from the probe's sample.
+	if ps := pathStats(p.server, 0); ps.SmoothedRTT != ps.LatestRTT || ps.MinRTT != ps.LatestRTT {
+		t.Fatalf("after recovery path 0's srtt %v, min %v, latest %v: the estimate did not restart", ps.SmoothedRTT, ps.MinRTT, ps.LatestRTT)
+	}
+	// Path 1 becomes a backup: the data must take path 0 again (with
+	// equal RTTs and no capacity limit, lowrtt would keep path 1 alone).
+	if err := p.client.SetPathStatus(id, true); err != nil {
+		t.Fatal(err)
+	}
+	p.runUntil(func() bool { return pathStats(p.server, id).PeerStatus == "backup" }, 2*time.Second)
 	back := pathStats(p.server, 0).BytesSent
 	p.transfer(p.server, p.client, randomBytes(8<<20, 25), 60*time.Second)
 	afterBack := pathStats(p.server, 0).BytesSent - back
@@ -127,7 +141,7 @@ func TestPathFailureAndRecovery(t *testing.T) {
 	if d := recovered.Sub(start.Add(down)); d < 0 || d > failProbeMax+4*srtt+50*time.Millisecond {
 		t.Fatalf("path 0 recovered %v after it came back", d)
 	}
-	if afterBack < 64<<10 {
+	if afterBack < 4<<20 {
 		t.Fatalf("only %d bytes on path 0 after it came back", afterBack)
 	}
 	lossSpyMu.Lock()
