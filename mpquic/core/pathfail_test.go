@@ -93,10 +93,24 @@ func TestPathFailureAndRecovery(t *testing.T) {
 	if p.now.Sub(start) > down {
 		t.Fatalf("the transfer took %v after path 0 went down: the other path did not take over", p.now.Sub(start))
 	}
+	// The path comes back longer (a 60 ms RTT instead of 20 ms): its RTT
+	// estimate must restart from the probe's sample, not average it into
+	// the old history.
+	p.delay = 30 * time.Millisecond
 	p.runUntil(func() bool {
 		_, ok := eventAt(p.server, 0, PathEventRecovered)
 		return ok
 	}, 2*down)
+	// The RTT estimate restarts from the probe's sample.
+	if ps := pathStats(p.server, 0); ps.SmoothedRTT != ps.LatestRTT || ps.MinRTT != ps.LatestRTT {
+		t.Fatalf("after recovery path 0's srtt %v, min %v, latest %v: the estimate did not restart", ps.SmoothedRTT, ps.MinRTT, ps.LatestRTT)
+	}
+	// Path 1 becomes a backup: the data must take path 0 again (with
+	// equal RTTs and no capacity limit, lowrtt would keep path 1 alone).
+	if err := p.client.SetPathStatus(id, true); err != nil {
+		t.Fatal(err)
+	}
+	p.runUntil(func() bool { return pathStats(p.server, id).PeerStatus == "backup" }, 2*time.Second)
 	back := pathStats(p.server, 0).BytesSent
 	p.transfer(p.server, p.client, randomBytes(8<<20, 25), 60*time.Second)
 	afterBack := pathStats(p.server, 0).BytesSent - back
@@ -127,7 +141,7 @@ func TestPathFailureAndRecovery(t *testing.T) {
 	if d := recovered.Sub(start.Add(down)); d < 0 || d > failProbeMax+4*srtt+50*time.Millisecond {
 		t.Fatalf("path 0 recovered %v after it came back", d)
 	}
-	if afterBack < 64<<10 {
+	if afterBack < 4<<20 {
 		t.Fatalf("only %d bytes on path 0 after it came back", afterBack)
 	}
 	lossSpyMu.Lock()
@@ -234,5 +248,58 @@ func TestPathFailureAbandonAndReplace(t *testing.T) {
 	p.transfer(p.server, p.client, randomBytes(4<<20, 24), 60*time.Second)
 	if n := pathStats(p.server, id).BytesSent - before; n < 512<<10 {
 		t.Fatalf("replacement path %d carried %d bytes", id, n)
+	}
+}
+
+// TestPathFailureSpurious holds back the client's acknowledgements on path
+// 0 (the server's data still arrives) for a little longer than the
+// failure threshold D: the server declares path 0 failed, then an
+// acknowledgement of packets sent before the declaration arrives. The
+// failure was spurious: the event says so and the path keeps its
+// congestion window instead of collapsing to the minimum as after an
+// outage (the starvation of a path on a loaded loopback, where a stalled
+// receiver looks like a dead path).
+func TestPathFailureSpurious(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	openSecondPath(t, p)
+
+	data := randomBytes(16<<20, 31)
+	var start time.Time
+	var hold time.Duration
+	var cwndBefore uint64
+	p.transferHook(p.server, p.client, data, 120*time.Second, func(got int) {
+		if start.IsZero() && got > 4<<20 {
+			sp := p.server.openPath(0)
+			start, hold = p.now, p.server.failAfter(sp)+sp.rtt.Smoothed()
+			cwndBefore = pathStats(p.server, 0).CongestionWindow
+			p.dropPath = func(f flight) bool {
+				return f.toServer && onPath0(f) && p.now.Sub(start) < hold
+			}
+		}
+	})
+	if start.IsZero() {
+		t.Fatal("the transfer ended before the acknowledgements were held back")
+	}
+	failed, ok := eventAt(p.server, 0, PathEventFailed)
+	if !ok {
+		t.Fatalf("the server never declared path 0 failed (acknowledgements held back %v)", hold)
+	}
+	spurious, ok := eventAt(p.server, 0, PathEventSpurious)
+	if !ok {
+		t.Fatalf("no spurious event on path 0: events %v", pathStats(p.server, 0).Events)
+	}
+	if _, ok := eventAt(p.server, 0, PathEventRecovered); ok {
+		t.Fatalf("path 0 recovered as from an outage: events %v", pathStats(p.server, 0).Events)
+	}
+	ps := pathStats(p.server, 0)
+	t.Logf("acks held %v: failed at +%v, spurious at +%v; cwnd %d before, %d at the end", hold, failed.Sub(start), spurious.Sub(start), cwndBefore, ps.CongestionWindow)
+	if ps.Failed {
+		t.Fatal("path 0 still failed")
+	}
+	// An outage's recovery leaves the minimum window (2 datagrams) to grow
+	// from slow start; a spurious failure leaves the window it had.
+	if ps.CongestionWindow < cwndBefore/2 {
+		t.Fatalf("path 0's window %d after the spurious failure, %d before", ps.CongestionWindow, cwndBefore)
 	}
 }

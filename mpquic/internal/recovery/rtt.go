@@ -85,6 +85,16 @@ func (r *RTT) ResetAfterPersistentCongestion() {
 	}
 }
 
+// Restart makes the latest sample the whole estimate, as a first sample
+// would (smoothed = min = latest, rttvar = latest/2): for a path back
+// from an outage, whose history describes queues that have drained. No
+// effect before the first sample.
+func (r *RTT) Restart() {
+	if r.hasSample {
+		r.smoothed, r.min, r.variance = r.latest, r.latest, r.latest/2
+	}
+}
+
 // Smoothed is smoothed_rtt.
 func (r *RTT) Smoothed() time.Duration { return r.smoothed }
 

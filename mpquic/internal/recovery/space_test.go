@@ -329,3 +329,19 @@ func TestOldestUnackedAbove(t *testing.T) {
 		})
 	}
 }
+
+func TestRTTRestart(t *testing.T) {
+	r := NewRTT(333 * time.Millisecond)
+	r.Restart() // no sample yet: nothing to restart from
+	if r.Smoothed() != 333*time.Millisecond {
+		t.Fatalf("restart without a sample changed srtt to %v", r.Smoothed())
+	}
+	now := time.Unix(0, 0)
+	r.Update(now, ms(140), 0, -1)
+	r.Update(now, ms(150), 0, -1)
+	r.Update(now, ms(60), 0, -1)
+	r.Restart()
+	if r.Smoothed() != ms(60) || r.Min() != ms(60) || r.Var() != ms(30) || r.Latest() != ms(60) {
+		t.Fatalf("after restart srtt %v min %v var %v latest %v, want 60, 60, 30, 60 ms", r.Smoothed(), r.Min(), r.Var(), r.Latest())
+	}
+}
