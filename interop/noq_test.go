@@ -336,7 +336,7 @@ func checkOurPaths(t *testing.T, side string, paths []mpquic.PathStats, server b
 			n, dir, client = p.BytesSent, "sent", p.Remote
 		}
 		seen[client.Addr()] = true
-		t.Logf("our %s path %d %v->%v: %s %d bytes, %d packets lost, srtt %v, state %s", side, p.ID, p.Local, p.Remote, dir, n, p.PacketsLost, p.SmoothedRTT, p.State)
+		t.Logf("our %s path %d %v->%v: %s %d bytes, %d packets lost, srtt %v, state %s, events %v", side, p.ID, p.Local, p.Remote, dir, n, p.PacketsLost, p.SmoothedRTT, p.State, p.Events)
 		if n < minPathShare {
 			t.Errorf("our %s path %d %s only %d bytes, want at least %d", side, p.ID, dir, n, minPathShare)
 		}

@@ -30,8 +30,8 @@ var schedulerStyles = map[string]Style{
 	"redundant":   {rgb(0x66, 0x99, 0xCC), []vg.Length{vg.Points(3), vg.Points(3)}},
 	"round-robin": {rgb(0x00, 0x00, 0x00), []vg.Length{vg.Points(8), vg.Points(3)}},
 
-	// cwr-red with our rules on: green, dot-dashed.
-	"cwr-red-fast": {rgb(0x22, 0x88, 0x33), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
+	// cwr-red with our rules on: purple, dot-dashed.
+	"cwr-red-fast": {rgb(0x66, 0x33, 0x99), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
 }
 
 // otherStyle is for a scheduler without a style of its own.

@@ -57,6 +57,16 @@ func (c *Conn) maxAckDelayFor(l level) time.Duration {
 
 // handleAck processes an ACK frame for space l (or the application space of
 // path p) following RFC 9002 Section A.7.
+// rangesAck reports whether the ranges acknowledge packet number pn.
+func rangesAck(ranges []wire.AckRange, pn uint64) bool {
+	for _, r := range ranges {
+		if r.Smallest <= pn && pn <= r.Largest {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRange, rawDelay uint64, frameType uint64) error {
 	var sp *pnSpace
 	if l == levelApp {
@@ -93,7 +103,7 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 	}
 	if l == levelApp && p.health.failed && len(wranges) > 0 && wranges[0].Largest >= p.health.failPN {
 		// A packet sent since the path failed arrived: it works again.
-		defer c.pathRecovered(now, p)
+		defer c.pathRecovered(now, p, rangesAck(wranges, p.health.probePN-1))
 	}
 	if !res.NewlyAcked {
 		return nil

@@ -59,6 +59,10 @@ type path struct {
 
 	// health is the failure detection state (pathfail.go).
 	health pathHealth
+	// spuriousFailures counts the failures of the path that turned out
+	// spurious: each doubles its failure threshold (failAfter), up to
+	// maxFailBackoff doublings.
+	spuriousFailures int
 
 	// Statistics.
 	packetsSent, packetsReceived, packetsLost uint64

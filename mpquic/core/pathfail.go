@@ -70,13 +70,18 @@ const failProbeMax = time.Second
 const (
 	PathEventFailed    = "failed"
 	PathEventRecovered = "recovered"
+	// PathEventSpurious ends a failure that an acknowledgement of a packet
+	// sent before the failure was declared disproved: the path was slow
+	// (a stalled receiver, a burst of queueing), not down.
+	PathEventSpurious  = "spurious"
 	PathEventAbandoned = "abandoned"
 )
 
 // PathEvent is a change of a path's health.
 type PathEvent struct {
 	PathID uint64
-	// Kind is PathEventFailed, PathEventRecovered or PathEventAbandoned.
+	// Kind is PathEventFailed, PathEventRecovered, PathEventSpurious or
+	// PathEventAbandoned.
 	Kind string
 	At   time.Time
 }
@@ -88,6 +93,10 @@ type pathHealth struct {
 	// failPN is the first packet number sent from t0 on: an
 	// acknowledgement of it or of a later one ends the failure.
 	failPN uint64
+	// probePN is the first packet number sent after the failure was
+	// declared: an acknowledgement of probePN-1, the last one sent before
+	// the declaration, shows the failure spurious.
+	probePN uint64
 	// probeNext is when the next probe is due, probeTries how many were
 	// sent.
 	probeNext  time.Time
@@ -97,9 +106,17 @@ type pathHealth struct {
 	newestAckedSent time.Time
 }
 
-// failAfter is D(p), the silence after which path p is declared failed.
+// maxFailBackoff bounds the doublings of D(p) after spurious failures.
+const maxFailBackoff = 4
+
+// failAfter is D(p), the silence after which path p is declared failed:
+// max(failRTTs × srtt, PTO), doubled for each failure of the path that
+// turned out spurious (at most maxFailBackoff times): a path whose
+// silences outlast D without an outage (a receiver stalled by its CPU, an
+// acknowledgement policy slower than the RTT suggests) is given longer.
 func (c *Conn) failAfter(p *path) time.Duration {
-	return max(failRTTs*p.rtt.Smoothed(), p.rtt.PTO(c.peerMaxAckDelay()))
+	d := max(failRTTs*p.rtt.Smoothed(), p.rtt.PTO(c.peerMaxAckDelay()))
+	return d << min(p.spuriousFailures, maxFailBackoff)
 }
 
 // failDeadline returns when path p is declared failed, and whether that
@@ -147,7 +164,7 @@ func (c *Conn) checkPathFailures(now time.Time) {
 func (c *Conn) pathFailed(now time.Time, p *path) {
 	pn, _, _ := p.app.sent.OldestUnackedAbove()
 	h := &p.health
-	h.failed, h.failedAt, h.failPN = true, now, pn
+	h.failed, h.failedAt, h.failPN, h.probePN = true, now, pn, p.app.nextPN
 	h.probeTries = 0
 	h.probeNext = now.Add(p.rtt.PTO(c.peerMaxAckDelay()))
 	p.ptoCount = 0
@@ -177,24 +194,39 @@ func (c *Conn) declareOutstandingLost(now time.Time, p *path) {
 }
 
 // pathRecovered ends the failure of p: an acknowledgement of a packet it
-// carried since the failure began arrived.
-func (c *Conn) pathRecovered(now time.Time, p *path) {
+// carried since the failure began arrived. If it acknowledged the last
+// packet sent before the failure was declared, the failure was spurious
+// (that packet left at least D after the first unacknowledged one: an
+// outage that explained the silence would have dropped it; if it was lost
+// to chance instead, the failure counts as an outage, the conservative
+// side):
+// the path keeps its congestion state, as after a spurious retransmission
+// timeout, and the event is PathEventSpurious. Otherwise the path
+// returns from an outage whose capacity is unknown: its window collapses
+// as after persistent congestion (RFC 9002 Section 7.6.2).
+func (c *Conn) pathRecovered(now time.Time, p *path, spurious bool) {
 	if !p.health.failed || p.state != pathActive {
 		return
 	}
 	c.declareOutstandingLost(now, p)
-	p.cc.OnPersistentCongestion(now)
-	// The RTT history is the path's before the outage (often its queue
-	// full); a scheduler that prefers low RTTs would leave the path alone
-	// on a stale estimate and never sample it again. The probe's sample
-	// restarts it.
-	p.rtt.Restart()
-	if p.pacer != nil {
-		p.pacer = newPacer(c.cfg)
+	kind := PathEventSpurious
+	if spurious {
+		p.spuriousFailures++
+	} else {
+		kind = PathEventRecovered
+		p.cc.OnPersistentCongestion(now)
+		// The RTT history is the path's before the outage (often its queue
+		// full); a scheduler that prefers low RTTs would leave the path alone
+		// on a stale estimate and never sample it again. The probe's sample
+		// restarts it.
+		p.rtt.Restart()
+		if p.pacer != nil {
+			p.pacer = newPacer(c.cfg)
+		}
 	}
 	p.health = pathHealth{newestAckedSent: p.health.newestAckedSent}
 	p.ptoCount = 0
-	c.pathEvent(now, p, PathEventRecovered)
+	c.pathEvent(now, p, kind)
 	c.updateMetrics(now, p)
 }
 
@@ -261,7 +293,7 @@ func (c *Conn) pathEvent(now time.Time, p *path, kind string) {
 	switch kind {
 	case PathEventFailed:
 		c.emit(Event{Kind: EventPathBroken, PathID: p.id})
-	case PathEventRecovered:
+	case PathEventRecovered, PathEventSpurious:
 		c.emit(Event{Kind: EventPathRecovered, PathID: p.id})
 	}
 }

@@ -250,3 +250,56 @@ func TestPathFailureAbandonAndReplace(t *testing.T) {
 		t.Fatalf("replacement path %d carried %d bytes", id, n)
 	}
 }
+
+// TestPathFailureSpurious holds back the client's acknowledgements on path
+// 0 (the server's data still arrives) for a little longer than the
+// failure threshold D: the server declares path 0 failed, then an
+// acknowledgement of packets sent before the declaration arrives. The
+// failure was spurious: the event says so and the path keeps its
+// congestion window instead of collapsing to the minimum as after an
+// outage (the starvation of a path on a loaded loopback, where a stalled
+// receiver looks like a dead path).
+func TestPathFailureSpurious(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	openSecondPath(t, p)
+
+	data := randomBytes(16<<20, 31)
+	var start time.Time
+	var hold time.Duration
+	var cwndBefore uint64
+	p.transferHook(p.server, p.client, data, 120*time.Second, func(got int) {
+		if start.IsZero() && got > 4<<20 {
+			sp := p.server.openPath(0)
+			start, hold = p.now, p.server.failAfter(sp)+sp.rtt.Smoothed()
+			cwndBefore = pathStats(p.server, 0).CongestionWindow
+			p.dropPath = func(f flight) bool {
+				return f.toServer && onPath0(f) && p.now.Sub(start) < hold
+			}
+		}
+	})
+	if start.IsZero() {
+		t.Fatal("the transfer ended before the acknowledgements were held back")
+	}
+	failed, ok := eventAt(p.server, 0, PathEventFailed)
+	if !ok {
+		t.Fatalf("the server never declared path 0 failed (acknowledgements held back %v)", hold)
+	}
+	spurious, ok := eventAt(p.server, 0, PathEventSpurious)
+	if !ok {
+		t.Fatalf("no spurious event on path 0: events %v", pathStats(p.server, 0).Events)
+	}
+	if _, ok := eventAt(p.server, 0, PathEventRecovered); ok {
+		t.Fatalf("path 0 recovered as from an outage: events %v", pathStats(p.server, 0).Events)
+	}
+	ps := pathStats(p.server, 0)
+	t.Logf("acks held %v: failed at +%v, spurious at +%v; cwnd %d before, %d at the end", hold, failed.Sub(start), spurious.Sub(start), cwndBefore, ps.CongestionWindow)
+	if ps.Failed {
+		t.Fatal("path 0 still failed")
+	}
+	// An outage's recovery leaves the minimum window (2 datagrams) to grow
+	// from slow start; a spurious failure leaves the window it had.
+	if ps.CongestionWindow < cwndBefore/2 {
+		t.Fatalf("path 0's window %d after the spurious failure, %d before", ps.CongestionWindow, cwndBefore)
+	}
+}

@@ -535,7 +535,7 @@ func (t *Trace) PathStateUpdated(now time.Time, pathID uint64, state string, loc
 }
 
 // PathEvent logs a change of a path's health (event: "failed",
-// "recovered", "abandoned") as quic:tuple_assigned with the path's
+// "recovered", "spurious", "abandoned") as quic:tuple_assigned with the path's
 // endpoints and the extension fields path_id, state (the path's state
 // after the event: "failed", "active", ...) and path_event.
 func (t *Trace) PathEvent(now time.Time, pathID uint64, state, event string, local, remote netip.AddrPort) {

@@ -14,7 +14,12 @@ import (
 // when every command ran, at the first that fails, or when ctx ends (nil:
 // a run that ended before a change had nothing more to change).
 func ApplyChanges(ctx context.Context, t *Topology, startFile string, out io.Writer) error {
-	plan := t.ChangePlan()
+	sh := &shell{ctx: ctx, out: out}
+	return applyChanges(ctx, t.ChangePlan(), startFile, out, sh.run)
+}
+
+// applyChanges is ApplyChanges running plan's commands with run.
+func applyChanges(ctx context.Context, plan []TimedCmd, startFile string, out io.Writer, run func(Cmd) error) error {
 	if len(plan) == 0 {
 		return nil
 	}
@@ -32,7 +37,6 @@ func ApplyChanges(ctx context.Context, t *Topology, startFile string, out io.Wri
 		case <-tick.C:
 		}
 	}
-	sh := &shell{ctx: ctx, out: out}
 	for _, c := range plan {
 		timer := time.NewTimer(time.Until(start.Add(c.At)))
 		select {
@@ -42,7 +46,7 @@ func ApplyChanges(ctx context.Context, t *Topology, startFile string, out io.Wri
 		case <-timer.C:
 		}
 		fmt.Fprintf(out, "# at %v after the start (late by %v):\n", c.At, time.Since(start.Add(c.At)).Round(time.Microsecond))
-		if err := sh.run(c.Cmd); err != nil {
+		if err := run(c.Cmd); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

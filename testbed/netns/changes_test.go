@@ -1,7 +1,11 @@
 package netns
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,5 +133,47 @@ func TestForwarderScheduledChanges(t *testing.T) {
 				t.Errorf("first quartile of the round trips %v, want %v", q, tc.rtt)
 			}
 		})
+	}
+}
+
+// The netem driver waits for the start file, then runs each change at its
+// time after the start, never before, and stops at the first that fails.
+func TestApplyChangesTimes(t *testing.T) {
+	dir := t.TempDir()
+	startFile := filepath.Join(dir, "start")
+	plan := []TimedCmd{{At: 30 * time.Millisecond, Cmd: cmd("a")}, {At: 60 * time.Millisecond, Cmd: cmd("b")}, {At: 90 * time.Millisecond, Cmd: cmd("fail")}, {At: 120 * time.Millisecond, Cmd: cmd("never")}}
+	type ran struct {
+		name string
+		at   time.Time
+	}
+	var runs []ran
+	run := func(c Cmd) error {
+		runs = append(runs, ran{c.Args[0], time.Now()})
+		if c.Args[0] == "fail" {
+			return errors.New("no such qdisc")
+		}
+		return nil
+	}
+	start := time.Now().Add(50 * time.Millisecond)
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() { done <- applyChanges(context.Background(), plan, startFile, &out, run) }()
+	if err := os.WriteFile(startFile, []byte(strconv.FormatInt(start.UnixNano(), 10)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "scheduled change at 90ms: no such qdisc") {
+		t.Errorf("error %v", err)
+	}
+	if len(runs) != 3 {
+		t.Fatalf("ran %+v", runs)
+	}
+	for i, r := range runs {
+		if due := start.Add(plan[i].At); r.name != plan[i].Cmd.Args[0] || r.at.Before(due) {
+			t.Errorf("%s ran %v before its time", r.name, due.Sub(r.at))
+		}
+	}
+	if !strings.Contains(out.String(), "# at 30ms after the start (late by ") {
+		t.Errorf("log %q", out.String())
 	}
 }
