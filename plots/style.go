@@ -30,6 +30,11 @@ var schedulerStyles = map[string]Style{
 	"redundant":   {rgb(0x66, 0x99, 0xCC), []vg.Length{vg.Points(3), vg.Points(3)}},
 	"round-robin": {rgb(0x00, 0x00, 0x00), []vg.Length{vg.Points(8), vg.Points(3)}},
 
+	// The literature's heterogeneous-path schedulers (Paul Tol's vibrant
+	// orange and teal).
+	"ecf":   {rgb(0xEE, 0x77, 0x33), []vg.Length{vg.Points(4), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5)}},
+	"blest": {rgb(0x00, 0x99, 0x88), []vg.Length{vg.Points(10), vg.Points(2), vg.Points(2), vg.Points(2)}},
+
 	// cwr-red with our rules on: purple, dot-dashed.
 	"cwr-red-fast": {rgb(0x66, 0x33, 0x99), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
 }

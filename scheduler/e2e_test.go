@@ -192,7 +192,7 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
-	for _, sched := range []string{"lowrtt", "cwr", "cwr-red", "sr", "redundant"} {
+	for _, sched := range []string{"lowrtt", "cwr", "cwr-red", "sr", "redundant", "ecf", "blest"} {
 		t.Run(sched, func(t *testing.T) {
 			res := runE2E(t, sched, 0)
 			if res.err != nil {

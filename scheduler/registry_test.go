@@ -19,6 +19,8 @@ func TestRegistryPaper(t *testing.T) {
 		{"cwr-red", true, true, true},
 		{"sr", false, true, false},
 		{"redundant", false, false, false},
+		{"ecf", false, false, false},
+		{"blest", false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -163,6 +163,10 @@ type Waiting struct {
 	// PriorityBytes and BackgroundBytes are the stream bytes flow control
 	// lets out now, on streams with and without the priority flag.
 	PriorityBytes, BackgroundBytes uint64
+	// SendWindow is the connection-level flow-control credit left: how
+	// many new stream bytes the peer's MAX_DATA still admits (RFC 9000
+	// Section 4.1), whatever the streams' own limits.
+	SendWindow uint64
 }
 
 // WireBytes estimates how many bytes on the wire a message of size bytes

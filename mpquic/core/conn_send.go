@@ -259,6 +259,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	first := -1
 	infos := c.sendableStreams()
 	w.Waiting.Control = c.ctrl.pending()
+	w.Waiting.SendWindow = c.streams.connSend.Credit()
 	for i := range infos {
 		w.Waiting.Retransmission = w.Waiting.Retransmission || infos[i].HasRetransmission
 		if infos[i].Priority {
