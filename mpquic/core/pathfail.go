@@ -15,8 +15,10 @@ import (
 // Detection. Let t0 be the send time of the oldest ack-eliciting packet
 // of path p still outstanding above p's largest acknowledged packet: the
 // first packet sent after the last one known to have arrived. p is
-// declared failed at t0 + D(p), D(p) = max(failRTTs × srtt_p, PTO_p)
-// (PTO_p without backoff: srtt + max(4 rttvar, 1 ms) + max_ack_delay), as
+// declared failed at t0 + D(p), D(p) = max(failRTTs × srtt_p, 2 PTO_p)
+// (PTO_p without backoff: srtt + max(4 rttvar, 1 ms) + max_ack_delay; one
+// PTO alone covers a lone packet's delayed acknowledgement with no margin
+// at all, and a receiver a few milliseconds late made a false failure), as
 // soon as some other path q witnesses that the peer is alive and the
 // network delivers elsewhere: q is active, not failed, a packet sent on q
 // at or after t0 was acknowledged, and q is not silent itself (it has no
@@ -31,8 +33,9 @@ import (
 // max_ack_delay, g_q the time until q sends an ack-eliciting packet (zero
 // when q carries data; a PTO of p reinjects p's data onto q, so g_q <=
 // PTO_p when q was idle). With paths of equal smoothed RTT R carrying
-// data, that is 3 R (failRTTs) after the first lost packet, as long as
-// 4 rttvar + max_ack_delay <= 2 R.
+// data, that is 3 R (failRTTs) after the first lost packet as long as
+// 8 rttvar + 2 max_ack_delay <= R, else 2 (R + 4 rttvar + max_ack_delay):
+// about 3.3 R at R = 60 ms with a 25 ms max_ack_delay and rttvar 2 ms.
 //
 // Failure. The path is marked failed (scheduler.PathInfo.Failed, which
 // the built-in schedulers avoid), everything outstanding on it is
@@ -110,12 +113,12 @@ type pathHealth struct {
 const maxFailBackoff = 4
 
 // failAfter is D(p), the silence after which path p is declared failed:
-// max(failRTTs × srtt, PTO), doubled for each failure of the path that
+// max(failRTTs × srtt, 2 PTO), doubled for each failure of the path that
 // turned out spurious (at most maxFailBackoff times): a path whose
 // silences outlast D without an outage (a receiver stalled by its CPU, an
 // acknowledgement policy slower than the RTT suggests) is given longer.
 func (c *Conn) failAfter(p *path) time.Duration {
-	d := max(failRTTs*p.rtt.Smoothed(), p.rtt.PTO(c.peerMaxAckDelay()))
+	d := max(failRTTs*p.rtt.Smoothed(), 2*p.rtt.PTO(c.peerMaxAckDelay()))
 	return d << min(p.spuriousFailures, maxFailBackoff)
 }
 

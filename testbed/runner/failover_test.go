@@ -112,7 +112,7 @@ func TestFailover(t *testing.T) {
 					t.Errorf("%s's path 0 events %v, want failed then recovered", end, kinds)
 					continue
 				}
-				// Detection: D = max(3 srtt, PTO) after the first lost
+				// Detection: D = max(3 srtt, 2 PTO) after the first lost
 				// packet; with queues of one BDP the smoothed RTT stays
 				// under 120 ms, so 500 ms is a loose bound here.
 				if d := times[end+" failed"] - down.Seconds(); d < 0 || d > 0.5 {
