@@ -76,6 +76,12 @@ type Space struct {
 	lastAckEliciting     time.Time
 	ackElicitingInFlight int
 	bytesInFlight        uint64
+
+	// oldestScan is where OldestUnackedAbove resumes: every packet number
+	// below it was seen acknowledged, lost, never sent or not
+	// ack-eliciting, which it stays (the newest slot, perhaps prepared and
+	// not yet sent, is never passed over).
+	oldestScan uint64
 }
 
 // minRing is the first size of the history's ring: it doubles as packets
@@ -370,15 +376,26 @@ func (s *Space) DetectLost(now time.Time, lossDelay, pcDuration time.Duration, f
 // after the last one known to have arrived. ok is false if there is none.
 // The connection's path failure detection starts its clock there.
 func (s *Space) OldestUnackedAbove() (pn uint64, sent time.Time, ok bool) {
-	start := s.base
+	// A packet that is not outstanding or not ack-eliciting never becomes
+	// so, and the largest acknowledged number only grows: the scan resumes
+	// where it stopped, so repeated calls cost O(1) amortized.
+	start := max(s.base, s.oldestScan)
 	if s.largestAcked >= 0 && uint64(s.largestAcked)+1 > start {
 		start = uint64(s.largestAcked) + 1
 	}
-	for n := start; n < s.base+uint64(s.count); n++ {
+	end := s.base + uint64(s.count)
+	for n := start; n < end; n++ {
 		p := s.at(int(n - s.base))
 		if p.state == stateOutstanding && p.AckEliciting {
+			s.oldestScan = n
 			return n, p.TimeSent, true
 		}
+	}
+	// The newest slot may be prepared and not yet sent (stateEmpty until
+	// OnSent): look at it again next time.
+	s.oldestScan = start
+	if end > start {
+		s.oldestScan = end - 1
 	}
 	return 0, time.Time{}, false
 }

@@ -3,6 +3,7 @@ package recovery
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -343,5 +344,59 @@ func TestRTTRestart(t *testing.T) {
 	r.Restart()
 	if r.Smoothed() != ms(60) || r.Min() != ms(60) || r.Var() != ms(30) || r.Latest() != ms(60) {
 		t.Fatalf("after restart srtt %v min %v var %v latest %v, want 60, 60, 30, 60 ms", r.Smoothed(), r.Min(), r.Var(), r.Latest())
+	}
+}
+
+// TestOldestUnackedAboveResumes checks the resumed scan of
+// OldestUnackedAbove against a scan from the start, over a long random
+// sequence of sends (some ack-only, some numbers skipped), acknowledgements
+// and losses, calling it also between Prepare and OnSent.
+func TestOldestUnackedAboveResumes(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := NewSpace()
+	brute := func() (uint64, bool) {
+		start := s.base
+		if s.largestAcked >= 0 && uint64(s.largestAcked)+1 > start {
+			start = uint64(s.largestAcked) + 1
+		}
+		for n := start; n < s.base+uint64(s.count); n++ {
+			if p := s.at(int(n - s.base)); p.state == stateOutstanding && p.AckEliciting {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	check := func(step int) {
+		want, wok := brute()
+		got, _, ok := s.OldestUnackedAbove()
+		if ok != wok || got != want {
+			t.Fatalf("step %d: got %d %v, want %d %v", step, got, ok, want, wok)
+		}
+	}
+	var pn uint64
+	for step := 0; step < 20000; step++ {
+		switch r := rng.IntN(10); {
+		case r < 6: // send
+			if rng.IntN(20) == 0 {
+				pn++ // a skipped number
+			}
+			p := s.Prepare(pn)
+			check(step) // between Prepare and OnSent
+			p.TimeSent, p.Size, p.InFlight = t0.Add(time.Duration(pn)), 1000, true
+			p.AckEliciting = rng.IntN(4) != 0
+			s.OnSent(p)
+			pn++
+		case r < 9: // acknowledge a random range below the next number
+			if pn == 0 {
+				continue
+			}
+			hi := uint64(rng.IntN(int(pn)))
+			lo := hi - min(hi, uint64(rng.IntN(8)))
+			s.OnAck([]Range{{Smallest: lo, Largest: hi}}, nil)
+		default: // lose what the time threshold says
+			s.DetectLost(t0.Add(time.Duration(pn)), 5, 0, time.Time{}, func(*SentPacket, LossTrigger) {})
+		}
+		check(step)
 	}
 }
