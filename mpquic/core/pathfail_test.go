@@ -303,3 +303,41 @@ func TestPathFailureSpurious(t *testing.T) {
 		t.Fatalf("path 0's window %d after the spurious failure, %d before", ps.CongestionWindow, cwndBefore)
 	}
 }
+
+// TestPathFailureThreshold holds back the client's acknowledgements on
+// path 0 so that the path is silent (from its oldest unacknowledged
+// packet) for longer than max(3 srtt, PTO) but shorter than D = max(3
+// srtt, 2 PTO): a delayed acknowledgement with some scheduling latency,
+// not an outage. No failure may be declared.
+func TestPathFailureThreshold(t *testing.T) {
+	cc, sc := testConfigs(t)
+	p := newPair(t, cc, sc, EndpointConfig{})
+	openSecondPath(t, p)
+
+	data := randomBytes(16<<20, 33)
+	var start time.Time
+	var hold, onePTO, d time.Duration
+	p.transferHook(p.server, p.client, data, 120*time.Second, func(got int) {
+		if start.IsZero() && got > 4<<20 {
+			sp := p.server.openPath(0)
+			onePTO = max(failRTTs*sp.rtt.Smoothed(), sp.rtt.PTO(p.server.peerMaxAckDelay()))
+			d = max(failRTTs*sp.rtt.Smoothed(), 2*sp.rtt.PTO(p.server.peerMaxAckDelay()))
+			// The silence starts at the oldest unacknowledged packet,
+			// about a round trip before the acknowledgements stop.
+			start, hold = p.now, (onePTO+d)/2-sp.rtt.Smoothed()
+			p.dropPath = func(f flight) bool {
+				return f.toServer && onPath0(f) && p.now.Sub(start) < hold
+			}
+		}
+	})
+	if start.IsZero() {
+		t.Fatal("the transfer ended before the acknowledgements were held back")
+	}
+	if d-onePTO < 10*time.Millisecond {
+		t.Fatalf("no room between max(3 srtt, PTO) = %v and D = %v", onePTO, d)
+	}
+	if at, ok := eventAt(p.server, 0, PathEventFailed); ok {
+		t.Fatalf("path 0 declared failed at +%v with acknowledgements held %v (max(3 srtt, PTO) %v, D %v)", at.Sub(start), hold, onePTO, d)
+	}
+	t.Logf("acknowledgements held %v: between max(3 srtt, PTO) = %v and D = %v, no failure", hold, onePTO, d)
+}
