@@ -237,7 +237,9 @@ func TestNetnsRun(t *testing.T) {
 	if d := mg - mw; d < -2 || d > 2 {
 		// A run on a machine too busy to keep time (shared development
 		// machines) says nothing of the emulator; CI's machine is not.
-		if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond {
+		if raceEnabled {
+			t.Logf("under the race detector the endpoints run several times slower: not failing on the median")
+		} else if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond {
 			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after): not failing on it", lagBefore, lag)
 		} else {
 			t.Errorf("median priority MCT %.3f ms, the simulator's %.3f ms: more than 2 ms apart", mg, mw)

@@ -488,12 +488,21 @@ func TestOrphansCleaned(t *testing.T) {
 	topo, _ := FromExperiment(&runs[0], testTag(t, "orphan"), ModeForwarder)
 	t.Setenv("MPQ_NETNS_TEST_FORWARDER", "1")
 	var out bytes.Buffer
-	if _, err := Up(context.Background(), topo, Options{Out: &out, Owner: owner, Forwarder: []string{os.Args[0]}}); err != nil {
+	// The testbed is built for this (living) process and only then handed
+	// to the dead one: every Up cleans orphans, so the tests of other
+	// packages running at the same time would otherwise take it down while
+	// it is being built.
+	st, err := Up(context.Background(), topo, Options{Out: &out, Owner: Self(), Forwarder: []string{os.Args[0]}})
+	if err != nil {
 		t.Fatalf("up: %v\n%s", err, out.String())
 	}
 	defer Down(context.Background(), topo.Tag, Options{})
 	if l := leftovers(topo.Tag); len(l) != 5 {
 		t.Fatalf("the testbed has %v", l)
+	}
+	st.Owner = owner
+	if err := writeState(st); err != nil {
+		t.Fatal(err)
 	}
 	out.Reset()
 	if err := CleanOrphans(context.Background(), &out); err != nil {
