@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -38,7 +38,7 @@ func pathIDs(points []*Point) []uint64 {
 // Growth is the mean growth of path id's congestion window per RTT in
 // congestion avoidance, seen by the server (the reference paper's Table
 // I), over the point's repetitions.
-func Growth(p *Point, id uint64) results.Summary {
+func Growth(p *Point, id uint64) resultset.Summary {
 	return metric(p, fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", id))
 }
 

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -55,7 +55,7 @@ func (r *Run) Messages() ([]Message, error) {
 	for _, m := range ms {
 		rows[m.Source]++
 	}
-	if err := results.CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
+	if err := resultset.CheckMessageRows(r.Dir, r.Summary, rows); err != nil {
 		return nil, &InputError{err}
 	}
 	r.messages = ms

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -155,7 +155,7 @@ func findRuns(dir string) ([]string, error) {
 	case !st.IsDir():
 		return nil, inputErr("%s: not a directory (want a results directory of mpq run)", dir)
 	}
-	rel, err := results.FindRuns(dir)
+	rel, err := resultset.FindRuns(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -170,7 +170,7 @@ func findRuns(dir string) ([]string, error) {
 }
 
 func readSummary(dir string) (*trafficgen.Summary, error) {
-	s, err := results.ReadRun(dir)
+	s, err := resultset.ReadRun(dir)
 	if err != nil {
 		return nil, &InputError{err}
 	}

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -34,7 +34,7 @@ func throughputEnd(p *Point, o Options) (string, error) {
 
 // PointThroughput is a point's throughput of one end: total and priority
 // over the repetitions.
-func PointThroughput(p *Point, o Options) (total, prio results.Summary, end string, err error) {
+func PointThroughput(p *Point, o Options) (total, prio resultset.Summary, end string, err error) {
 	if end, err = throughputEnd(p, o); err != nil {
 		return
 	}

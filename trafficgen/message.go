@@ -4,7 +4,7 @@
 // own that is reused only after the receiver acknowledged the whole
 // message, and the workloads of the other reference papers
 // (request-response, file transfers, 30 Hz frames, stop-and-wait
-// publishing). It is written once against package testbed/env and runs
+// publishing). It is written once against package appenv and runs
 // unchanged in the simulator and on real sockets.
 //
 // Every message starts with a Header (source, sequence number, length,

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/mpq/mpq/testbed/env"
+	"github.com/mpq/mpq/appenv"
 )
 
 // zeros is the filler of message bodies and replies.
@@ -17,8 +17,8 @@ var zeros = make([]byte, 64<<10)
 // its message's header asks for. All its methods run on the environment's
 // event loop.
 type Peer struct {
-	env  env.Env
-	conn env.Conn
+	env  appenv.Env
+	conn appenv.Conn
 	rec  *Recorder
 	side string
 	// free lists our streams whose last message was answered, oldest
@@ -35,7 +35,7 @@ type Peer struct {
 
 // NewPeer starts the generator's receiving side on conn and returns the
 // peer, ready for sources to send from it. side is "server" or "client".
-func NewPeer(e env.Env, conn env.Conn, rec *Recorder, side string) *Peer {
+func NewPeer(e appenv.Env, conn appenv.Conn, rec *Recorder, side string) *Peer {
 	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
 	conn.OnStream(p.accept)
 	conn.OnClosed(func(error) {
@@ -82,7 +82,7 @@ type outMessage struct {
 // outStream is a stream this peer opened for its messages.
 type outStream struct {
 	p       *Peer
-	s       env.Stream
+	s       appenv.Stream
 	msg     *outMessage
 	hdr     []byte // encoded header of msg
 	written uint64 // bytes of msg written
@@ -99,7 +99,7 @@ func (p *Peer) send(m *outMessage) {
 	} else {
 		s, err := p.conn.OpenStream()
 		if err != nil {
-			if errors.Is(err, env.ErrStreamLimit) {
+			if errors.Is(err, appenv.ErrStreamLimit) {
 				p.waiting = append(p.waiting, m)
 				m.rec.Queued = true
 				return
@@ -193,7 +193,7 @@ func (p *Peer) released(os *outStream) {
 // inStream reads the messages the other end sends on one stream.
 type inStream struct {
 	p      *Peer
-	s      env.Stream
+	s      appenv.Stream
 	hdrBuf []byte
 	hdr    Header
 	inHdr  bool   // a header was parsed and its body is being read
@@ -205,7 +205,7 @@ type inStream struct {
 	replyLeft uint64
 }
 
-func (p *Peer) accept(s env.Stream) {
+func (p *Peer) accept(s appenv.Stream) {
 	is := &inStream{p: p, s: s, sender: otherSide(p.side)}
 	s.OnReadable(is.readable)
 	s.OnWritable(is.writeReply)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
 	"github.com/mpq/mpq/testbed/netsim"
 	"github.com/mpq/mpq/trafficgen"
@@ -20,7 +20,7 @@ import (
 // lateTimers is an environment whose timers fire lag after their time, as
 // a loaded real-time event loop's do.
 type lateTimers struct {
-	env.Env
+	appenv.Env
 	lag time.Duration
 }
 
@@ -61,7 +61,7 @@ func simRun(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Du
 	var peers []*trafficgen.Peer
 	var ready time.Time
 	senv := lateTimers{shost, lag}
-	if _, err := shost.Listen(saddr.String(), func(c env.Conn) {
+	if _, err := shost.Listen(saddr.String(), func(c appenv.Conn) {
 		ready = sim.Now()
 		p := trafficgen.NewPeer(senv, c, rec, "server")
 		p.Start(srcs, t0)
@@ -69,7 +69,7 @@ func simRun(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Du
 	}); err != nil {
 		t.Fatal(err)
 	}
-	chost.Dial(saddr.String(), func(c env.Conn, err error) {
+	chost.Dial(saddr.String(), func(c appenv.Conn, err error) {
 		if err != nil {
 			t.Error(err)
 			return

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 )
 
 // setupAggregate registers aggregate's flags (none); the command rebuilds
@@ -30,7 +30,7 @@ func setupAggregate(fs *flag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "mpq aggregate: %v\n", err)
 			return exitFailure
 		}
-		fmt.Fprintf(stdout, "%s: %d runs aggregated into %s, %s and %s\n", dir, n, results.RunsCSV, results.AggregateCSV, results.AggregateJSON)
+		fmt.Fprintf(stdout, "%s: %d runs aggregated into %s, %s and %s\n", dir, n, resultset.RunsCSV, resultset.AggregateCSV, resultset.AggregateJSON)
 		return 0
 	}
 }
@@ -39,7 +39,7 @@ func setupAggregate(fs *flag.FlagSet) runFunc {
 // nil) into dir's runs.csv, aggregate.csv and aggregate.json, printing
 // its warnings; it returns the number of runs.
 func writeAggregate(dir string, dirs []string, stderr io.Writer) (int, error) {
-	a, err := results.Build(dir, dirs)
+	a, err := resultset.Build(dir, dirs)
 	if err != nil {
 		return 0, err
 	}

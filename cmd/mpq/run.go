@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/testbed/netns"
 	"github.com/mpq/mpq/testbed/runner"
 	"github.com/mpq/mpq/trafficgen"
@@ -210,7 +210,7 @@ feed:
 	// aggregated with them, there is none (an old one would describe
 	// other runs), and the command says so.
 	if _, err := writeAggregate(base, nil, stderr); err != nil {
-		for _, f := range []string{results.RunsCSV, results.AggregateCSV, results.AggregateJSON} {
+		for _, f := range []string{resultset.RunsCSV, resultset.AggregateCSV, resultset.AggregateJSON} {
 			os.Remove(filepath.Join(base, f))
 		}
 		fmt.Fprintf(stderr, "mpq run: aggregating %s: %v; no runs.csv or aggregate written: the directory holds runs of another invocation (give each its own --out, or move one's runs away, then run mpq aggregate)\n", base, err)
@@ -252,7 +252,7 @@ func complete(dir string, e *experiment.Experiment) bool {
 	if err != nil || !experiment.SameRun(cfg, e.ResolvedTOML()) {
 		return false
 	}
-	s, err := results.ReadRun(dir)
+	s, err := resultset.ReadRun(dir)
 	return err == nil && s.Name == e.Name && s.Point == e.Point && s.Repetition == e.Repetition &&
 		s.Repeat == max(e.Repeat, 1) && s.BaseSeed == e.BaseSeed && s.Seed == e.Seed && s.ConfigSHA256 == e.PointSHA256()
 }
@@ -310,7 +310,7 @@ func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *run
 		return nil, nil, err
 	}
 	if _, err := os.Stat(dir); err == nil {
-		replaced, _ = results.FindRuns(dir)
+		replaced, _ = resultset.FindRuns(dir)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		os.RemoveAll(tmp)

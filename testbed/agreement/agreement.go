@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 )
 
 // Point is what one emulator measured of an experiment: means over its
@@ -80,7 +80,7 @@ func FromRuns(dirs []string, priority, bulk string) (Point, error) {
 		return p, errors.New("no runs")
 	}
 	for _, d := range dirs {
-		s, err := results.ReadRun(d)
+		s, err := resultset.ReadRun(d)
 		if err != nil {
 			return p, err
 		}

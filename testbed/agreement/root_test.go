@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpq/mpq/experiment/results"
+	"github.com/mpq/mpq/resultset"
 )
 
 // runPoint runs experiments/validation-lowrate.toml with mpq and args,
@@ -24,7 +24,7 @@ func runPoint(t *testing.T, mpq string, args ...string) Point {
 		t.Fatalf("mpq %v: %v\n%s", args, err, b)
 	}
 	root := filepath.Join(out, "validation-lowrate")
-	dirs, err := results.FindRuns(root)
+	dirs, err := resultset.FindRuns(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 	"github.com/mpq/mpq/testbed/linkemu"
 	"github.com/mpq/mpq/trafficgen"
@@ -70,7 +70,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 	}
 
 	// Owned by the loop.
-	var sconn, cconn env.Conn
+	var sconn, cconn appenv.Conn
 	var peers []*trafficgen.Peer
 	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	failed := make(chan error, 1)
@@ -81,9 +81,9 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		}
 	}
 
-	var l env.Listener
+	var l appenv.Listener
 	ev.Exec(func() {
-		l, err = ev.Listen(loopbackServer, func(c env.Conn) {
+		l, err = ev.Listen(loopbackServer, func(c appenv.Conn) {
 			if sconn != nil {
 				c.Close(0x101, "one connection per experiment")
 				return
@@ -134,7 +134,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		obs.start(ev.Post, rec)
 		ev.Dial(emu.Front(0).String(), dialed(ev, e, rec, t0, loopbackClient,
 			func(i int) string { return emu.Front(i).String() },
-			func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c }, fail))
+			func(p *trafficgen.Peer, c appenv.Conn) { peers = append(peers, p); cconn = c }, fail))
 	})
 	wait := func(until time.Time, check func() bool) error { return waitReal(ctx, ev, failed, until, check) }
 	end := t0.Add(e.Duration)
@@ -369,12 +369,12 @@ func loopbackCompetitors(comps []*competitor, stls, ctls *tls.Config, t0 time.Ti
 		scfg.Observer, ccfg.Observer = lc.obs.observer, lc.obs.observer
 		lc.ev = udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: lc.local})
 		out = append(out, lc)
-		var l env.Listener
+		var l appenv.Listener
 		var err error
 		lc.ev.Exec(func() {
 			lc.obs.start(lc.ev.Post, c.rec)
 			accepted := false
-			l, err = lc.ev.Listen(loopbackServer, func(conn env.Conn) {
+			l, err = lc.ev.Listen(loopbackServer, func(conn appenv.Conn) {
 				if accepted {
 					conn.Close(0x101, "one connection per competitor")
 					return
@@ -403,7 +403,7 @@ func (lc *loopbackCompetitor) dial(front string) {
 	lc.ev.Exec(func() {
 		lc.ev.Dial(front, dialed(lc.ev, &c.e, c.rec, lc.t0,
 			func(int) string { return lc.local }, func(int) string { return front },
-			func(p *trafficgen.Peer, _ env.Conn) { c.peers = append(c.peers, p) },
+			func(p *trafficgen.Peer, _ appenv.Conn) { c.peers = append(c.peers, p) },
 			func(err error) { c.err = err }))
 	})
 }

@@ -13,12 +13,12 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/atomicfile"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 	"github.com/mpq/mpq/testbed/netsim"
 	"github.com/mpq/mpq/trafficgen"
@@ -207,7 +207,7 @@ type roleRun struct {
 	ev    *udpenv.Env
 	obs   *observerQueue
 	rec   *trafficgen.Recorder
-	conn  env.Conn
+	conn  appenv.Conn
 	peers []*trafficgen.Peer
 	fail  chan error
 }
@@ -300,7 +300,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
 		obs.start(ev.Post, rr.rec)
 		ev.Exec(func() {
-			_, setupErr = ev.Listen(listen.String(), func(c env.Conn) {
+			_, setupErr = ev.Listen(listen.String(), func(c appenv.Conn) {
 				if rr.conn != nil {
 					c.Close(0x101, "one connection per experiment")
 					return
@@ -402,7 +402,7 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		obs.start(ev.Post, rr.rec)
 		ev.Dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
 			func(i int) string { return r.Connect[i].String() },
-			func(p *trafficgen.Peer, c env.Conn) { rr.peers = append(rr.peers, p); rr.conn = c }, rr.failed))
+			func(p *trafficgen.Peer, c appenv.Conn) { rr.peers = append(rr.peers, p); rr.conn = c }, rr.failed))
 	})
 	h, err := rr.finish(ctx, t0, "client")
 	if err != nil {

@@ -19,11 +19,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/buildinfo"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -218,7 +218,7 @@ type copyCounter interface {
 }
 
 // addCopiesDropped adds a connection's dropped copies to in.
-func addCopiesDropped(in *trafficgen.SummaryInput, c env.Conn) {
+func addCopiesDropped(in *trafficgen.SummaryInput, c appenv.Conn) {
 	cc, ok := c.(copyCounter)
 	if !ok {
 		return
@@ -237,7 +237,7 @@ type eventer interface {
 }
 
 // pathEvents returns a connection's path events (nil without).
-func pathEvents(c env.Conn) []core.PathEvent {
+func pathEvents(c appenv.Conn) []core.PathEvent {
 	if ev, ok := c.(eventer); ok {
 		return ev.PathEvents()
 	}
@@ -254,7 +254,7 @@ func nonNil(ev []core.PathEvent) []core.PathEvent {
 }
 
 // pathStats returns a connection's path statistics (nil without).
-func pathStats(c env.Conn) []core.PathStats {
+func pathStats(c appenv.Conn) []core.PathStats {
 	if st, ok := c.(statser); ok {
 		return st.PathStats()
 	}
@@ -273,9 +273,9 @@ type pathAdder interface {
 // outcome of the experiment, not a failure of the run: the recorder notes
 // it for summary.json and the connection goes on over the other paths.
 // peer receives the client's generator and connection.
-func dialed(ev env.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 time.Time,
-	local, remote func(i int) string, peer func(*trafficgen.Peer, env.Conn), fail func(error)) func(env.Conn, error) {
-	return func(c env.Conn, err error) {
+func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t0 time.Time,
+	local, remote func(i int) string, peer func(*trafficgen.Peer, appenv.Conn), fail func(error)) func(appenv.Conn, error) {
+	return func(c appenv.Conn, err error) {
 		if err != nil {
 			fail(fmt.Errorf("connecting: %w", err))
 			return

@@ -7,10 +7,10 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/simenv"
 	"github.com/mpq/mpq/testbed/linkmodel"
 	"github.com/mpq/mpq/testbed/netsim"
@@ -104,10 +104,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err != nil {
 		return nil, err
 	}
-	var sconn, cconn env.Conn
+	var sconn, cconn appenv.Conn
 	var peers []*trafficgen.Peer
 	var setupErr error
-	if _, err := shost.Listen(saddrs[0].String(), func(c env.Conn) {
+	if _, err := shost.Listen(saddrs[0].String(), func(c appenv.Conn) {
 		if sconn != nil {
 			c.Close(0x101, "one connection per experiment")
 			return
@@ -128,7 +128,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	chost.Dial(saddrs[0].String(), dialed(chost, e, crec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
-		func(p *trafficgen.Peer, c env.Conn) { peers = append(peers, p); cconn = c },
+		func(p *trafficgen.Peer, c appenv.Conn) { peers = append(peers, p); cconn = c },
 		func(err error) { setupErr = err }))
 	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
@@ -275,7 +275,7 @@ func simCompetitor(sim *netsim.Sim, topo *netsim.Topology, k int, c *competitor,
 		return err
 	}
 	accepted := false
-	if _, err := shost.Listen(saddr.String(), func(conn env.Conn) {
+	if _, err := shost.Listen(saddr.String(), func(conn appenv.Conn) {
 		if accepted {
 			conn.Close(0x101, "one connection per competitor")
 			return
@@ -289,7 +289,7 @@ func simCompetitor(sim *netsim.Sim, topo *netsim.Topology, k int, c *competitor,
 	}
 	chost.Dial(saddr.String(), dialed(chost, &c.e, c.rec, t0,
 		func(int) string { return caddr.String() }, func(int) string { return saddr.String() },
-		func(p *trafficgen.Peer, _ env.Conn) { c.peers = append(c.peers, p) },
+		func(p *trafficgen.Peer, _ appenv.Conn) { c.peers = append(c.peers, p) },
 		func(err error) { c.err = err }))
 	return nil
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/internal/echo"
 	"github.com/mpq/mpq/testbed/netsim"
 )
@@ -39,13 +39,13 @@ func TestStreamsForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 	accept := server.listeners[saddr].accept
-	server.listeners[saddr].accept = func(c env.Conn) {
+	server.listeners[saddr].accept = func(c appenv.Conn) {
 		sconn = c.(*conn)
 		accept(c)
 	}
 	defer l.Close()
 	var cconn *conn
-	client.Dial(saddr.String(), func(c env.Conn, err error) { cconn, _ = c.(*conn) })
+	client.Dial(saddr.String(), func(c appenv.Conn, err error) { cconn, _ = c.(*conn) })
 	sim.RunFor(100 * time.Millisecond)
 	if cconn == nil || sconn == nil {
 		t.Fatal("no connection")

@@ -1,5 +1,5 @@
 // Package simenv implements the application environment of package
-// testbed/env in the simulator: a Host is a simulated machine whose
+// appenv in the simulator: a Host is a simulated machine whose
 // applications run on the simulation's event loop and virtual clock, with
 // mpquic connections driven by a netsim.Node.
 package simenv
@@ -12,8 +12,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/netsim"
 )
 
@@ -28,7 +28,7 @@ type Config struct {
 	Server *core.Config
 }
 
-// Host is a simulated machine implementing env.Env.
+// Host is a simulated machine implementing appenv.Env.
 type Host struct {
 	sim       *netsim.Sim
 	net       *netsim.Network
@@ -39,7 +39,7 @@ type Host struct {
 	listeners map[netip.AddrPort]*listener
 }
 
-var _ env.Env = (*Host)(nil)
+var _ appenv.Env = (*Host)(nil)
 
 // New creates a host on the network n.
 func New(n *netsim.Network, cfg Config) (*Host, error) {
@@ -53,14 +53,14 @@ func New(n *netsim.Network, cfg Config) (*Host, error) {
 	return h, nil
 }
 
-// Now implements env.Env: the virtual time.
+// Now implements appenv.Env: the virtual time.
 func (h *Host) Now() time.Time { return h.sim.Now() }
 
-// AfterFunc implements env.Env on the virtual clock.
+// AfterFunc implements appenv.Env on the virtual clock.
 func (h *Host) AfterFunc(d time.Duration, f func()) func() bool { return h.sim.AfterFunc(d, f) }
 
-// Dial implements env.Env. addr is an address of the simulated network.
-func (h *Host) Dial(addr string, done func(env.Conn, error)) {
+// Dial implements appenv.Env. addr is an address of the simulated network.
+func (h *Host) Dial(addr string, done func(appenv.Conn, error)) {
 	fail := func(err error) { h.sim.After(0, func() { done(nil, err) }) }
 	remote, err := netip.ParseAddrPort(addr)
 	if err != nil {
@@ -88,9 +88,9 @@ func (h *Host) Dial(addr string, done func(env.Conn, error)) {
 	c.failed = func(err error) { done(nil, fmt.Errorf("simenv: dial %s: %w", addr, err)) }
 }
 
-// Listen implements env.Env. addr must be one of the host's addresses, and
+// Listen implements appenv.Env. addr must be one of the host's addresses, and
 // the host must have a server configuration.
-func (h *Host) Listen(addr string, accept func(env.Conn)) (env.Listener, error) {
+func (h *Host) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, error) {
 	a, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("simenv: listen %s: %w", addr, err)
@@ -131,7 +131,7 @@ func (h *Host) incoming(nc *netsim.Conn) {
 type listener struct {
 	h      *Host
 	addr   netip.AddrPort
-	accept func(env.Conn)
+	accept func(appenv.Conn)
 	conns  []*conn
 }
 
@@ -148,12 +148,12 @@ func (l *listener) Close() error {
 	return nil
 }
 
-// conn adapts a netsim.Conn to env.Conn.
+// conn adapts a netsim.Conn to appenv.Conn.
 type conn struct {
 	h           *Host
 	nc          *netsim.Conn
 	streams     map[uint64]*stream
-	onStream    func(env.Stream)
+	onStream    func(appenv.Stream)
 	pending     []*stream // accepted before OnStream was set
 	onClosed    func(error)
 	closed      bool
@@ -233,22 +233,22 @@ func (c *conn) wrap(cs *core.Stream, send, recv bool) *stream {
 	return s
 }
 
-func (c *conn) open(bidi bool) (env.Stream, error) {
+func (c *conn) open(bidi bool) (appenv.Stream, error) {
 	cs, err := c.nc.OpenStream(bidi)
 	if err != nil {
 		c.nc.Kick() // STREAMS_BLOCKED may be queued
 		if errors.Is(err, core.ErrStreamLimit) {
-			return nil, fmt.Errorf("%w: %w", env.ErrStreamLimit, err)
+			return nil, fmt.Errorf("%w: %w", appenv.ErrStreamLimit, err)
 		}
 		return nil, err
 	}
 	return c.wrap(cs, true, bidi), nil
 }
 
-func (c *conn) OpenStream() (env.Stream, error)    { return c.open(true) }
-func (c *conn) OpenUniStream() (env.Stream, error) { return c.open(false) }
+func (c *conn) OpenStream() (appenv.Stream, error)    { return c.open(true) }
+func (c *conn) OpenUniStream() (appenv.Stream, error) { return c.open(false) }
 
-func (c *conn) OnStream(f func(env.Stream)) {
+func (c *conn) OnStream(f func(appenv.Stream)) {
 	c.onStream = f
 	if len(c.pending) == 0 || f == nil {
 		return
@@ -275,7 +275,7 @@ func (c *conn) Close(code uint64, reason string) {
 func (c *conn) LocalAddr() string  { return c.nc.Paths()[0].Local.String() }
 func (c *conn) RemoteAddr() string { return c.nc.Paths()[0].Remote.String() }
 
-// stream adapts a core.Stream to env.Stream; every change kicks the node so
+// stream adapts a core.Stream to appenv.Stream; every change kicks the node so
 // that what it enables goes out at the current virtual time.
 type stream struct {
 	c                      *conn

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/internal/echo"
 	"github.com/mpq/mpq/testbed/env/simenv"
 	"github.com/mpq/mpq/testbed/netsim"
@@ -131,26 +131,26 @@ func TestEchoTimeout(t *testing.T) {
 // handed over afterwards, and the close callback.
 func TestHostBasics(t *testing.T) {
 	w := newWorld(t, 3, path20ms)
-	var e env.Env = w.client
+	var e appenv.Env = w.client
 	var fired []time.Duration
 	e.AfterFunc(5*time.Millisecond, func() { fired = append(fired, w.sim.Elapsed()) })
 	cancel := e.AfterFunc(time.Millisecond, func() { t.Error("cancelled timer ran") })
 	if !cancel() || cancel() {
 		t.Error("cancel reported wrongly")
 	}
-	if _, err := w.server.Listen("10.9.9.9:1", func(env.Conn) {}); err == nil {
+	if _, err := w.server.Listen("10.9.9.9:1", func(appenv.Conn) {}); err == nil {
 		t.Error("listen on a foreign address accepted")
 	}
-	if _, err := w.client.Listen(w.topo.Client[0].String()+":5000", func(env.Conn) {}); err == nil {
+	if _, err := w.client.Listen(w.topo.Client[0].String()+":5000", func(appenv.Conn) {}); err == nil {
 		t.Error("listen without server configuration accepted")
 	}
 	var dialErr error
-	e.Dial("not an address", func(_ env.Conn, err error) { dialErr = err })
+	e.Dial("not an address", func(_ appenv.Conn, err error) { dialErr = err })
 
-	var serverConn env.Conn
+	var serverConn appenv.Conn
 	var accepted []uint64
 	var closedErr error
-	l, err := w.server.Listen(w.serverAddr, func(c env.Conn) {
+	l, err := w.server.Listen(w.serverAddr, func(c appenv.Conn) {
 		serverConn = c
 		c.OnClosed(func(err error) { closedErr = err })
 	})
@@ -160,8 +160,8 @@ func TestHostBasics(t *testing.T) {
 	if l.Addr() != w.serverAddr {
 		t.Errorf("listener address %s", l.Addr())
 	}
-	var cc env.Conn
-	e.Dial(w.serverAddr, func(c env.Conn, err error) {
+	var cc appenv.Conn
+	e.Dial(w.serverAddr, func(c appenv.Conn, err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestHostBasics(t *testing.T) {
 	if cc.RemoteAddr() != w.serverAddr || serverConn.LocalAddr() != w.serverAddr || serverConn.RemoteAddr() != cc.LocalAddr() {
 		t.Errorf("addresses %s %s %s %s", cc.LocalAddr(), cc.RemoteAddr(), serverConn.LocalAddr(), serverConn.RemoteAddr())
 	}
-	serverConn.OnStream(func(s env.Stream) { accepted = append(accepted, s.ID()) })
+	serverConn.OnStream(func(s appenv.Stream) { accepted = append(accepted, s.ID()) })
 	w.sim.RunFor(time.Millisecond)
 	if fmt.Sprint(accepted) != "[0 4 8]" {
 		t.Errorf("accepted %v", accepted)

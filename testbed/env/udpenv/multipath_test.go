@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/mpquic"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 )
 
 // multipathConn is what the runner and the traffic generator use of a
-// connection beyond env.Conn.
+// connection beyond appenv.Conn.
 type multipathConn interface {
-	env.Conn
+	appenv.Conn
 	AddPath(local, remote string, done func(id uint64, err error))
 	AnnounceSource(scheduler.Source)
 	WithdrawSource(id uint64)
@@ -39,15 +39,15 @@ func connected(t *testing.T, serverMultipath bool) (e *udpenv.Env, client, serve
 		LocalAddr: "127.0.0.1:0",
 	})
 	t.Cleanup(func() { e.Close() })
-	accepted, dialled := make(chan env.Conn, 1), make(chan env.Conn, 1)
+	accepted, dialled := make(chan appenv.Conn, 1), make(chan appenv.Conn, 1)
 	errs := make(chan error, 1)
 	e.Exec(func() {
-		l, err := e.Listen("127.0.0.1:0", func(c env.Conn) { accepted <- c })
+		l, err := e.Listen("127.0.0.1:0", func(c appenv.Conn) { accepted <- c })
 		if err != nil {
 			errs <- err
 			return
 		}
-		e.Dial(l.Addr(), func(c env.Conn, err error) {
+		e.Dial(l.Addr(), func(c appenv.Conn, err error) {
 			if err != nil {
 				errs <- err
 				return
@@ -55,7 +55,7 @@ func connected(t *testing.T, serverMultipath bool) (e *udpenv.Env, client, serve
 			dialled <- c
 		})
 	})
-	get := func(ch chan env.Conn) multipathConn {
+	get := func(ch chan appenv.Conn) multipathConn {
 		select {
 		case c := <-ch:
 			mc, ok := c.(multipathConn)

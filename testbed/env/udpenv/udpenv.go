@@ -1,5 +1,5 @@
 // Package udpenv implements the application environment of package
-// testbed/env over real UDP sockets with package mpquic. The blocking,
+// appenv over real UDP sockets with package mpquic. The blocking,
 // goroutine-based connections and streams of mpquic are bridged into one
 // event loop: helper goroutines do the blocking calls (Dial, Accept, Read,
 // Write) and post their results to the loop, which alone runs application
@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env"
 )
 
 // Config configures an Env.
@@ -54,7 +54,7 @@ type Env struct {
 	conns     []*conn
 }
 
-var _ env.Env = (*Env)(nil)
+var _ appenv.Env = (*Env)(nil)
 
 // New starts an environment's event loop.
 func New(cfg Config) *Env {
@@ -146,10 +146,10 @@ func (e *Env) Close() error {
 	return nil
 }
 
-// Now implements env.Env: the wall clock.
+// Now implements appenv.Env: the wall clock.
 func (e *Env) Now() time.Time { return time.Now() }
 
-// AfterFunc implements env.Env with a runtime timer whose expiry is
+// AfterFunc implements appenv.Env with a runtime timer whose expiry is
 // posted to the loop; cancelling on the loop wins over an expiry not yet
 // run there.
 func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
@@ -173,8 +173,8 @@ func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
-// Dial implements env.Env with mpquic.Dial on a helper goroutine.
-func (e *Env) Dial(addr string, done func(env.Conn, error)) {
+// Dial implements appenv.Env with mpquic.Dial on a helper goroutine.
+func (e *Env) Dial(addr string, done func(appenv.Conn, error)) {
 	if e.cfg.Client == nil {
 		e.Post(func() { done(nil, errors.New("udpenv: no client configuration")) })
 		return
@@ -191,8 +191,8 @@ func (e *Env) Dial(addr string, done func(env.Conn, error)) {
 	}()
 }
 
-// Listen implements env.Env with mpquic.Listen; a helper goroutine accepts.
-func (e *Env) Listen(addr string, accept func(env.Conn)) (env.Listener, error) {
+// Listen implements appenv.Env with mpquic.Listen; a helper goroutine accepts.
+func (e *Env) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, error) {
 	if e.cfg.Server == nil {
 		return nil, errors.New("udpenv: no server configuration")
 	}
@@ -242,7 +242,7 @@ func (l *listener) Close() error {
 type conn struct {
 	e        *Env
 	c        *mpquic.Conn
-	onStream func(env.Stream)
+	onStream func(appenv.Stream)
 	pending  []*stream
 	onClosed func(error)
 	closed   bool
@@ -300,7 +300,7 @@ func (c *conn) ended() {
 	}
 }
 
-func (c *conn) open(bidi bool) (env.Stream, error) {
+func (c *conn) open(bidi bool) (appenv.Stream, error) {
 	var ms *mpquic.Stream
 	var err error
 	if bidi {
@@ -310,17 +310,17 @@ func (c *conn) open(bidi bool) (env.Stream, error) {
 	}
 	if err != nil {
 		if errors.Is(err, core.ErrStreamLimit) {
-			return nil, fmt.Errorf("%w: %w", env.ErrStreamLimit, err)
+			return nil, fmt.Errorf("%w: %w", appenv.ErrStreamLimit, err)
 		}
 		return nil, err
 	}
 	return c.wrap(ms, true, bidi), nil
 }
 
-func (c *conn) OpenStream() (env.Stream, error)    { return c.open(true) }
-func (c *conn) OpenUniStream() (env.Stream, error) { return c.open(false) }
+func (c *conn) OpenStream() (appenv.Stream, error)    { return c.open(true) }
+func (c *conn) OpenUniStream() (appenv.Stream, error) { return c.open(false) }
 
-func (c *conn) OnStream(f func(env.Stream)) {
+func (c *conn) OnStream(f func(appenv.Stream)) {
 	c.onStream = f
 	if len(c.pending) == 0 || f == nil {
 		return

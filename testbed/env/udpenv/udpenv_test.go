@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/mpquic"
-	"github.com/mpq/mpq/testbed/env"
 	"github.com/mpq/mpq/testbed/env/internal/echo"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 )
@@ -34,7 +34,7 @@ func TestEchoLoopback(t *testing.T) {
 	var addr string
 	var err error
 	server.Exec(func() {
-		var l env.Listener
+		var l appenv.Listener
 		l, err = echo.Serve(server, "127.0.0.1:0")
 		if err == nil {
 			addr = l.Addr()
@@ -84,10 +84,10 @@ func TestLoopTimersAndErrors(t *testing.T) {
 		if !cancel() || cancel() {
 			t.Error("cancel reported wrongly")
 		}
-		if _, err := client.Listen("127.0.0.1:0", func(env.Conn) {}); err == nil {
+		if _, err := client.Listen("127.0.0.1:0", func(appenv.Conn) {}); err == nil {
 			t.Error("listen without server configuration accepted")
 		}
-		client.Dial("bad address", func(c env.Conn, err error) {
+		client.Dial("bad address", func(c appenv.Conn, err error) {
 			if err == nil {
 				t.Error("dial of a bad address succeeded")
 			}

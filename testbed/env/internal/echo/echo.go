@@ -1,5 +1,5 @@
 // Package echo is a tiny request-response application written once against
-// package testbed/env: the client sends messages, each on its own stream,
+// package appenv: the client sends messages, each on its own stream,
 // and the server echoes every stream back. It exists to show and test that
 // the same application code runs in the simulator and over sockets.
 package echo
@@ -10,14 +10,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/mpq/mpq/testbed/env"
+	"github.com/mpq/mpq/appenv"
 )
 
 // Serve echoes every stream of every connection accepted on addr: it
 // writes back what it reads and closes the stream after the peer's FIN.
-func Serve(e env.Env, addr string) (env.Listener, error) {
-	return e.Listen(addr, func(c env.Conn) {
-		c.OnStream(func(s env.Stream) {
+func Serve(e appenv.Env, addr string) (appenv.Listener, error) {
+	return e.Listen(addr, func(c appenv.Conn) {
+		c.OnStream(func(s appenv.Stream) {
 			ec := &echoer{s: s, buf: make([]byte, 16<<10)}
 			s.OnWritable(ec.pump)
 			s.OnReadable(ec.pump)
@@ -27,7 +27,7 @@ func Serve(e env.Env, addr string) (env.Listener, error) {
 
 // echoer copies one stream back to itself.
 type echoer struct {
-	s         env.Stream
+	s         appenv.Stream
 	buf, out  []byte
 	eof, done bool
 }
@@ -93,9 +93,9 @@ var ErrTimeout = errors.New("echo: timeout")
 // Run connects to cfg.Addr and runs the exchanges; done runs on the loop
 // with one result per message once all ended (or with the error of the
 // connection attempt). The connection is closed at the end.
-func Run(e env.Env, cfg Config, done func([]Result, error)) {
+func Run(e appenv.Env, cfg Config, done func([]Result, error)) {
 	t0 := e.Now()
-	e.Dial(cfg.Addr, func(c env.Conn, err error) {
+	e.Dial(cfg.Addr, func(c appenv.Conn, err error) {
 		if err != nil {
 			done(nil, err)
 			return
@@ -113,8 +113,8 @@ func Run(e env.Env, cfg Config, done func([]Result, error)) {
 }
 
 type run struct {
-	e        env.Env
-	c        env.Conn
+	e        appenv.Env
+	c        appenv.Conn
 	cfg      Config
 	t0       time.Time
 	done     func([]Result, error)
@@ -192,7 +192,7 @@ func (r *run) closed(err error) {
 type exchange struct {
 	r             *run
 	i             int
-	s             env.Stream
+	s             appenv.Stream
 	size          int
 	sent, got     int
 	closed, ended bool

@@ -1,4 +1,4 @@
-// Package results reads the directories mpq run writes and aggregates the
+// Package resultset reads the directories mpq run writes and aggregates the
 // repetitions of a sweep: runs.csv (one row per run with its varied keys
 // and headline metrics), aggregate.csv and aggregate.json (one entry per
 // grid point: mean, standard deviation and 95 % Student-t confidence
@@ -10,7 +10,7 @@
 // temporary name, so its presence means the run is complete); runs are
 // found anywhere below the directory aggregated, so the directories of a
 // sweep split across machines can be copied together in any layout.
-package results
+package resultset
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-// Package env is the environment applications of the testbed (the traffic
+// Package appenv is the environment applications of the testbed (the traffic
 // generator, test applications) program against: time, timers, and QUIC
 // connections and streams with notifications. The same application code
 // runs in the simulator (package testbed/env/simenv, on the virtual clock
@@ -18,7 +18,7 @@
 //
 // This package holds only the interfaces and has no dependencies, so that
 // application code does not pull in a simulator or sockets.
-package env
+package appenv
 
 import (
 	"errors"
