@@ -83,6 +83,9 @@ func (c *loopbackCompare) pair(tb testing.TB, i int, ours, theirs bulkFunc) {
 		c.theirs = append(c.theirs, theirs(tb, c.bytes))
 		c.ours = append(c.ours, ours(tb, c.bytes))
 	}
+	if testing.Verbose() {
+		tb.Logf("pair %d: mpquic %v, quic-go %v", i, c.ours[i].Round(time.Millisecond), c.theirs[i].Round(time.Millisecond))
+	}
 }
 
 // loopbackSummary is the outcome of a comparison: median rates in Mbit/s

@@ -90,13 +90,6 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// deliver hands a routed datagram to the connection's goroutine; when the
-// connection cannot keep up the datagram is dropped, as a full socket
-// buffer would.
-func (c *Conn) deliver(d core.Datagram, buf *[]byte) {
-	c.in.push(inDatagram{d, buf})
-}
-
 // run drives the sans-IO connection: datagrams in, timers, datagrams out.
 func (c *Conn) run() {
 	timer := time.NewTimer(time.Hour)

@@ -35,21 +35,23 @@ func newInbox(dropped *atomic.Uint64) *inbox {
 	return &inbox{limit: inboxHandshake, sig: make(chan struct{}, 1), dropped: dropped}
 }
 
-// push queues a datagram, or drops it and returns its buffer to the pool
-// when the inbox is full.
-func (b *inbox) push(in inDatagram) {
+// pushAll queues datagrams in order, with one wake-up of the connection's
+// goroutine; those beyond the limit are dropped and their buffers returned
+// to the pool.
+func (b *inbox) pushAll(ins []inDatagram) {
 	b.mu.Lock()
-	if len(b.q) >= b.limit {
-		b.mu.Unlock()
+	room := max(0, min(len(ins), b.limit-len(b.q)))
+	b.q = append(b.q, ins[:room]...)
+	b.mu.Unlock()
+	for _, in := range ins[room:] {
 		putBuf(in.buf)
 		if b.dropped != nil {
 			b.dropped.Add(1)
 		}
-		return
 	}
-	b.q = append(b.q, in)
-	b.mu.Unlock()
-	signal(b.sig)
+	if room > 0 {
+		signal(b.sig)
+	}
 }
 
 // take returns every queued datagram, handing the inbox spare, an empty

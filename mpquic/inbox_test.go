@@ -12,9 +12,12 @@ func TestInboxGrowsAfterTheHandshake(t *testing.T) {
 	var dropped atomic.Uint64
 	b := newInbox(&dropped)
 	push := func(n int) {
+		var ins []inDatagram
 		for range n {
-			b.push(inDatagram{buf: getBuf(1200)})
+			ins = append(ins, inDatagram{buf: getBuf(1200)})
 		}
+		b.pushAll(ins[:n/2])
+		b.pushAll(ins[n/2:])
 	}
 	push(100)
 	if q := b.take(nil); len(q) != inboxHandshake || int(dropped.Load()) != 100-inboxHandshake {
@@ -25,9 +28,19 @@ func TestInboxGrowsAfterTheHandshake(t *testing.T) {
 	if q := b.take(nil); len(q) != 100 || int(dropped.Load()) != 100-inboxHandshake {
 		t.Fatalf("established: %d queued, %d dropped", len(q), dropped.Load())
 	}
+	select {
+	case <-b.sig:
+	default:
+		t.Fatal("no wake-up")
+	}
 	b.close()
 	push(1)
 	if q := b.take(nil); len(q) != 0 {
 		t.Fatalf("closed inbox took %d", len(q))
+	}
+	select {
+	case <-b.sig:
+		t.Fatal("a wake-up for nothing queued")
+	default:
 	}
 }

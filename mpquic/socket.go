@@ -85,6 +85,8 @@ type socket struct {
 	// icmp is set when the kernel reports the ICMP errors of the
 	// socket's datagrams (Linux).
 	icmp bool
+	// reader reads the socket's datagrams (readLoop's).
+	reader *batchReader
 }
 
 // gsoMaxSegments and gsoMaxBytes bound one GSO write: the segment limit of
@@ -104,6 +106,8 @@ func newSocket(conn *net.UDPConn, ep *core.Endpoint) *socket {
 	// or tunnels that mishandle it.
 	s.gso.Store(os.Getenv("MPQUIC_DISABLE_GSO") != "1" && gsoSupported(conn))
 	s.icmp = enableICMPErrors(conn)
+	// MPQUIC_DISABLE_GRO=1 turns receive offload off.
+	s.reader = newBatchReader(conn, recvBatch, os.Getenv("MPQUIC_DISABLE_GRO") != "1")
 	return s
 }
 
@@ -127,15 +131,25 @@ func (s *socket) unregister(cc *core.Conn) {
 	s.mu.Unlock()
 }
 
-// readLoop runs until the socket closes. Every datagram is read into one
-// buffer and routed there; only a datagram for a connection is copied, into
-// a buffer of its size, so that what belongs to no connection costs no
-// memory.
+// rxDatagram is a received datagram and its sender.
+type rxDatagram struct {
+	data []byte
+	from netip.AddrPort
+}
+
+// recvBatch is the most messages one read of a socket returns (Linux).
+const recvBatch = 8
+
+// readLoop runs until the socket closes. Datagrams are read a batch at a
+// time into the reader's buffers and routed there; only a datagram for a
+// connection is copied, into a buffer of its size, so that what belongs to
+// no connection costs no memory. The datagrams of a batch for one
+// connection join its inbox together.
 func (s *socket) readLoop() {
 	defer close(s.done)
-	buf := make([]byte, recvBufSize)
+	var rx rxBatch
 	for {
-		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
+		dgs, err := s.reader.read()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -145,28 +159,71 @@ func (s *socket) readLoop() {
 			}
 			continue
 		}
-		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		d := core.Datagram{Local: s.local, Remote: from, Data: buf[:n]}
-		r := s.ep.Route(time.Now(), d)
-		if r.Reply != nil {
-			_, _ = s.conn.WriteToUDPAddrPort(r.Reply.Data, r.Reply.Remote)
+		now := time.Now()
+		for _, d := range dgs {
+			s.receive(now, d, &rx)
 		}
-		if r.Conn == nil {
-			continue
-		}
+		rx.flush()
+		rx.cc, rx.c = nil, nil
+	}
+}
+
+// rxBatch collects the datagrams of a batch for one connection; cc and c
+// are the last connection looked up, valid for one batch.
+type rxBatch struct {
+	cc   *core.Conn
+	c    *Conn
+	dest *Conn
+	q    []inDatagram
+}
+
+// add queues a datagram for c, first handing over those queued for
+// another connection.
+func (b *rxBatch) add(c *Conn, in inDatagram) {
+	if c != b.dest {
+		b.flush()
+		b.dest = c
+	}
+	b.q = append(b.q, in)
+}
+
+// flush hands the queued datagrams to their connection.
+func (b *rxBatch) flush() {
+	if len(b.q) > 0 {
+		b.dest.in.pushAll(b.q)
+		clear(b.q)
+		b.q = b.q[:0]
+	}
+	b.dest = nil
+}
+
+// receive routes one datagram: an answer of the endpoint goes back at
+// once, a datagram for a connection joins rx.
+func (s *socket) receive(now time.Time, rd rxDatagram, rx *rxBatch) {
+	d := core.Datagram{Local: s.local, Remote: rd.from, Data: rd.data}
+	r := s.ep.Route(now, d)
+	if r.Reply != nil {
+		_, _ = s.conn.WriteToUDPAddrPort(r.Reply.Data, r.Reply.Remote)
+	}
+	if r.Conn == nil {
+		return
+	}
+	c := rx.c
+	if r.Conn != rx.cc || c == nil {
 		s.mu.Lock()
-		c := s.owners[r.Conn]
+		c = s.owners[r.Conn]
 		s.mu.Unlock()
 		if c == nil && r.New && s.accept != nil {
 			c = s.accept(r.Conn, s)
 		}
-		if c == nil {
-			continue
-		}
-		bp := getBuf(n)
-		d.Data = append((*bp)[:0], d.Data...)
-		c.deliver(d, bp)
+		rx.cc, rx.c = r.Conn, c
 	}
+	if c == nil {
+		return
+	}
+	bp := getBuf(len(d.Data))
+	d.Data = append((*bp)[:0], d.Data...)
+	rx.add(c, inDatagram{d, bp})
 }
 
 // handleICMP passes destination unreachable errors to the connections
