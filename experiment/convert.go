@@ -347,9 +347,10 @@ func (d *document) convert() (Experiment, Errors) {
 		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
 	}
 	checkCompetitors(root, &e)
-	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
+	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond, Series: true}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
+		e.Output.Series = ot.boolean("series", true)
 		e.Output.Interval = ot.duration("interval", e.Output.Interval)
 		if e.Output.Interval <= 0 {
 			ot.fail("interval", "must be positive")
@@ -524,7 +525,8 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 	st := t.sub("scheduler_options")
 	if st != nil {
 		set = map[string]any{}
-		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		origin := t.d.origins[t.path("path_scheduler")].Origin
+		swept := origin == "[sweep]" || strings.HasPrefix(origin, "[[sweep.")
 		own := scheduler.PathOptions(sched)
 		for k, v := range st.m {
 			st.used[k] = true

@@ -241,6 +241,10 @@ type Output struct {
 	// one path and end, except that every congestion state change is
 	// kept; 0 writes every change.
 	PathInterval time.Duration
+	// Series writes the time series paths.csv and throughput.csv
+	// (output.series, default true); false leaves them out of a run's
+	// files, for sweeps of thousands of runs that need only summary.json.
+	Series bool
 	// Warmup leaves the messages created in [0, Warmup) of the
 	// experiment's time out of the per-source statistics (summary.json,
 	// the aggregates, the console lines, the plots' distributions); they

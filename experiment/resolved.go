@@ -115,6 +115,10 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if !e.Output.Series {
+		// Written only when off, as warmup.
+		w("series", "false")
+	}
 	if e.Output.Warmup > 0 {
 		// Written only when set: the configurations (and hashes) of
 		// runs without a warm-up stay those of earlier versions.

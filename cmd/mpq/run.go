@@ -239,7 +239,10 @@ func parseShard(s string) (k, n int, err error) {
 // point, repetition of how many, base seed and configuration), so that
 // the aggregate does not take a run of another sweep for this one.
 func complete(dir string, e *experiment.Experiment) bool {
-	files := []string{"messages.csv", "paths.csv", "throughput.csv"}
+	files := []string{"messages.csv"}
+	if e.Output.Series {
+		files = append(files, "paths.csv", "throughput.csv")
+	}
 	if e.Backend == experiment.BackendLoopback {
 		files = append(files, "emulator.json")
 	}

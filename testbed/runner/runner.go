@@ -191,10 +191,15 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 	if err != nil {
 		return err
 	}
-	return errors.Join(
+	errs := []error{
 		write("config.resolved.toml", func(w io.Writer) error { _, err := w.Write(e.ResolvedTOML()); return err }),
 		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
 		write("messages.csv", rec.WriteMessagesCSV),
+	}
+	if !e.Output.Series {
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs,
 		write("paths.csv", rec.WritePathsCSV),
 		write("throughput.csv", func(w io.Writer) error {
 			errs := []error{rec.WriteThroughputCSV(w)}
@@ -203,7 +208,7 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 			}
 			return errors.Join(errs...)
 		}),
-	)
+	)...)
 }
 
 // statser is what connections offer for the summary.
