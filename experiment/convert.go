@@ -454,6 +454,7 @@ func convertPath(t *table) Path {
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
 	p.Bottleneck = t.str("bottleneck", "")
+	p.Backup = t.boolean("backup", false)
 	ut, dt := t.sub("up"), t.sub("down")
 	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)

@@ -132,6 +132,11 @@ type Path struct {
 	// one-way delay, part of the path's RTT.
 	Bottleneck      string
 	BottleneckDelay time.Duration
+	// Backup marks the path a backup path (backup = true): the client
+	// sends PATH_STATUS_BACKUP for it (draft-ietf-quic-multipath-21
+	// Section 3.3) once it is validated, and both ends' path schedulers
+	// then put data on it only when no available path is usable.
+	Backup bool
 }
 
 // Link is one direction of a path.

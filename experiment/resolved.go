@@ -43,6 +43,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if p.Bottleneck != "" {
 			w("bottleneck", q(p.Bottleneck))
 		}
+		if p.Backup {
+			w("backup", "true")
+		}
 		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
