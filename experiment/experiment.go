@@ -207,6 +207,12 @@ type Transport struct {
 	// PathFailure enables the stack's path failure detection (default
 	// true); false leaves silent paths to their probe timeouts.
 	PathFailure bool
+	// ReceiveWindow, when positive, fixes both ends' flow-control receive
+	// windows (each stream's and the connection's, RFC 9000 Section 4) at
+	// that many bytes: a receiver with a bounded buffer. 0 keeps the
+	// defaults, which start at 512 KiB per stream and 768 KiB per
+	// connection and grow as the application reads.
+	ReceiveWindow int64
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

@@ -84,6 +84,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 	if t.PathAbandonAfter > 0 {
 		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	}
+	if t.ReceiveWindow > 0 {
+		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

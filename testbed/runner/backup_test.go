@@ -74,3 +74,23 @@ func TestBackupPath(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiveWindowConfig: transport.receive_window fixes both ends'
+// stream and connection windows; without it the core's defaults apply.
+func TestReceiveWindowConfig(t *testing.T) {
+	runs, err := experiment.Load("../../experiments/heterogeneous.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	if c := coreConfig(&e); c.InitialConnWindow != 0 || c.MaxConnWindow != 0 || c.InitialStreamWindow != 0 || c.MaxStreamWindow != 0 {
+		t.Fatalf("windows %+v without receive_window, want the core's defaults (0)", c)
+	}
+	e.Transport.ReceiveWindow = 200000
+	c := coreConfig(&e)
+	for _, w := range []uint64{c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow} {
+		if w != 200000 {
+			t.Fatalf("windows conn %d..%d, stream %d..%d; want 200000 each", c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow)
+		}
+	}
+}

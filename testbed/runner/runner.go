@@ -69,7 +69,10 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 // coreConfig is the transport configuration of an experiment, without TLS.
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
+	rw := uint64(t.ReceiveWindow) // 0: the core's defaults
 	return core.Config{
+		InitialStreamWindow: rw, MaxStreamWindow: rw,
+		InitialConnWindow: rw, MaxConnWindow: rw,
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
