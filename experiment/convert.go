@@ -455,6 +455,7 @@ func convertPath(t *table) Path {
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
 	p.Bottleneck = t.str("bottleneck", "")
+	p.Backup = t.boolean("backup", false)
 	ut, dt := t.sub("up"), t.sub("down")
 	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
@@ -474,6 +475,10 @@ func convertPath(t *table) Path {
 	t.done()
 	return p
 }
+
+// MinReceiveWindow is the smallest transport.receive_window: 16 KiB, a
+// dozen full packets.
+const MinReceiveWindow = 16 << 10
 
 func convertTransport(t *table) Transport {
 	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
@@ -503,6 +508,10 @@ func convertTransport(t *table) Transport {
 		t.fail("initial_rtt", "must be positive")
 	}
 	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
+	tr.ReceiveWindow = t.size("receive_window", 0)
+	if tr.ReceiveWindow != 0 && tr.ReceiveWindow < MinReceiveWindow {
+		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
+	}
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

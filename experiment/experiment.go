@@ -132,6 +132,11 @@ type Path struct {
 	// one-way delay, part of the path's RTT.
 	Bottleneck      string
 	BottleneckDelay time.Duration
+	// Backup marks the path a backup path (backup = true): the client
+	// sends PATH_STATUS_BACKUP for it (draft-ietf-quic-multipath-21
+	// Section 3.3) once it is validated, and both ends' path schedulers
+	// then put data on it only when no available path is usable.
+	Backup bool
 }
 
 // Link is one direction of a path.
@@ -202,6 +207,12 @@ type Transport struct {
 	// PathFailure enables the stack's path failure detection (default
 	// true); false leaves silent paths to their probe timeouts.
 	PathFailure bool
+	// ReceiveWindow, when positive, fixes both ends' flow-control receive
+	// windows (each stream's and the connection's, RFC 9000 Section 4) at
+	// that many bytes: a receiver with a bounded buffer. 0 keeps the
+	// defaults, which start at 512 KiB per stream and 768 KiB per
+	// connection and grow as the application reads.
+	ReceiveWindow int64
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

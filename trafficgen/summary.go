@@ -99,6 +99,12 @@ type PathEnd struct {
 	// in the measurement window, retransmissions and copies included.
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 	State           string `json:"state"`
+	// Status is this end's status of the path at the end of the window
+	// ("available" or "backup", sent with PATH_STATUS_AVAILABLE or
+	// PATH_STATUS_BACKUP); PeerStatus the status the other end sent ("":
+	// none).
+	Status     string `json:"status"`
+	PeerStatus string `json:"peer_status,omitempty"`
 	// CopiesSent counts the copies this end sent on the path (packets a
 	// path scheduler sent on several paths, the original on another),
 	// from the connection's start to the end of the window.
@@ -306,6 +312,8 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 				SRTTMS: ms(ps.SmoothedRTT), MinRTTMS: ms(ps.MinRTT), CwndBytes: ps.CongestionWindow,
 				ReservationsMissed: ps.SchedulerCounters["reservations_missed"],
 				State:              ps.State,
+				Status:             ps.Status,
+				PeerStatus:         ps.PeerStatus,
 				CopiesSent:         ps.CopiesSent,
 			}
 			if pl := r.paths[pathKey{side.vantage, ps.ID}]; pl != nil {

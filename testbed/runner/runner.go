@@ -69,7 +69,10 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 // coreConfig is the transport configuration of an experiment, without TLS.
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
+	rw := uint64(t.ReceiveWindow) // 0: the core's defaults
 	return core.Config{
+		InitialStreamWindow: rw, MaxStreamWindow: rw,
+		InitialConnWindow: rw, MaxConnWindow: rw,
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
@@ -271,6 +274,29 @@ type pathAdder interface {
 	AddPath(local, remote string, done func(id uint64, err error))
 }
 
+// statusSetter sends a path's status (PATH_STATUS_BACKUP or
+// PATH_STATUS_AVAILABLE).
+type statusSetter interface {
+	SetPathStatus(id uint64, backup bool) error
+}
+
+// markBackup sends PATH_STATUS_BACKUP for path id of a client connection
+// if path i of the experiment is a backup path (backup = true); a failure
+// is recorded as the path's failure, like one to open it.
+func markBackup(c appenv.Conn, e *experiment.Experiment, rec *trafficgen.Recorder, i int, id uint64) {
+	if !e.Paths[i].Backup {
+		return
+	}
+	ss, ok := c.(statusSetter)
+	if !ok {
+		rec.PathFailed(i, fmt.Errorf("path %d is a backup path, and the connection cannot send path status frames", i))
+		return
+	}
+	if err := ss.SetPathStatus(id, true); err != nil {
+		rec.PathFailed(i, err)
+	}
+}
+
 // dialed returns the Dial callback of an experiment's client: it starts
 // the client's sources and opens path i from local(i) to remote(i) for
 // every further path; fail receives a failure to connect. A path that
@@ -292,11 +318,16 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 		if !e.Transport.Multipath || !ok {
 			return
 		}
+		// The path of the handshake has ID 0 (draft-ietf-quic-multipath-21
+		// Section 1).
+		markBackup(c, e, rec, 0, 0)
 		for i := 1; i < len(e.Paths); i++ {
-			pa.AddPath(local(i), remote(i), func(_ uint64, err error) {
+			pa.AddPath(local(i), remote(i), func(id uint64, err error) {
 				if err != nil {
 					rec.PathFailed(i, err)
+					return
 				}
+				markBackup(c, e, rec, i, id)
 			})
 		}
 	}
