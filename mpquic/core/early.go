@@ -192,6 +192,7 @@ func (c *Conn) installEarlySecret(e tls.QUICEvent) error {
 	}
 	k.open, k.haveOpen = keys, true
 	c.early.offered, c.early.accepted = true, true
+	c.emit(Event{Kind: EventEarlyData})
 	c.replayUndecryptable()
 	return nil
 }
