@@ -502,6 +502,7 @@ func convertTransport(t *table) Transport {
 		t.fail("initial_rtt", "must be positive")
 	}
 	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
+	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

@@ -81,6 +81,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 	if t.PathAbandonAfter > 0 {
 		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	}
+	if t.ZeroRTT {
+		w("zero_rtt", "true")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))
