@@ -512,6 +512,7 @@ func convertTransport(t *table) Transport {
 	if tr.ReceiveWindow != 0 && tr.ReceiveWindow < MinReceiveWindow {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
 	}
+	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

@@ -213,6 +213,12 @@ type Transport struct {
 	// defaults, which start at 512 KiB per stream and 768 KiB per
 	// connection and grow as the application reads.
 	ReceiveWindow int64
+	// ZeroRTT (transport.zero_rtt): before the experiment's time zero a
+	// warm-up connection obtains a session ticket and closes; the
+	// measured connection then resumes with it and the client sends its
+	// messages in 0-RTT packets (RFC 9001 Section 4.6) until the handshake
+	// completes. Off: one full handshake, no tickets.
+	ZeroRTT bool
 }
 
 // Source is one traffic source. Which fields matter depends on Kind (see

@@ -87,6 +87,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 	if t.ReceiveWindow > 0 {
 		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
 	}
+	if t.ZeroRTT {
+		w("zero_rtt", "true")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

@@ -113,6 +113,22 @@ type Config struct {
 	// connection.
 	DisableGSO bool
 
+	// SessionTickets makes a server send a TLS session ticket after the
+	// handshake, with which a client resumes the next connection to it
+	// (a client stores tickets in TLS.ClientSessionCache, and resumes
+	// when that cache is set). Off by default: a ticket adds a CRYPTO
+	// frame to every connection.
+	SessionTickets bool
+	// Allow0RTT enables 0-RTT (RFC 9001 Section 4.6; see
+	// Conn.OpenEarlyStream). A server's tickets then allow early data
+	// (SessionTickets is implied) and it accepts 0-RTT when its limits
+	// are at least those of the ticket. A client offers early data when
+	// it resumes with a ticket that allows it. Only data of streams the
+	// application opens with OpenEarlyStream goes in 0-RTT packets:
+	// that data may be replayed by an attacker (RFC 8446 Section 8).
+	// Off by default.
+	Allow0RTT bool
+
 	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
 	// update after that many packets in a key phase (RFC 9001 Section 6).
 	// Updates are always initiated before the AEAD confidentiality limit.

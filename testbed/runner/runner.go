@@ -47,6 +47,9 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 	start := time.Now()
 	var res *Result
 	var err error
+	if e.Transport.ZeroRTT && e.Backend != experiment.BackendSim {
+		return nil, fmt.Errorf("transport.zero_rtt runs in the simulator only (backend %q has no warm-up connection yet)", e.Backend)
+	}
 	switch e.Backend {
 	case experiment.BackendSim:
 		res, err = runSim(ctx, e, dir, start)
@@ -85,7 +88,10 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		InitialRTT:           t.InitialRTT,
 		PathAbandonAfter:     t.PathAbandonAfter,
 		DisablePathFailure:   !t.PathFailure,
-		MaxPathID:            uint64(max(3, len(e.Paths))),
+		// transport.zero_rtt: the server's tickets allow 0-RTT, the
+		// client offers it when it resumes.
+		Allow0RTT: t.ZeroRTT,
+		MaxPathID: uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
