@@ -265,6 +265,7 @@ func (c *Conn) installSecret(e tls.QUICEvent) error {
 			k.open, k.haveOpen = keys, true
 		}
 	case levelApp:
+		c.app.null = c.cfg.SimNullProtection
 		if write {
 			err = c.app.installSeal(suite, secret)
 		} else {
