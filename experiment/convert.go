@@ -325,7 +325,7 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
 	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
-	e.Transport = convertTransport(root.sub("transport"))
+	e.Transport = convertTransport(root.sub("transport"), e.Backend)
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
 		s := convertSource(st, i)
@@ -480,11 +480,16 @@ func convertPath(t *table) Path {
 // dozen full packets.
 const MinReceiveWindow = 16 << 10
 
-func convertTransport(t *table) Transport {
+func convertTransport(t *table, backend string) Transport {
 	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
-		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
+		SimNullProtection: DefaultSimNullProtection(backend)}
 	if t == nil {
 		return tr
+	}
+	tr.SimNullProtection = t.boolean("sim_null_protection", tr.SimNullProtection)
+	if tr.SimNullProtection && backend != BackendSim {
+		t.fail("sim_null_protection", "the null packet protection is for backend = \"sim\" only; backend %q always protects its packets with TLS's cipher suite", backend)
 	}
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())

@@ -219,7 +219,18 @@ type Transport struct {
 	// messages in 0-RTT packets (RFC 9001 Section 4.6) until the handshake
 	// completes. Off: one full handshake, no tickets.
 	ZeroRTT bool
+	// SimNullProtection (transport.sim_null_protection) replaces the
+	// 1-RTT packet protection by the simulator's null protection
+	// (core.Config.SimNullProtection): same packet sizes and results,
+	// less CPU. Default true with backend "sim" (DefaultSimNullProtection),
+	// and not allowed with any other backend.
+	SimNullProtection bool
 }
+
+// DefaultSimNullProtection is transport.sim_null_protection's default
+// with a backend: on in the simulator, where it changes no result (see
+// EXPERIMENTS.md), off everywhere else.
+func DefaultSimNullProtection(backend string) bool { return backend == BackendSim }
 
 // Source is one traffic source. Which fields matter depends on Kind (see
 // EXPERIMENTS.md).

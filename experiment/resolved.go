@@ -90,6 +90,11 @@ func (e *Experiment) ResolvedTOML() []byte {
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}
+	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
+		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
+	} else if t.SimNullProtection {
+		b.WriteString("# sim_null_protection = true (the simulator's default: null 1-RTT packet protection, same results as AES-GCM)\n")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -121,10 +122,17 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 	return l, nil
 }
 
+// errSimNullProtection refuses the simulator's null packet protection on a
+// real socket.
+var errSimNullProtection = errors.New("mpquic: SimNullProtection is for the simulator only: a real socket always uses the TLS cipher suite's packet protection")
+
 // socketConfig returns the configuration of connections on the socket uc:
 // cfg with the TLS key log (SSLKEYLOGFILE) and the max_udp_payload_size the
 // socket receives, and the size of their send buffers.
 func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
+	if cfg != nil && cfg.SimNullProtection {
+		return nil, 0, errSimNullProtection
+	}
 	cfg = withKeyLog(cfg)
 	v, err := cfg.Validate()
 	if err != nil {

@@ -144,6 +144,11 @@ type Provenance struct {
 	Seed    uint64 `json:"seed"`
 	// Started is the wall-clock time the run started (RFC 3339, UTC).
 	Started string `json:"started"`
+	// PacketProtection is the 1-RTT packet protection the run used:
+	// "sim-null" (the simulator's null protection,
+	// transport.sim_null_protection) or "tls" (the TLS cipher suite's
+	// AEAD).
+	PacketProtection string `json:"packet_protection,omitempty"`
 }
 
 // Summary is summary.json.

@@ -134,6 +134,19 @@ type Config struct {
 	// Updates are always initiated before the AEAD confidentiality limit.
 	KeyUpdateInterval uint64
 
+	// SimNullProtection replaces the 1-RTT packet protection (AES-GCM or
+	// ChaCha20-Poly1305) with a null protection that sends the payload in
+	// clear, for the simulator only (package testbed/netsim), where the
+	// AEAD is a fifth of a saturated run's time and protects nothing: the
+	// packets keep their sizes (a 16-byte tag that still tells keys apart
+	// and catches modified packets), their header protection and their
+	// key updates, so that a simulated run's results are the same byte for
+	// byte (see protection.NewNullAEAD). Both ends must set it. No
+	// transport parameter announces it, and the UDP driver (package
+	// mpquic) refuses a configuration that sets it: it never protects a
+	// packet on a real socket.
+	SimNullProtection bool
+
 	// Rand is the source of connection IDs, tokens and path challenges.
 	// Default crypto/rand; the simulator passes a seeded source.
 	Rand io.Reader

@@ -271,6 +271,7 @@ func (c *Conn) installSecret(e tls.QUICEvent) error {
 			k.open, k.haveOpen = keys, true
 		}
 	case levelApp:
+		c.app.null = c.cfg.SimNullProtection
 		if write {
 			err = c.app.installSeal(suite, secret)
 			if c.isClient {

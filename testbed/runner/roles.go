@@ -169,6 +169,9 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 		return nil, err
 	}
 	cfg := coreConfig(e)
+	// A role runs on real sockets, whatever backend the file names:
+	// never with the simulator's null packet protection.
+	cfg.SimNullProtection = false
 	obs := &observerQueue{}
 	cfg.Observer = obs.observer
 	var traces *qlogfile.Dir

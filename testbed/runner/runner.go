@@ -91,12 +91,30 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		// transport.zero_rtt: the server's tickets allow 0-RTT, the
 		// client offers it when it resumes.
 		Allow0RTT: t.ZeroRTT,
-		MaxPathID: uint64(max(3, len(e.Paths))),
+		// Only the simulator's runs (experiment refuses the key
+		// elsewhere, and the UDP driver too).
+		SimNullProtection: simNullProtection(e),
+		MaxPathID:         uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
 		MaxIncomingStreams: 1000,
 	}
+}
+
+// simNullProtection reports whether a run of e uses the simulator's null
+// packet protection: only a simulator run, whatever e says.
+func simNullProtection(e *experiment.Experiment) bool {
+	return e.Transport.SimNullProtection && e.Backend == experiment.BackendSim
+}
+
+// packetProtection names the packet protection of a run of e for the
+// provenance of its summary.
+func packetProtection(e *experiment.Experiment) string {
+	if simNullProtection(e) {
+		return "sim-null"
+	}
+	return "tls"
 }
 
 // drainStep is how often a run checks in its drain period whether every
@@ -145,7 +163,8 @@ func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderC
 // provenance says what produced a run that started at started.
 func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provenance {
 	return &trafficgen.Provenance{Info: buildinfo.Read(), Backend: e.Backend, Seed: e.Seed,
-		Started: started.UTC().Format(time.RFC3339Nano)}
+		Started:          started.UTC().Format(time.RFC3339Nano),
+		PacketProtection: packetProtection(e)}
 }
 
 // qlogDir writes one trace per connection end into dir/qlog, named as
