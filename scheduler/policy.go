@@ -195,8 +195,11 @@ const PacketSlack = 64
 // packet of a stream without priority (a background retransmission beside
 // a reservation, say) and SkipsHeldBack is true, the core offers the
 // stream scheduler's next choice among the other streams, and so on, as
-// long as a stream with priority is among them. Without it (or with false)
-// a held-back stream holds back every stream behind it: the stream
+// long as a stream with priority is among them. It does so only with a
+// stream scheduler that puts one STREAM frame in a packet
+// (MaxStreamFrames 1, as priority-fifo): with several, the packet's other
+// frames would carry the held-back stream's data. Without it (or with
+// false) a held-back stream holds back every stream behind it: the stream
 // scheduler's order is strict.
 type HeldBackSkipper interface {
 	SkipsHeldBack() bool

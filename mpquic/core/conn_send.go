@@ -282,10 +282,12 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	}
 	bp := buildParams{mode: modeNormal}
 	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
-	for len(c.pathSel) == 0 && first >= 0 && !w.Priority && c.skipHeld != nil && c.skipHeld.SkipsHeldBack() {
+	for len(c.pathSel) == 0 && first >= 0 && !w.Priority && c.skipHeld != nil && c.skipHeld.SkipsHeldBack() && c.strSch.MaxStreamFrames() == 1 {
 		// The path scheduler holds back a stream without priority: offer
 		// the stream scheduler's next choice among the others, if a
-		// stream with priority is among them.
+		// stream with priority is among them. (Only with one STREAM
+		// frame a packet: else the packet's other frames would take the
+		// held-back stream's data after all.)
 		infos = append(infos[:first], infos[first+1:]...)
 		if !slices.ContainsFunc(infos, func(s scheduler.StreamInfo) bool { return s.Priority }) {
 			break
