@@ -69,7 +69,7 @@ func TestParsePaperSetup(t *testing.T) {
 		t.Fatalf("queue %d", q)
 	}
 	tr := Transport{PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true, SimNullProtection: true,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet", "skip_held_back": "false"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}

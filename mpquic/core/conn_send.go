@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/internal/protection"
@@ -272,50 +273,33 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 			w.Waiting.BackgroundBytes += infos[i].Pending
 		}
 	}
-	if len(infos) > 0 {
-		first = c.strSch.Next(now, infos)
-		st := infos[first]
-		w.StreamID, w.Priority, w.Pending = st.ID, st.Priority, st.Pending
-		// The packet's expected size: the stream data it will carry
-		// (one stream's, or all waiting, as the stream scheduler
-		// allows) with the packet's overhead and room for an ACK or a
-		// few control frames. The packet built never exceeds it, so
-		// that a scheduler's room check (e.g. a reservation sized for a
-		// message's real bytes) holds for a message's last, short
-		// packet too. Lost data is sized by the path scheduler
-		// (scheduler.RetransmissionSizer), full size by default.
-		pending := st.Pending
-		if c.strSch.MaxStreamFrames() != 1 {
-			pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
-		}
-		if !st.HasRetransmission {
-			w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+scheduler.PacketSlack))
-		} else {
-			w.Size = scheduler.DefaultRetransmissionSize(c.cfg.MaxPacketSize)
-		}
-		switch {
-		case st.HasRetransmission:
-			w.Class = scheduler.ClassRetransmission
-			s := c.streams.m[st.ID]
-			w.LostBytes = s.send.LostBytes()
-			w.Pinned, w.PinnedPath = s.pinned, s.pinPath
-		case st.Priority:
-			w.Class = scheduler.ClassPriority
-		default:
-			w.Class = scheduler.ClassBackground
-		}
-	} else if !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
+	if len(infos) == 0 && !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
 	c.pathBuf = c.pathBuf[:0]
 	for _, p := range c.paths {
 		c.pathBuf = append(c.pathBuf, c.info(p, now))
 	}
-	if w.Class == scheduler.ClassRetransmission && c.rtxSizer != nil {
-		w.Size = min(max(c.rtxSizer.RetransmissionSize(w, c.pathBuf), scheduler.MinRetransmissionSize), c.cfg.MaxPacketSize)
+	if len(infos) > 0 {
+		first = c.strSch.Next(now, infos)
+		c.streamWork(&w, infos, first)
 	}
 	bp := buildParams{mode: modeNormal}
 	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	for len(c.pathSel) == 0 && first >= 0 && !w.Priority && c.skipHeld != nil && c.skipHeld.SkipsHeldBack() && c.strSch.MaxStreamFrames() == 1 {
+		// The path scheduler holds back a stream without priority: offer
+		// the stream scheduler's next choice among the others, if a
+		// stream with priority is among them. (Only with one STREAM
+		// frame a packet: else the packet's other frames would take the
+		// held-back stream's data after all.)
+		infos = append(infos[:first], infos[first+1:]...)
+		if !slices.ContainsFunc(infos, func(s scheduler.StreamInfo) bool { return s.Priority }) {
+			break
+		}
+		first = c.strSch.Next(now, infos)
+		c.streamWork(&w, infos, first)
+		c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	}
 	if len(c.pathSel) == 0 && first >= 0 && (w.Waiting.Control || c.crypto[levelApp].send.HasPendingData()) {
 		// The stream data is held back; control frames are not: ask
 		// for a path for them alone.
@@ -336,6 +320,43 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		bp.firstStream, bp.hasFirst = infos[first].ID, true
 	}
 	return c.buildOn(now, p, buf, &bp)
+}
+
+// streamWork fills w (whose Waiting is set) for a packet of infos[first],
+// the stream the stream scheduler chose; c.pathBuf holds the paths.
+func (c *Conn) streamWork(w *scheduler.Work, infos []scheduler.StreamInfo, first int) {
+	st := infos[first]
+	*w = scheduler.Work{Waiting: w.Waiting, StreamID: st.ID, Priority: st.Priority, Pending: st.Pending}
+	// The packet's expected size: the stream data it will carry (one
+	// stream's, or all waiting, as the stream scheduler allows) with the
+	// packet's overhead and room for an ACK or a few control frames. The
+	// packet built never exceeds it, so that a scheduler's room check
+	// (e.g. a reservation sized for a message's real bytes) holds for a
+	// message's last, short packet too. Lost data is sized by the path
+	// scheduler (scheduler.RetransmissionSizer), full size by default.
+	pending := st.Pending
+	if c.strSch.MaxStreamFrames() != 1 {
+		pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
+	}
+	if !st.HasRetransmission {
+		w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+scheduler.PacketSlack))
+	} else {
+		w.Size = scheduler.DefaultRetransmissionSize(c.cfg.MaxPacketSize)
+	}
+	switch {
+	case st.HasRetransmission:
+		w.Class = scheduler.ClassRetransmission
+		s := c.streams.m[st.ID]
+		w.LostBytes = s.send.LostBytes()
+		w.Pinned, w.PinnedPath = s.pinned, s.pinPath
+		if c.rtxSizer != nil {
+			w.Size = min(max(c.rtxSizer.RetransmissionSize(*w, c.pathBuf), scheduler.MinRetransmissionSize), c.cfg.MaxPacketSize)
+		}
+	case st.Priority:
+		w.Class = scheduler.ClassPriority
+	default:
+		w.Class = scheduler.ClassBackground
+	}
 }
 
 // cwndAllows reports whether path p may send a full-size packet now.

@@ -46,6 +46,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.waker, _ = ps.path.(scheduler.Waker)
 	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
 	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
+	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
