@@ -87,9 +87,11 @@ type dgram struct {
 	// payloadCap, if positive, bounds the payload of the 1-RTT packet so
 	// that the packet fits every path it is copied to (see copyRoom).
 	payloadCap int
-	bp         *buildParams
-	pkts       [3]pktBuild
-	n          int
+	// bp is held by value, so that building a datagram allocates
+	// nothing for it.
+	bp   buildParams
+	pkts [3]pktBuild
+	n    int
 }
 
 // PollDatagram assembles the next datagram to send into buf (which should
@@ -383,7 +385,8 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 	if limit < 64 {
 		return Datagram{}, false
 	}
-	d := &dgram{b: buf[:0], limit: limit, bp: bp}
+	d := &dgram{b: buf[:0], limit: limit, bp: *bp}
+	bp = &d.bp
 	if len(bp.dups) > 0 {
 		d.payloadCap = c.copyRoom(p, bp)
 	}
@@ -449,7 +452,9 @@ func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
 func (c *Conn) startPacket(d *dgram, l level, sp *pnSpace, dcid []byte) *pktBuild {
 	pk := &d.pkts[d.n]
 	pnLen := wire.PacketNumberLen(sp.nextPN, sp.sent.LargestAcked())
-	*pk = pktBuild{l: l, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
+	// The frame references go into the connection's scratch slices,
+	// which seal hands back (onPacketSent copies them).
+	*pk = pktBuild{l: l, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: c.refScratch[d.n][:0], frames: pk.frames[:0]}
 	if l == levelApp {
 		d.b, pk.pnOff = wire.AppendShortHeader(d.b, dcid, sp.nextPN, pnLen, c.app.keyPhase())
 	} else {
@@ -515,7 +520,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		return
 	}
 	c.maybeInitiateKeyUpdate(now)
-	bp := d.bp
+	bp := &d.bp
 	mode := bp.mode
 	sp := &p.app
 	pk := c.startPacket(d, levelApp, sp, dcid)
@@ -670,11 +675,15 @@ func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l l
 	// path 0's too, as deployed peers expect.
 	var f wire.Frame
 	var fr *[]wire.AckRange
+	// The frames are the connection's scratch ones: appendFrame
+	// encodes them at once.
 	if l == levelApp && c.mp.enabled {
-		pf := &wire.PathAckFrame{PathID: pathID, Ranges: ranges, AckDelay: delay}
+		pf := &c.pathAckFrame
+		*pf = wire.PathAckFrame{PathID: pathID, Ranges: ranges, AckDelay: delay}
 		f, fr = pf, &pf.Ranges
 	} else {
-		af := &wire.AckFrame{Ranges: ranges, AckDelay: delay}
+		af := &c.ackFrame
+		*af = wire.AckFrame{Ranges: ranges, AckDelay: delay}
 		f, fr = af, &af.Ranges
 	}
 	// Drop the oldest ranges until the frame fits.
@@ -748,7 +757,8 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 		if !ok {
 			break
 		}
-		f := &wire.StreamFrame{StreamID: id, Offset: ch.Offset, Data: ch.Data, Fin: ch.Fin, DataLenPresent: true}
+		f := &c.streamFrame // encoded at once by appendFrame
+		*f = wire.StreamFrame{StreamID: id, Offset: ch.Offset, Data: ch.Data, Fin: ch.Fin, DataLenPresent: true}
 		// New bytes count against connection flow control once taken
 		// from the stream, even if the frame does not fit after all and
 		// goes back as a retransmission.
@@ -825,7 +835,8 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 			// finishPayload prevents.
 			panic("mpquic: sealing failed: " + err.Error())
 		}
-		c.onPacketSent(now, p, pk, len(pkt), d.bp)
+		c.onPacketSent(now, p, pk, len(pkt), &d.bp)
+		c.refScratch[i] = pk.refs[:0]
 	}
 	if d.n > 0 && d.pkts[0].l == levelHandshake || d.n > 1 && d.pkts[1].l == levelHandshake {
 		if c.isClient {
