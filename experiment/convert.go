@@ -325,7 +325,7 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
 	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
-	e.Transport = convertTransport(root.sub("transport"))
+	e.Transport = convertTransport(root.sub("transport"), e.Backend)
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
 		s := convertSource(st, i)
@@ -347,9 +347,10 @@ func (d *document) convert() (Experiment, Errors) {
 		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
 	}
 	checkCompetitors(root, &e)
-	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
+	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond, Series: true}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
+		e.Output.Series = ot.boolean("series", true)
 		e.Output.Interval = ot.duration("interval", e.Output.Interval)
 		if e.Output.Interval <= 0 {
 			ot.fail("interval", "must be positive")
@@ -479,11 +480,16 @@ func convertPath(t *table) Path {
 // dozen full packets.
 const MinReceiveWindow = 16 << 10
 
-func convertTransport(t *table) Transport {
+func convertTransport(t *table, backend string) Transport {
 	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
-		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
+		SimNullProtection: DefaultSimNullProtection(backend)}
 	if t == nil {
 		return tr
+	}
+	tr.SimNullProtection = t.boolean("sim_null_protection", tr.SimNullProtection)
+	if tr.SimNullProtection && backend != BackendSim {
+		t.fail("sim_null_protection", "the null packet protection is for backend = \"sim\" only; backend %q always protects its packets with TLS's cipher suite", backend)
 	}
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())
@@ -511,6 +517,7 @@ func convertTransport(t *table) Transport {
 	if tr.ReceiveWindow != 0 && tr.ReceiveWindow < MinReceiveWindow {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
 	}
+	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")
@@ -533,7 +540,8 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 	st := t.sub("scheduler_options")
 	if st != nil {
 		set = map[string]any{}
-		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		origin := t.d.origins[t.path("path_scheduler")].Origin
+		swept := origin == "[sweep]" || strings.HasPrefix(origin, "[[sweep.")
 		own := scheduler.PathOptions(sched)
 		for k, v := range st.m {
 			st.used[k] = true

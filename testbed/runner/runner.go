@@ -47,6 +47,9 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 	start := time.Now()
 	var res *Result
 	var err error
+	if e.Transport.ZeroRTT && e.Backend != experiment.BackendSim {
+		return nil, fmt.Errorf("transport.zero_rtt runs in the simulator only (backend %q has no warm-up connection yet)", e.Backend)
+	}
 	switch e.Backend {
 	case experiment.BackendSim:
 		res, err = runSim(ctx, e, dir, start)
@@ -85,12 +88,33 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		InitialRTT:           t.InitialRTT,
 		PathAbandonAfter:     t.PathAbandonAfter,
 		DisablePathFailure:   !t.PathFailure,
-		MaxPathID:            uint64(max(3, len(e.Paths))),
+		// transport.zero_rtt: the server's tickets allow 0-RTT, the
+		// client offers it when it resumes.
+		Allow0RTT: t.ZeroRTT,
+		// Only the simulator's runs (experiment refuses the key
+		// elsewhere, and the UDP driver too).
+		SimNullProtection: simNullProtection(e),
+		MaxPathID:         uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
 		MaxIncomingStreams: 1000,
 	}
+}
+
+// simNullProtection reports whether a run of e uses the simulator's null
+// packet protection: only a simulator run, whatever e says.
+func simNullProtection(e *experiment.Experiment) bool {
+	return e.Transport.SimNullProtection && e.Backend == experiment.BackendSim
+}
+
+// packetProtection names the packet protection of a run of e for the
+// provenance of its summary.
+func packetProtection(e *experiment.Experiment) string {
+	if simNullProtection(e) {
+		return "sim-null"
+	}
+	return "tls"
 }
 
 // drainStep is how often a run checks in its drain period whether every
@@ -139,7 +163,8 @@ func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderC
 // provenance says what produced a run that started at started.
 func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provenance {
 	return &trafficgen.Provenance{Info: buildinfo.Read(), Backend: e.Backend, Seed: e.Seed,
-		Started: started.UTC().Format(time.RFC3339Nano)}
+		Started:          started.UTC().Format(time.RFC3339Nano),
+		PacketProtection: packetProtection(e)}
 }
 
 // qlogDir writes one trace per connection end into dir/qlog, named as
@@ -194,10 +219,15 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 	if err != nil {
 		return err
 	}
-	return errors.Join(
+	errs := []error{
 		write("config.resolved.toml", func(w io.Writer) error { _, err := w.Write(e.ResolvedTOML()); return err }),
 		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
 		write("messages.csv", rec.WriteMessagesCSV),
+	}
+	if !e.Output.Series {
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs,
 		write("paths.csv", rec.WritePathsCSV),
 		write("throughput.csv", func(w io.Writer) error {
 			errs := []error{rec.WriteThroughputCSV(w)}
@@ -206,7 +236,7 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 			}
 			return errors.Join(errs...)
 		}),
-	)
+	)...)
 }
 
 // statser is what connections offer for the summary.
