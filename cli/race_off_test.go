@@ -1,6 +1,6 @@
 //go:build !race
 
-package main
+package cli
 
 // raceEnabled says the tests run under the race detector (see
 // race_on_test.go).

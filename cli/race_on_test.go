@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package cli
 
 // raceEnabled says the tests run under the race detector, which slows the
 // real-socket endpoints several times over: wall-clock timing bounds are

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ type readmeBlock struct {
 // readmeBlocks returns README.md's sh blocks.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 // README line containing intro.
 func readmeOutput(t *testing.T, intro string) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ type readmeEnv struct {
 
 func newReadmeEnv(t *testing.T) *readmeEnv {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestCaptureRecipe(t *testing.T) {
 // TestREADMEStatus: README's Status does not list as missing what mpq
 // has: no command of mpq (or its plural, "plots") after "Not yet".
 func TestREADMEStatus(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

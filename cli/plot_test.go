@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 func quick(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if code, _, stderr := runCmd(t, "run", "../../experiments/quickstart.toml", "--set", "duration=1s", "--out", dir, "--parallel", "1"); code != 0 {
+	if code, _, stderr := runCmd(t, "run", "../experiments/quickstart.toml", "--set", "duration=1s", "--out", dir, "--parallel", "1"); code != 0 {
 		t.Fatalf("mpq run: exit %d\n%s", code, stderr)
 	}
 	return filepath.Join(dir, "quickstart")

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -120,7 +120,7 @@ func examples(t *testing.T, name string) [][]string {
 // command line: its flags exist and take the values given, and the
 // experiment files it names load (checked from the repository's root).
 func TestHelpExamplesParse(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

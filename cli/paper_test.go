@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -29,13 +29,13 @@ func TestPaper(t *testing.T) {
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"paper", "--experiments", "../../experiments", "--repeat", "1", "--set", "duration=6s",
+	args := []string{"paper", "--experiments", "../experiments", "--repeat", "1", "--set", "duration=6s",
 		"--out", out, "--figures", png, "--doc", doc, "--parallel", "2"}
 	code, stdout, stderr := runCmd(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	for _, s := range []string{"[1/4] ../../experiments/paper-fig4.toml", "[4/4] ../../experiments/paper-timeline.toml", "figures and tables", "done in"} {
+	for _, s := range []string{"[1/4] ../experiments/paper-fig4.toml", "[4/4] ../experiments/paper-timeline.toml", "figures and tables", "done in"} {
 		if !strings.Contains(stderr, s) {
 			t.Errorf("progress lacks %q:\n%s", s, stderr)
 		}

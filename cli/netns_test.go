@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 // MPQ_TEST_AS_MPQ=1 it runs mpq's main.
 func TestMain(m *testing.M) {
 	if os.Getenv("MPQ_TEST_AS_MPQ") == "1" {
-		main()
+		os.Exit(Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
