@@ -126,6 +126,9 @@ type Conn struct {
 	gotRetry   bool
 	gotInitial bool // client: a server Initial was processed
 
+	// early is the 0-RTT state (early.go).
+	early earlyState
+
 	localParams wire.TransportParameters
 	peerParams  wire.TransportParameters
 	havePeerTP  bool

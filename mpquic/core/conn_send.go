@@ -39,7 +39,10 @@ const (
 
 // pktBuild is one packet being assembled inside a datagram.
 type pktBuild struct {
-	l                      level
+	l level
+	// early: a 0-RTT packet (l is levelApp: it shares path 0's
+	// application packet number space).
+	early                  bool
 	sp                     *pnSpace
 	pn                     uint64
 	start, pnOff, pnLen    int
@@ -147,8 +150,9 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 			}
 		}
 	}
-	// 3. The handshake, on path 0, outside the schedulers.
-	if p0 := c.openPath(0); p0 != nil && c.handshakePending() {
+	// 3. The handshake, and the client's 0-RTT data, on path 0, outside
+	// the schedulers.
+	if p0 := c.openPath(0); p0 != nil && (c.handshakePending() || c.earlyPending()) {
 		mode := modeNormal
 		if !c.cwndAllows(now, p0) {
 			mode = modeAckOnly
@@ -422,7 +426,10 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 		}
 	}
 	mode := bp.mode
-	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) {
+	if p.id == 0 && mode == modeNormal && c.CanSendEarly() {
+		c.buildEarly(now, p, d)
+	}
+	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) && d.n < len(d.pkts) {
 		c.buildShort(now, p, d)
 	}
 	if d.n == 0 {
@@ -468,10 +475,17 @@ func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
 
 // startPacket reserves a packet's header in the datagram.
 func (c *Conn) startPacket(d *dgram, l level, sp *pnSpace, dcid []byte) *pktBuild {
+	return c.startPacketOf(d, l, false, sp, dcid)
+}
+
+// startPacketOf is startPacket, of a 0-RTT packet when early.
+func (c *Conn) startPacketOf(d *dgram, l level, early bool, sp *pnSpace, dcid []byte) *pktBuild {
 	pk := &d.pkts[d.n]
 	pnLen := wire.PacketNumberLen(sp.nextPN, sp.sent.LargestAcked())
-	*pk = pktBuild{l: l, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
-	if l == levelApp {
+	*pk = pktBuild{l: l, early: early, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
+	if early {
+		d.b, pk.lengthOff, pk.pnOff = wire.AppendLongHeader(d.b, wire.Packet0RTT, wire.Version1, dcid, c.ids.srcCID(), nil, sp.nextPN, pnLen)
+	} else if l == levelApp {
 		d.b, pk.pnOff = wire.AppendShortHeader(d.b, dcid, sp.nextPN, pnLen, c.app.keyPhase())
 	} else {
 		var token []byte
@@ -613,6 +627,33 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 				}
 			}
 		}
+	}
+	c.finishPayload(d, pk)
+	d.n++
+}
+
+// earlyPending reports whether the client has 0-RTT data to send.
+func (c *Conn) earlyPending() bool {
+	return c.CanSendEarly() && len(c.sendableStreams()) > 0
+}
+
+// buildEarly appends a 0-RTT packet on path 0 with the data of the streams
+// opened for it (early.go): STREAM frames only, never an ACK
+// (RFC 9000 Section 12.4).
+func (c *Conn) buildEarly(now time.Time, p *path, d *dgram) {
+	if d.n >= len(d.pkts) || len(c.sendableStreams()) == 0 {
+		return
+	}
+	pk := c.startPacketOf(d, levelApp, true, &p.app, c.ids.dcid())
+	room := d.limit - len(d.b) - aeadTag*(d.n+1) // every packet gets a tag
+	if room < 8 {
+		d.abandon(pk)
+		return
+	}
+	c.appendStreams(now, d, pk, room, nil)
+	if len(d.b) == pk.payloadOff {
+		d.abandon(pk)
+		return
 	}
 	c.finishPayload(d, pk)
 	d.n++
@@ -827,13 +868,21 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 		pkt := out[pk.start : ends[i]+aeadTag]
 		plainEnd := ends[i] - pk.start
 		hdrLen := pk.payloadOff - pk.start
-		if pk.l != levelApp {
+		if pk.l != levelApp || pk.early {
 			wire.PutLongHeaderLength(pkt, pk.lengthOff-pk.start, plainEnd-(pk.pnOff-pk.start)+aeadTag)
 		}
 		var aead *protection.AEAD
 		var hp *protection.HeaderProtector
 		pathID := uint32(0)
-		if pk.l == levelApp {
+		if pk.early {
+			aead, hp = c.early.keys.seal.AEAD, c.early.keys.seal.HP
+			c.early.packetsSent++
+			for _, r := range pk.refs {
+				if r.Kind == refStream {
+					c.early.streamBytes += r.Length
+				}
+			}
+		} else if pk.l == levelApp {
 			pathID = uint32(p.id)
 			aead, hp = c.app.write, c.app.sealHP
 			c.app.noteSent(p.id, pk.pn)
@@ -898,6 +947,9 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 	}
 	if c.qlog != nil {
 		h := qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}
+		if pk.early {
+			h.PacketType = "0RTT"
+		}
 		if bp.copyOf != nil {
 			c.qlog.PacketSentCopy(now, p.id, h, size, pk.frames, bp.copyOf.path, bp.copyOf.pn)
 		} else {
