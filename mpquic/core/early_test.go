@@ -306,3 +306,53 @@ func TestZeroRTTRememberedLimits(t *testing.T) {
 		t.Fatalf("client: %+v, want at most 4000 stream bytes in 0-RTT", st)
 	}
 }
+
+// TestZeroRTTNewParamsAfterHandshake: the server's transport parameters
+// that arrive while the client sends 0-RTT apply only when the handshake
+// completes (RFC 9000 Section 7.4.1); a server that accepted 0-RTT and
+// reduced a limit is a PROTOCOL_VIOLATION.
+func TestZeroRTTNewParamsAfterHandshake(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		factor  uint64 // of the remembered initial_max_data
+		wantErr bool
+	}{
+		{"larger", 2, false},
+		{"reduced", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ccfg, scfg := earlyConfigs(t, true)
+			p := warmUp(t, ccfg, scfg)
+			p.redial(ccfg, nil, 5001)
+			c := p.client
+			remembered := c.early.remembered
+			credit := c.streams.connSend.Credit()
+			pp := wire.DefaultTransportParameters()
+			r := remembered
+			r.InitialMaxData *= tt.factor
+			r.Apply(&pp)
+			pp.InitialSourceConnectionID, pp.HasInitialSourceConnectionID = c.ids.p0().remote[0].cid, true
+			pp.OriginalDestinationConnectionID, pp.HasOriginalDestinationConnectionID = c.origDCID, true
+			if err := c.handlePeerParams(pp.Append(nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.streams.connSend.Credit(); got != credit || !c.early.deferredLimits {
+				t.Fatalf("credit %d after the new parameters, want the remembered %d until the handshake completes", got, credit)
+			}
+			err := c.finishEarly()
+			if tt.wantErr {
+				var te *qerr.TransportError
+				if !errors.As(err, &te) || te.Code != qerr.ProtocolViolation {
+					t.Fatalf("finishEarly = %v, want PROTOCOL_VIOLATION", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.streams.connSend.Credit(); got != 2*remembered.InitialMaxData {
+				t.Fatalf("credit %d after the handshake, want %d", got, 2*remembered.InitialMaxData)
+			}
+		})
+	}
+}
