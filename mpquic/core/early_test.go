@@ -264,17 +264,7 @@ func TestZeroRTTForbiddenFrames(t *testing.T) {
 			// The client's first flight reaches the server (its
 			// 0-RTT keys come with the ClientHello).
 			p.runUntil(func() bool { return p.server != nil && p.server.early.keys.haveOpen }, time.Second)
-			k := p.client.early.keys.seal
-			pn := p.client.paths[0].app.nextPN
-			b, lengthOff, pnOff := wire.AppendLongHeader(nil, wire.Packet0RTT, wire.Version1, p.client.ids.dcid(), p.client.ids.srcCID(), nil, pn, 2)
-			hdrLen := len(b)
-			b = f.Append(b)
-			b = append(b, make([]byte, 20)...) // PADDING
-			b = append(b, make([]byte, aeadTag)...)
-			wire.PutLongHeaderLength(b, lengthOff, len(b)-pnOff)
-			if _, err := protection.SealPacket(k.AEAD, k.HP, b[:len(b)-aeadTag], hdrLen, pnOff, 2, 0, pn); err != nil {
-				t.Fatal(err)
-			}
+			b := sealEarly(t, p.client, f.Append(make([]byte, 0, 64)))
 			p.server.HandleDatagram(p.now, Datagram{Local: serverAddr, Remote: p.client.paths[0].local, Data: b})
 			_, err := p.server.Closed()
 			if err == nil {
@@ -355,4 +345,22 @@ func TestZeroRTTNewParamsAfterHandshake(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sealEarly returns a 0-RTT packet of the client c with payload (padded
+// for the header protection sample), as c would send it next.
+func sealEarly(t testing.TB, c *Conn, payload []byte) []byte {
+	t.Helper()
+	k := c.early.keys.seal
+	pn := c.paths[0].app.nextPN
+	b, lengthOff, pnOff := wire.AppendLongHeader(nil, wire.Packet0RTT, wire.Version1, c.ids.dcid(), c.ids.srcCID(), nil, pn, 2)
+	hdrLen := len(b)
+	b = append(b, payload...)
+	b = append(b, make([]byte, 20)...) // PADDING
+	b = append(b, make([]byte, aeadTag)...)
+	wire.PutLongHeaderLength(b, lengthOff, len(b)-pnOff)
+	if _, err := protection.SealPacket(k.AEAD, k.HP, b[:len(b)-aeadTag], hdrLen, pnOff, 2, 0, pn); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
