@@ -232,6 +232,12 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	if rss := peakRSS(); rss > 0 {
+		// Each run streams its results to its own directory and keeps
+		// nothing once written: this stays about one run's (or
+		// --parallel runs') memory however many runs there are.
+		fmt.Fprintf(stderr, "mpq run: peak RSS %.0f MB\n", float64(rss)/1e6)
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", prog.done-failed, len(runs))
 		return exitInterrupted
