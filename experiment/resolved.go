@@ -43,6 +43,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if p.Bottleneck != "" {
 			w("bottleneck", q(p.Bottleneck))
 		}
+		if p.Backup {
+			w("backup", "true")
+		}
 		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
@@ -80,6 +83,17 @@ func (e *Experiment) ResolvedTOML() []byte {
 	}
 	if t.PathAbandonAfter > 0 {
 		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
+	}
+	if t.ReceiveWindow > 0 {
+		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
+	}
+	if t.ZeroRTT {
+		w("zero_rtt", "true")
+	}
+	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
+		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
+	} else if t.SimNullProtection {
+		b.WriteString("# sim_null_protection = true (the simulator's default: null 1-RTT packet protection, same results as AES-GCM)\n")
 	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
