@@ -363,7 +363,9 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 	var trace []qlog.Frame
 	tracing := c.qlog != nil
 	for len(payload) > 0 {
-		f, n, err := wire.ParseFrame(payload)
+		// The parser's STREAM and ACK frames are valid until its next
+		// Parse: handleFrame and qlog copy what they keep.
+		f, n, err := c.frameParser.Parse(payload)
 		if err != nil {
 			return err
 		}
