@@ -175,7 +175,7 @@ func TestTransportNamesAllReported(t *testing.T) {
 		code, _, stderr := runCmd(t, append(append([]string{cmd}, args...), names...)...)
 		for _, w := range []string{
 			`mpq ` + cmd + `: --congestion: unknown congestion controller "vegas"`,
-			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: blest, cwr, cwr-red, cwr-red-fast, ecf, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+			`mpq ` + cmd + `: --path-scheduler: unknown path scheduler "lowrt" (known: blest, cwr, cwr-plus, cwr-red, cwr-red-fast, ecf, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
 			`mpq ` + cmd + `: --stream-scheduler: unknown stream scheduler "fifo"`,
 		} {
 			if code != exitUsage || !strings.Contains(stderr, w) {
