@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,9 +30,15 @@ func TestRigWaitForFast(t *testing.T) {
 		{"lowrtt", 250 * ms, true},
 		{"ecf", 250 * ms, false},
 		{"blest", 250 * ms, false},
+		// 125 ms: r ≈ 25, X = 1350·(10 + 12)·25 ≈ 743 kB, under the
+		// window left (≈ 799 kB) but not 1.2·X ≈ 891 kB: with λ adapted
+		// (1.2 at start, as the authors' implementation) blest waits; with
+		// λ fixed at 1 it does not.
+		{"blest", 125 * ms, false},
+		{"blest lambda=fixed", 125 * ms, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.sched+"/"+tt.slowDelay.String(), func(t *testing.T) {
+		t.Run(strings.ReplaceAll(tt.sched, " ", "_")+"/"+tt.slowDelay.String(), func(t *testing.T) {
 			r := newRig(t, tt.sched, rigPath{5 * ms, 10 * mps}, rigPath{tt.slowDelay, 10 * mps})
 			id := r.message(27000, false)
 			r.run(4 * tt.slowDelay)
