@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"github.com/mpq/mpq/scheduler"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,26 @@ func TestRigWaitForFast(t *testing.T) {
 				t.Fatalf("slow path used before 10 ms: %v, want %v%s", got, tt.wantSlow, r.log())
 			}
 		})
+	}
+}
+
+// TestRigBLESTLambda runs blest inside the real core with a connection
+// flow-control window of 20000 bytes (the sender may run that far ahead
+// of what the receiver has read) and a 2 MB message on a 10 ms and a
+// 100 ms path for 2 s: the window blocks the sender (DATA_BLOCKED reaches
+// the scheduler with SendWindow 0) in most slow-path RTTs, so λ, 1.2 at
+// start, must have grown (it is at the cap 1.3 at 2 s; with the blocked
+// signal ignored it falls to 1.01).
+func TestRigBLESTLambda(t *testing.T) {
+	r := newRigLinks(t, "blest", rigLink{connWindow: 20000}, rigPath{5 * ms, 10 * mps}, rigPath{50 * ms, 10 * mps})
+	r.message(2000000, false)
+	r.run(2 * time.Second)
+	b, ok := r.probe.inner.(*scheduler.BLEST)
+	if !ok {
+		t.Fatalf("scheduler is %T", r.probe.inner)
+	}
+	t.Logf("λ = %v", b.Lambda())
+	if b.Lambda() <= scheduler.BLESTLambdaStart {
+		t.Fatalf("λ = %v, want above its start %v", b.Lambda(), scheduler.BLESTLambdaStart)
 	}
 }
