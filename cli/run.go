@@ -73,7 +73,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 		return exitUsage
 	}
 	if len(args) == 1 {
-		return runOneFile(ctx, o, args[0], stdout, stderr)
+		return runOneFile(ctx, o, args[0], nil, stdout, stderr)
 	}
 	if o.roles.role != "" {
 		fmt.Fprintf(stderr, "mpq run: --role runs one experiment FILE, got %d: %s\n", len(args), strings.Join(args, " "))
@@ -81,11 +81,20 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	}
 	var probs []string
 	names := map[string]string{} // results directory name -> file
+	all := &overall{start: time.Now()}
+	shardK, shardN, _ := parseShard(o.shard) // a bad --shard is reported per file
 	for _, f := range args {
 		runs, p := loadRuns(f, o.sets, o.backend, o.repeat)
 		probs = append(probs, p...)
 		if len(runs) == 0 {
 			continue
+		}
+		if shardN > 0 {
+			for i := range runs {
+				if i%shardN == shardK-1 {
+					all.total++
+				}
+			}
 		}
 		n := sanitize(runs[0].Name)
 		if other, ok := names[n]; ok {
@@ -102,7 +111,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	status := 0
 	for i, f := range args {
 		fmt.Fprintf(stderr, "mpq run: file %d of %d: %s\n", i+1, len(args), f)
-		switch code := runOneFile(ctx, o, f, stdout, stderr); {
+		switch code := runOneFile(ctx, o, f, all, stdout, stderr); {
 		case code == exitInterrupted || ctx.Err() != nil:
 			return exitInterrupted
 		case code > status:
@@ -112,8 +121,26 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	return status
 }
 
-// runOneFile runs one experiment file: its run, or its sweep.
-func runOneFile(ctx context.Context, o *runOptions, file string, stdout, stderr io.Writer) int {
+// overall follows the runs of several files, for an estimate of the time
+// left for all of them.
+type overall struct {
+	start       time.Time
+	done, total int
+}
+
+// line is the overall part of a progress line: "; all files: 30/5060,
+// about 4m10s left" (by the number of runs, at the rate so far).
+func (a *overall) line(now time.Time) string {
+	s := fmt.Sprintf("; all files: %d/%d", a.done, a.total)
+	if d, ok := eta(now.Sub(a.start), float64(a.done), float64(a.total)); ok {
+		s += ", about " + formatETA(d) + " left"
+	}
+	return s
+}
+
+// runOneFile runs one experiment file: its run, or its sweep. all, if
+// not nil, counts its runs among those of several files.
+func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, stdout, stderr io.Writer) int {
 	runs, probs := loadRuns(file, o.sets, o.backend, o.repeat)
 	if o.repeatSet && o.repeat == 0 {
 		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
@@ -187,6 +214,9 @@ func runOneFile(ctx context.Context, o *runOptions, file string, stdout, stderr 
 		fmt.Fprintf(stderr, "mpq run: --resume: %d of %d runs already complete, %d to run\n", kept, len(mine), len(todo))
 	}
 	total := len(runs)
+	if all != nil {
+		all.total -= len(mine) - len(todo) // kept by --resume
+	}
 	runs = todo
 	prog := newProgress(runs, time.Now())
 	type job struct {
@@ -206,6 +236,9 @@ func runOneFile(ctx context.Context, o *runOptions, file string, stdout, stderr 
 				res, replaced, err := runOne(ctx, j.run, dir)
 				mu.Lock()
 				head := prog.finished(j.i, time.Now())
+				if all != nil {
+					all.done++
+				}
 				if err != nil {
 					failed++
 					if ctx.Err() == nil {
@@ -215,7 +248,11 @@ func runOneFile(ctx context.Context, o *runOptions, file string, stdout, stderr 
 					if len(replaced) > 0 {
 						fmt.Fprintf(stderr, "mpq run: %s: replaced %s\n", dir, describeRuns(replaced))
 					}
-					fmt.Fprintf(stderr, "%s %s (%.1fs)%s\n", head, dir, res.Wall.Seconds(), prog.left(time.Now()))
+					tail := prog.left(time.Now())
+					if all != nil {
+						tail += all.line(time.Now())
+					}
+					fmt.Fprintf(stderr, "%s %s (%.1fs)%s\n", head, dir, res.Wall.Seconds(), tail)
 					fmt.Fprintln(stdout, oneLine(dir, res.Summary))
 				}
 				mu.Unlock()
@@ -232,6 +269,12 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	if rss := peakRSS(); rss > 0 {
+		// Each run streams its results to its own directory and keeps
+		// nothing once written: this stays about one run's (or
+		// --parallel runs') memory however many runs there are.
+		fmt.Fprintf(stderr, "mpq run: peak RSS %.0f MB\n", float64(rss)/1e6)
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", prog.done-failed, len(runs))
 		return exitInterrupted

@@ -205,7 +205,8 @@ func TestRunSeveralFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(stderr, "file 2 of 2: "+b) || strings.Count(stdout, "\n") != 2 {
+	if !strings.Contains(stderr, "file 2 of 2: "+b) || strings.Count(stdout, "\n") != 2 ||
+		!strings.Contains(stderr, "; all files: 1/2, about ") || !strings.Contains(stderr, "; all files: 2/2\n") {
 		t.Fatalf("stderr %q\nstdout %q", stderr, stdout)
 	}
 }

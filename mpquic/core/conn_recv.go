@@ -547,6 +547,13 @@ func (c *Conn) handleRetry(now time.Time, hdr wire.Header, pkt []byte) error {
 	// recovery without a congestion signal (RFC 9002 Section 6.3).
 	sp := &c.spaces[levelInitial]
 	sp.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) { c.onFramesLost(c.paths[0], levelInitial, sp0.Frames) })
+	if c.early.keys.haveSeal {
+		// The 0-RTT packets went to a server that kept no state: send
+		// their data again in 0-RTT, to the new connection ID
+		// (RFC 9000 Section 17.2.5.3).
+		p0 := c.paths[0]
+		p0.app.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) { c.onFramesLost(p0, levelApp, sp0.Frames) })
+	}
 	c.paths[0].ptoCount = 0
 	c.qlog.PacketReceived(now, 0, qlog.PacketHeader{PacketType: "retry", SCID: hdr.SrcConnID}, len(pkt), nil)
 	return nil

@@ -174,6 +174,28 @@ func TestZeroRTTAccepted(t *testing.T) {
 	}
 }
 
+// TestZeroRTTAfterRetry: a server that asks for a Retry dropped the first
+// 0-RTT packets; the client sends their data again in 0-RTT after the
+// Retry, so that the answer takes the Retry's round trip and one more.
+func TestZeroRTTAfterRetry(t *testing.T) {
+	ccfg, scfg := earlyConfigs(t, true)
+	p := warmUp(t, ccfg, scfg)
+	ep, err := NewEndpoint(EndpointConfig{Server: scfg, RequireRetry: true, Rand: randReader{rand.New(rand.NewPCG(5, 6))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sEP = ep
+	p.redial(ccfg, nil, 5001)
+	answer, _ := p.request(randomBytes(100, 4), true)
+	if rtt := 2 * p.delay; answer > 2*rtt+time.Millisecond {
+		t.Errorf("answer after %v, want two RTTs (%v): the Retry's and the 0-RTT request's", answer, 2*rtt)
+	}
+	p.handshake()
+	if st := p.server.EarlyData(); !st.Accepted || st.PacketsReceived == 0 {
+		t.Errorf("server %+v", st)
+	}
+}
+
 func TestZeroRTTNotOffered(t *testing.T) {
 	tests := []struct {
 		name                 string
