@@ -110,7 +110,12 @@ func TestRunETA(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.HasPrefix(l, "mpq run: peak RSS") {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) != 3 {
 		t.Fatalf("stderr:\n%s", stderr)
 	}

@@ -62,17 +62,20 @@ const QueueGuard = 2 * time.Millisecond
 //     by them, so the congestion controller stays in charge of the
 //     path's bytes in flight over a round trip.
 //   - Other data (ClassBackground, and retransmissions of other streams)
-//     goes on the lowest-RTT candidate p with bytes_in_flight_p + packet
-//   - borrowed_p <= cwnd_p (and room in its pacer), and:
-//     (rule queue_guard) not while p has bytes in flight and its latest
-//     RTT is more than QueueGuard above its minimum RTT: a standing queue
-//     (slow start overshooting the bottleneck) that a priority message
-//     would wait behind; (rule credit) not while some candidate has bytes
-//     in flight and, for new data (ClassBackground: a retransmission
-//     takes no new credit, and holding it back would keep the peer from
-//     reading on, and from granting credit), the connection's flow-control credit
-//     (Work.Waiting.SendWindow) less the packet would fall below the
-//     stream bytes of the announced messages due within the largest
+//     goes on the lowest-RTT candidate p with
+//     bytes_in_flight_p + packet + borrowed_p <= cwnd_p (and room in its
+//     pacer), and:
+//     for new data (ClassBackground; retransmissions are exempt from
+//     both rules: priority-fifo serves lost data first, so a held
+//     retransmission would hold the priority data behind it, and the
+//     peer could not read on past it, nor grant credit):
+//     (rule queue_guard) not while p shows a standing queue (queued: its
+//     latest RTT more than QueueGuard above its minimum with two packets
+//     or more in flight), slow start overshooting the bottleneck, which a
+//     priority message would wait behind; (rule credit) not while some
+//     candidate has bytes in flight and the connection's flow-control
+//     credit (Work.Waiting.SendWindow) less the packet would fall below
+//     the stream bytes of the announced messages due within the largest
 //     smoothed RTT of the candidates: in slow start the bulk data would
 //     otherwise use up the peer's MAX_DATA and a message wait for the
 //     next. If no path qualifies, nothing is sent now.

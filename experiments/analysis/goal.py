@@ -33,6 +33,8 @@ def main(argv):
     for out in dirs:
         for agg in sorted(glob.glob(os.path.join(out, '*', 'aggregate.json'))):
             for p in json.load(open(agg))['points']:
+                if source not in p['pooled']:
+                    continue  # a sweep without this source
                 pooled = p['pooled'][source]
                 runs = sorted(glob.glob(os.path.join(os.path.dirname(agg), p['dir'], 'rep*', 'summary.json')))
                 if not runs:
