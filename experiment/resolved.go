@@ -43,6 +43,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if p.Bottleneck != "" {
 			w("bottleneck", q(p.Bottleneck))
 		}
+		if p.Backup {
+			w("backup", "true")
+		}
 		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
@@ -81,6 +84,17 @@ func (e *Experiment) ResolvedTOML() []byte {
 	if t.PathAbandonAfter > 0 {
 		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
 	}
+	if t.ReceiveWindow > 0 {
+		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
+	}
+	if t.ZeroRTT {
+		w("zero_rtt", "true")
+	}
+	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
+		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
+	} else if t.SimNullProtection {
+		b.WriteString("# sim_null_protection = true (the simulator's default: null 1-RTT packet protection, same results as AES-GCM)\n")
+	}
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))
@@ -115,6 +129,10 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if !e.Output.Series {
+		// Written only when off, as warmup.
+		w("series", "false")
+	}
 	if e.Output.Warmup > 0 {
 		// Written only when set: the configurations (and hashes) of
 		// runs without a warm-up stay those of earlier versions.

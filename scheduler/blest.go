@@ -3,13 +3,43 @@ package scheduler
 import "time"
 
 func init() {
-	RegisterPath("blest", func() PathScheduler { return &BLEST{} })
+	RegisterPathWithOptions("blest", blestOptions(), func(o Options) PathScheduler {
+		return &BLEST{fixed: o[OptBLESTLambda] == BLESTLambdaFixed}
+	})
 }
 
-// BLESTLambda is BLEST's scaling factor λ of the estimate X. The paper
-// adapts it at run time (raised when the receive window blocked, lowered
-// otherwise) starting from 1; we keep it at its starting value.
+// BLESTLambda is BLEST's scaling factor λ of the estimate X with the
+// option lambda = "fixed": our first reading, from memory of the paper.
 const BLESTLambda = 1.0
+
+// The adaptation of λ (option lambda = "adaptive", the default), with the
+// constants of the authors' Linux implementation (mptcp_blest.c, module
+// parameters lambda, min_lambda, max_lambda, dyn_lambda_bad,
+// dyn_lambda_good).
+const (
+	BLESTLambdaStart = 1.2  // λ of a new connection
+	BLESTLambdaMin   = 1.0  // λ never goes below
+	BLESTLambdaMax   = 1.3  // λ never goes above
+	BLESTLambdaBad   = 0.04 // added after an RTT with the window blocked
+	BLESTLambdaGood  = 0.01 // taken off after an RTT without
+)
+
+// OptBLESTLambda is blest's option for its scaling factor λ.
+const OptBLESTLambda = "lambda"
+
+// Values of OptBLESTLambda.
+const (
+	// BLESTLambdaAdaptive adapts λ at run time as the authors' Linux
+	// implementation does (see BLEST).
+	BLESTLambdaAdaptive = "adaptive"
+	// BLESTLambdaFixed keeps λ = BLESTLambda = 1 (our first reading).
+	BLESTLambdaFixed = "fixed"
+)
+
+func blestOptions() []Option {
+	return []Option{{Name: OptBLESTLambda, Choices: []string{BLESTLambdaAdaptive, BLESTLambdaFixed}, Default: BLESTLambdaAdaptive,
+		Doc: "BLEST's scaling factor λ: adapted at run time between 1.0 and 1.3 from 1.2, +0.04 after a slow-path RTT in which the connection's send window blocked, −0.01 after one without, as the authors' Linux implementation (adaptive), or fixed at 1 (fixed)"}}
+}
 
 // BLEST is the Blocking Estimation scheduler of Ferlin et al. ("BLEST:
 // Blocking Estimation-based MPTCP Scheduler for Heterogeneous Networks",
@@ -37,30 +67,89 @@ const BLESTLambda = 1.0
 //
 //	wait if λ·X > SendWindow + bytes_in_flight_f − Work.Size
 //
-// with λ = BLESTLambda = 1 (the paper's starting value; its run-time
-// adaptation of λ is not implemented). No candidate admitting the packet:
+// λ (option lambda, OptBLESTLambda) is by default adapted at run time
+// following the authors' Linux implementation (mptcp_blest.c), which is
+// the published rule we reproduce: it starts at BLESTLambdaStart = 1.2;
+// each time BLEST estimates X, if at least one smoothed RTT of s has passed
+// since λ last changed, λ grows by BLESTLambdaBad = 0.04 if the
+// connection's send window blocked since then, else shrinks by
+// BLESTLambdaGood = 0.01, and is kept within [BLESTLambdaMin,
+// BLESTLambdaMax] = [1.0, 1.3]. Our reading of "the send window blocked":
+// the implementation records it when the meta-level send window cannot
+// take the next segment; we record it when a send decision finds
+// Work.Waiting.SendWindow smaller than the packet. (The implementation
+// waits one minimum smoothed RTT of s seen so far; we use the current
+// smoothed RTT of s.) With lambda = "fixed", λ = BLESTLambda = 1, our
+// first reading. The implementation's estimate of X also differs from the
+// one above (a whole number of f's RTTs, a slow-start case, the slow
+// path's linger time); we keep the paper's form given above. No candidate admitting the packet:
 // nothing is sent. A fast path without an RTT yet (SRTT 0) is not
 // estimated: the packet goes on s.
 //
 // Paths are those of candidates: failed and unvalidated paths are avoided,
 // and backup paths are used only when no available path is usable, as for
 // the built-in schedulers. BLEST treats every class of packet alike.
-type BLEST struct{ cand []int }
+type BLEST struct {
+	cand    []int
+	fixed   bool      // λ = BLESTLambda, not adapted
+	lambda  float64   // λ when adapted; 0 before the first decision
+	last    time.Time // when λ last changed
+	blocked bool      // the send window blocked since λ last changed
+}
 
 // Name implements PathScheduler.
 func (*BLEST) Name() string { return "blest" }
 
 // Select implements PathScheduler.
-func (b *BLEST) Select(_ time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
+func (b *BLEST) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	b.cand = candidates(paths, b.cand)
+	lambda := BLESTLambda
+	if !b.fixed {
+		if b.lambda == 0 {
+			b.lambda, b.last = BLESTLambdaStart, now
+		}
+		if w.Waiting.SendWindow < uint64(max(w.Size, 0)) {
+			b.blocked = true
+		}
+	}
 	return fastOrSlow(paths, b.cand, w.Size, dst, func(f, s *PathInfo) bool {
-		return !blestBlocks(f, s, w)
+		if !b.fixed {
+			b.adapt(now, s.SRTT)
+			lambda = b.lambda
+		}
+		return !blestBlocks(f, s, w, lambda)
 	})
 }
 
+// Lambda returns the λ BLEST uses now.
+func (b *BLEST) Lambda() float64 {
+	if b.fixed {
+		return BLESTLambda
+	}
+	if b.lambda == 0 {
+		return BLESTLambdaStart
+	}
+	return b.lambda
+}
+
+// adapt updates λ at an estimate, at most once per rttS (see BLEST).
+func (b *BLEST) adapt(now time.Time, rttS time.Duration) {
+	if now.Sub(b.last) < rttS {
+		return
+	}
+	if b.blocked {
+		b.lambda += BLESTLambdaBad
+	} else {
+		b.lambda -= BLESTLambdaGood
+	}
+	b.lambda = min(max(b.lambda, BLESTLambdaMin), BLESTLambdaMax)
+	b.blocked = false
+	b.last = now
+}
+
 // blestBlocks reports whether sending the packet w on s would block the
-// fast path f (see BLEST).
-func blestBlocks(f, s *PathInfo, w Work) bool {
+// fast path f (see BLEST), with the scaling factor lambda.
+func blestBlocks(f, s *PathInfo, w Work, lambda float64) bool {
 	if f.SRTT <= 0 {
 		return false
 	}
@@ -68,5 +157,5 @@ func blestBlocks(f, s *PathInfo, w Work) bool {
 	mss := float64(max(f.MaxPacketSize, 1))
 	x := mss * (float64(f.CWND)/mss + (r-1)/2) * r
 	left := float64(w.Waiting.SendWindow) + float64(f.BytesInFlight) - float64(w.Size)
-	return BLESTLambda*x > left
+	return lambda*x > left
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -25,37 +26,46 @@ func TestECF(t *testing.T) {
 	slowFull.BytesInFlight = 27000
 	slowVar := slow
 	slowVar.RTTVar = 10 * ms
+	slowNear := slow
+	slowNear.SRTT = 15 * ms
 	tests := []struct {
-		name     string
-		paths    []PathInfo
-		k        uint64
-		waiting  bool
-		want     []uint64
-		waitsNow bool
+		name         string
+		paths        []PathInfo
+		k            uint64
+		waiting      bool
+		want         []uint64
+		waitsNow     bool
+		proportional bool
 	}{
-		// n = 1 + 1350/13500 = 1.1; 1.1·10 = 11 < 42, but
-		// (1350/27000)·40 = 2 < 22: the slow path finishes k in time.
-		{"little data goes on slow", []PathInfo{fast, slow}, 1350, false, []uint64{1}, false},
+		// x_f = max(1350, 13500): n = 2; 20 < 42, and x_s = 27000:
+		// (27000/27000)·40 = 40 ≥ 22: a single RTT of the slow path is
+		// already too long, wait.
+		{"little data waits for fast", []PathInfo{fast, slow}, 1350, false, nil, true, false},
+		// transfer_time = proportional: n = 1 + 1350/13500 = 1.1; 11 <
+		// 42, but (1350/27000)·40 = 2 < 22: slow.
+		{"little data goes on slow (proportional)", []PathInfo{fast, slow}, 1350, false, []uint64{1}, false, true},
+		// rtt_s = 15 ms: n·rtt_f = 20 ≥ 15 + 2: slow, waiting cleared.
+		{"little data on a slow path nearly as fast", []PathInfo{fast, slowNear}, 1350, false, []uint64{1}, false, false},
 		// n = 1 + 27000/13500 = 3; 30 < 42 and (27000/27000)·40 =
 		// 40 ≥ 22: wait for the fast path.
-		{"wait for fast", []PathInfo{fast, slow}, 27000, false, nil, true},
+		{"wait for fast", []PathInfo{fast, slow}, 27000, false, nil, true, false},
 		// Waiting: n = 1 + 67500/13500 = 6; 60 ≥ 1.25·42 = 52.5:
 		// slow, waiting cleared.
-		{"much data goes on slow", []PathInfo{fast, slow}, 67500, true, []uint64{1}, false},
+		{"much data goes on slow", []PathInfo{fast, slow}, 67500, true, []uint64{1}, false, false},
 		// n = 1 + 47250/13500 = 4.5; 45 ≥ 42: slow.
-		{"no hysteresis when not waiting", []PathInfo{fast, slow}, 47250, false, []uint64{1}, false},
+		{"no hysteresis when not waiting", []PathInfo{fast, slow}, 47250, false, []uint64{1}, false, false},
 		// waiting: 45 < 1.25·42 = 52.5 and (47250/27000)·40 = 70 ≥
 		// 22: keep waiting.
-		{"hysteresis while waiting", []PathInfo{fast, slow}, 47250, true, nil, true},
+		{"hysteresis while waiting", []PathInfo{fast, slow}, 47250, true, nil, true, false},
 		// δ = 10 ms: 45 < 40 + 10 = 50 and 70 ≥ 2·10 + 10 = 30: wait.
-		{"rtt variation counts", []PathInfo{fast, slowVar}, 47250, false, nil, true},
-		{"fast with room", []PathInfo{fastRoom, slow}, 27000, false, []uint64{0}, false},
-		{"failed fast avoided", []PathInfo{fastFailed, slow}, 27000, false, []uint64{1}, false},
-		{"no room anywhere", []PathInfo{fast, slowFull}, 54000, false, nil, false},
+		{"rtt variation counts", []PathInfo{fast, slowVar}, 47250, false, nil, true, false},
+		{"fast with room", []PathInfo{fastRoom, slow}, 27000, false, []uint64{0}, false, false},
+		{"failed fast avoided", []PathInfo{fastFailed, slow}, 27000, false, []uint64{1}, false, false},
+		{"no room anywhere", []PathInfo{fast, slowFull}, 54000, false, nil, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &ECF{waiting: tt.waiting}
+			e := &ECF{waiting: tt.waiting, proportional: tt.proportional}
 			w := Work{Class: ClassBackground, Size: 1350, Waiting: Waiting{BackgroundBytes: tt.k}}
 			got := e.Select(time.Time{}, tt.paths, w, nil)
 			if !reflect.DeepEqual(got, tt.want) {
@@ -76,7 +86,8 @@ func TestECF(t *testing.T) {
 // 13500 bytes (10 packets of 1350), the slow path 1 srtt 40 ms and an
 // empty window; the packet is 1350 bytes. Then r = 4 and X = 1350·(10 +
 // 3/2)·4 = 62100, and the window left is SendWindow + 13500 − 1350 =
-// SendWindow + 12150: BLEST waits iff SendWindow < 49950.
+// SendWindow + 12150: BLEST waits iff SendWindow < 49950. λ is fixed at
+// 1 here (TestBLESTLambda checks its adaptation).
 func TestBLEST(t *testing.T) {
 	ms := time.Millisecond
 	fast := path(0, 10*ms, 13500, 13500)
@@ -111,10 +122,66 @@ func TestBLEST(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := Work{Class: ClassBackground, Size: 1350, Waiting: Waiting{BackgroundBytes: 1 << 20, SendWindow: tt.window}}
-			got := (&BLEST{}).Select(time.Time{}, tt.paths, w, nil)
+			got := (&BLEST{fixed: true}).Select(time.Time{}, tt.paths, w, nil)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBLESTLambda checks the adaptation of BLEST's λ on the states of
+// TestBLEST (fast path full, slow path 40 ms, X = 62100, window left
+// SendWindow + 12150). λ starts at 1.2: with SendWindow = 49950 BLEST
+// waits (1.2·62100 = 74520 > 62100) where λ = 1 sends. Each decision 40 ms
+// (one RTT of s) apart lowers λ by 0.01 while the window never blocked,
+// down to 1.0 after 20 of them; then a decision with less window than a
+// packet raises it by 0.04 at the next RTT, and a decision sooner than an
+// RTT changes nothing.
+func TestBLESTLambda(t *testing.T) {
+	ms := time.Millisecond
+	paths := []PathInfo{path(0, 10*ms, 13500, 13500), path(1, 40*ms, 27000, 0)}
+	work := func(window uint64) Work {
+		return Work{Class: ClassBackground, Size: 1350, Waiting: Waiting{BackgroundBytes: 1 << 20, SendWindow: window}}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	t0 := time.Unix(0, 0)
+	b := &BLEST{}
+	if got := b.Select(t0, paths, work(49950), nil); got != nil {
+		t.Fatalf("λ = 1.2 at start: got %v, want wait", got)
+	}
+	if !near(b.Lambda(), 1.2) {
+		t.Fatalf("λ = %v at start, want 1.2", b.Lambda())
+	}
+	if got := (&BLEST{fixed: true}).Select(t0, paths, work(49950), nil); !reflect.DeepEqual(got, []uint64{1}) {
+		t.Fatalf("λ fixed: got %v, want [1]", got)
+	}
+	now := t0
+	for i := 1; i <= 25; i++ {
+		now = now.Add(40 * ms)
+		b.Select(now, paths, work(1<<20), nil)
+		want := max(1.2-0.01*float64(i), 1.0)
+		if !near(b.Lambda(), want) {
+			t.Fatalf("after %d good RTTs λ = %v, want %v", i, b.Lambda(), want)
+		}
+	}
+	if got := b.Select(now, paths, work(49950), nil); !reflect.DeepEqual(got, []uint64{1}) {
+		t.Fatalf("λ = 1: got %v, want [1]", got)
+	}
+	b.Select(now.Add(ms), paths, work(100), nil) // blocked, too soon to adapt
+	if !near(b.Lambda(), 1.0) {
+		t.Fatalf("λ changed within an RTT: %v", b.Lambda())
+	}
+	now = now.Add(40 * ms)
+	b.Select(now, paths, work(1<<20), nil)
+	if !near(b.Lambda(), 1.04) {
+		t.Fatalf("after a blocked RTT λ = %v, want 1.04", b.Lambda())
+	}
+	for i := 0; i < 10; i++ {
+		now = now.Add(40 * ms)
+		b.Select(now, paths, work(0), nil)
+	}
+	if !near(b.Lambda(), 1.3) {
+		t.Fatalf("after 10 blocked RTTs λ = %v, want the cap 1.3", b.Lambda())
 	}
 }

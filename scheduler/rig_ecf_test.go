@@ -1,6 +1,8 @@
 package scheduler_test
 
 import (
+	"github.com/mpq/mpq/scheduler"
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,8 +12,8 @@ import (
 // and writes a 27000-byte message (about 21 packets) at t0: the fast path
 // takes the first 10 packets, and the decision for the 11th is the
 // rules'. lowrtt puts it on the slow path at once. ecf waits for the fast
-// path (k ≈ 14000 bytes: n·rtt_f ≈ 2·10 ms < rtt_s + δ, and (k/cwnd_s)·rtt_s
-// ≥ 2·rtt_f + δ). blest waits only when its estimate of what the fast path
+// path (k ≈ 14000 bytes: n·rtt_f ≈ 2·10 ms < rtt_s + δ, and
+// (max(k, cwnd_s)/cwnd_s)·rtt_s ≥ 2·rtt_f + δ). blest waits only when its estimate of what the fast path
 // sends during one slow RTT exceeds the connection's flow-control window
 // (768 KiB here): X = 1350·(10 + 4.5)·10 ≈ 196 kB at 100 ms RTT (no
 // wait), X = 1350·(10 + 24.5)·50 ≈ 2.3 MB at 500 ms (wait). Checked: no
@@ -29,9 +31,15 @@ func TestRigWaitForFast(t *testing.T) {
 		{"lowrtt", 250 * ms, true},
 		{"ecf", 250 * ms, false},
 		{"blest", 250 * ms, false},
+		// 125 ms: r ≈ 25, X = 1350·(10 + 12)·25 ≈ 743 kB, under the
+		// window left (≈ 799 kB) but not 1.2·X ≈ 891 kB: with λ adapted
+		// (1.2 at start, as the authors' implementation) blest waits; with
+		// λ fixed at 1 it does not.
+		{"blest", 125 * ms, false},
+		{"blest lambda=fixed", 125 * ms, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.sched+"/"+tt.slowDelay.String(), func(t *testing.T) {
+		t.Run(strings.ReplaceAll(tt.sched, " ", "_")+"/"+tt.slowDelay.String(), func(t *testing.T) {
 			r := newRig(t, tt.sched, rigPath{5 * ms, 10 * mps}, rigPath{tt.slowDelay, 10 * mps})
 			id := r.message(27000, false)
 			r.run(4 * tt.slowDelay)
@@ -50,5 +58,26 @@ func TestRigWaitForFast(t *testing.T) {
 				t.Fatalf("slow path used before 10 ms: %v, want %v%s", got, tt.wantSlow, r.log())
 			}
 		})
+	}
+}
+
+// TestRigBLESTLambda runs blest inside the real core with a connection
+// flow-control window of 20000 bytes (the sender may run that far ahead
+// of what the receiver has read) and a 2 MB message on a 10 ms and a
+// 100 ms path for 2 s: the window blocks the sender (DATA_BLOCKED reaches
+// the scheduler with SendWindow 0) in most slow-path RTTs, so λ, 1.2 at
+// start, must have grown (it is at the cap 1.3 at 2 s; with the blocked
+// signal ignored it falls to 1.01).
+func TestRigBLESTLambda(t *testing.T) {
+	r := newRigLinks(t, "blest", rigLink{connWindow: 20000}, rigPath{5 * ms, 10 * mps}, rigPath{50 * ms, 10 * mps})
+	r.message(2000000, false)
+	r.run(2 * time.Second)
+	b, ok := r.probe.inner.(*scheduler.BLEST)
+	if !ok {
+		t.Fatalf("scheduler is %T", r.probe.inner)
+	}
+	t.Logf("λ = %v", b.Lambda())
+	if b.Lambda() <= scheduler.BLESTLambdaStart {
+		t.Fatalf("λ = %v, want above its start %v", b.Lambda(), scheduler.BLESTLambdaStart)
 	}
 }

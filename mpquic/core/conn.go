@@ -126,6 +126,9 @@ type Conn struct {
 	gotRetry   bool
 	gotInitial bool // client: a server Initial was processed
 
+	// early is the 0-RTT state (early.go).
+	early earlyState
+
 	localParams wire.TransportParameters
 	peerParams  wire.TransportParameters
 	havePeerTP  bool
@@ -142,11 +145,13 @@ type Conn struct {
 	// The optional interfaces of pathSch: pktObs when it observes
 	// packets, waker when it asks to be polled at a time, lossPol when it
 	// decides what happens to lost data, rtxSizer when it sizes packets
-	// of lost data.
+	// of lost data, skipHeld when it may have the core look past a stream
+	// it holds back.
 	pktObs   scheduler.PacketObserver
 	waker    scheduler.Waker
 	lossPol  scheduler.LossPolicy
 	rtxSizer scheduler.RetransmissionSizer
+	skipHeld scheduler.HeldBackSkipper
 	// ackCand is scratch space of ackCarrier.
 	ackCand []*path
 	// copies tracks the packets sent on several paths and counts copies.
@@ -189,6 +194,14 @@ type Conn struct {
 	// (coupled ones read each other through it).
 	ccGroup   *congestion.Group
 	ackRanges []wire.AckRange
+	// refScratch holds the frame references of the packets of the
+	// datagram being built; the scratch frames are those appendAck and
+	// appendStreams encode; frameParser parses received payloads.
+	refScratch   [3][]recovery.FrameRef
+	ackFrame     wire.AckFrame
+	pathAckFrame wire.PathAckFrame
+	streamFrame  wire.StreamFrame
+	frameParser  wire.FrameParser
 
 	// routedODCID is the client-chosen DCID the endpoint also routes to a
 	// server connection until it closes.

@@ -2,6 +2,7 @@ package agreement
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,7 +11,8 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	ref := Point{P50MS: 70, P99MS: 200, GoodputMbps: 3.5}
+	const three = P50 | P99 | Goodput
+	ref := Point{P50MS: 70, P99MS: 200, GoodputMbps: 3.5, PooledN: 400, PooledP99MS: 100}
 	tests := []struct {
 		name  string
 		got   Point
@@ -19,15 +21,21 @@ func TestCheck(t *testing.T) {
 	}{
 		// p50: 10 % of 70 + 2 = 9 ms; p99: 25 % of 200 + 5 = 55 ms;
 		// goodput: 10 % of 3.5 = 0.35 Mbit/s.
-		{"equal", ref, All, nil},
-		{"at every bound", Point{P50MS: 79, P99MS: 145, GoodputMbps: 3.85}, All, nil},
-		{"p50 beyond", Point{P50MS: 79.01, P99MS: 200, GoodputMbps: 3.5}, All, []string{"mean p50"}},
-		{"p50 below", Point{P50MS: 60.99, P99MS: 200, GoodputMbps: 3.5}, All, []string{"mean p50"}},
-		{"p99 beyond", Point{P50MS: 70, P99MS: 255.01, GoodputMbps: 3.5}, All, []string{"mean p99"}},
-		{"goodput beyond", Point{P50MS: 70, P99MS: 200, GoodputMbps: 3.14}, All, []string{"mean goodput"}},
-		{"all beyond", Point{P50MS: 90, P99MS: 300, GoodputMbps: 2}, All, []string{"mean p50", "mean p99", "mean goodput"}},
+		{"equal", ref, three, nil},
+		{"at every bound", Point{P50MS: 79, P99MS: 145, GoodputMbps: 3.85}, three, nil},
+		{"p50 beyond", Point{P50MS: 79.01, P99MS: 200, GoodputMbps: 3.5}, three, []string{"mean p50"}},
+		{"p50 below", Point{P50MS: 60.99, P99MS: 200, GoodputMbps: 3.5}, three, []string{"mean p50"}},
+		{"p99 beyond", Point{P50MS: 70, P99MS: 255.01, GoodputMbps: 3.5}, three, []string{"mean p99"}},
+		{"goodput beyond", Point{P50MS: 70, P99MS: 200, GoodputMbps: 3.14}, three, []string{"mean goodput"}},
+		{"all beyond", Point{P50MS: 90, P99MS: 300, GoodputMbps: 2}, three, []string{"mean p50", "mean p99", "mean goodput"}},
 		{"p99 not asked", Point{P50MS: 70, P99MS: 300, GoodputMbps: 3.5}, P50 | Goodput, nil},
-		{"NaN never agrees", Point{P50MS: math.NaN(), P99MS: 200, GoodputMbps: 3.5}, All, []string{"mean p50"}},
+		{"NaN never agrees", Point{P50MS: math.NaN(), P99MS: 200, GoodputMbps: 3.5}, three, []string{"mean p50"}},
+		// Pooled p99: 25 % of 100 + 5 = 30 ms, with 368 messages or more
+		// on both sides.
+		{"pooled at its bound", Point{PooledN: 368, PooledP99MS: 130}, PooledP99, nil},
+		{"pooled beyond", Point{PooledN: 400, PooledP99MS: 130.01}, PooledP99, []string{"pooled p99"}},
+		{"pooled too few", Point{PooledN: 367, PooledP99MS: 100}, PooledP99, []string{"pooled p99"}},
+		{"all four", Point{P50MS: 70, P99MS: 300, GoodputMbps: 3.5, PooledN: 400, PooledP99MS: 110}, All, []string{"mean p99"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,5 +95,51 @@ func TestFromRuns(t *testing.T) {
 	os.WriteFile(filepath.Join(inf, "summary.json"), []byte(`{"sources":[{"name":"priority","mct_ms":{"n":1,"p50":"+Inf","p99":"+Inf"}},{"name":"background","goodput_mbps":1}]}`), 0o644)
 	if _, err := FromRuns([]string{inf}, "priority", "background"); err == nil || !strings.Contains(err.Error(), "did not complete") {
 		t.Errorf("a run with failed messages: %v", err)
+	}
+}
+
+// writeMessages writes a messages.csv into dir with the priority
+// source's completion times vals (and a warm-up row, left out).
+func writeMessages(t *testing.T, dir string, vals []float64) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("source,mct_ms,warmup\npriority,9999,true\n")
+	for _, v := range vals {
+		fmt.Fprintf(&b, "priority,%g,false\nbackground,1,false\n", v)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "messages.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FromRuns pools the runs' messages: 1..200 and 201..400 (ms) pool to
+// 400 values whose p99 is rank ceil(0.99·400) = 396, 396 ms; its 95 %
+// interval is ranks [392, 400] (the misses of 400 draws at p = 0.99 are
+// about Poisson(4): P(≥ 9) = 0.021 ≤ 0.025 < P(≥ 8) = 0.051 gives 392;
+// P(none) = 0.99^400 = 0.018 ≤ 0.025 gives 400).
+func TestFromRunsPooled(t *testing.T) {
+	a, b := writeRun(t, 100, 198, 3), writeRun(t, 300, 398, 3)
+	var va, vb []float64
+	for i := 1; i <= 200; i++ {
+		va = append(va, float64(i))
+		vb = append(vb, float64(200+i))
+	}
+	writeMessages(t, a, va)
+	writeMessages(t, b, vb)
+	p, err := FromRuns([]string{a, b}, "priority", "background")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PooledN != 400 || p.PooledP99MS != 396 || p.PooledP99CI != [2]float64{392, 400} {
+		t.Errorf("pooled n %d p99 %v CI %v, want 400, 396, [392 400]", p.PooledN, p.PooledP99MS, p.PooledP99CI)
+	}
+	// The runs' own p99s average to 298: the pooled one is not their mean.
+	if p.P99MS != 298 {
+		t.Errorf("mean p99 %v, want 298", p.P99MS)
+	}
+	// One run with messages and one without is an error, not a pool of
+	// half the runs.
+	if _, err := FromRuns([]string{a, writeRun(t, 1, 1, 1)}, "priority", "background"); err == nil || !strings.Contains(err.Error(), "messages.csv") {
+		t.Errorf("runs with and without messages: %v", err)
 	}
 }

@@ -166,6 +166,9 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 		return nil, err
 	}
 	cfg := coreConfig(e)
+	// A role runs on real sockets, whatever backend the file names:
+	// never with the simulator's null packet protection.
+	cfg.SimNullProtection = false
 	obs := &observerQueue{}
 	cfg.Observer = obs.observer
 	var traces *qlogfile.Dir
@@ -177,6 +180,10 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	info := &RoleInfo{Side: r.Side, ConfigSHA256: configSHA256(e), Started: time.Now()}
 	if r.Side == "server" {
 		cfg.TLS = stls
+		if e.Transport.ZeroRTT {
+			// The first connection is the client's warm-up.
+			warmUpFilter(&cfg)
+		}
 		for _, a := range r.Listen {
 			info.Local = append(info.Local, a.String())
 		}
@@ -250,6 +257,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 			in.Server = st.PathStats()
 		} else {
 			in.Client = st.PathStats()
+			in.EarlyData = earlyData(rr.e, rr.conn)
 		}
 		for _, p := range rr.peers {
 			p.Stop()
@@ -292,6 +300,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// up before it is acknowledged, so before the client connects.
 	var t0 time.Time
 	var setupErr error
+	warmedUp := false
 	started := r.sync.expect(configKey(e), func(t0ns int64) {
 		t0 = time.Unix(0, t0ns)
 		cfg.QlogReferenceTime = t0
@@ -303,6 +312,11 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 			_, setupErr = ev.Listen(listen.String(), func(c appenv.Conn) {
 				if rr.conn != nil {
 					c.Close(0x101, "one connection per experiment")
+					return
+				}
+				if e.Transport.ZeroRTT && !warmedUp {
+					// The warm-up connection: the client closes it.
+					warmedUp = true
 					return
 				}
 				rr.conn = c
@@ -367,6 +381,15 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// Our time zero, a few round trips ahead so that the start reaches
 	// the server first.
 	margin := max(50*time.Millisecond, 4*time.Duration(clock.Start.RTTMS*1e6))
+	var tickets *ticketCache
+	if e.Transport.ZeroRTT {
+		// Time for the warm-up connection before time zero: a
+		// handshake, the ticket and a few losses.
+		margin += warmUpLimitReal + 10*time.Duration(clock.Start.RTTMS*1e6)
+		tickets = newTicketCache()
+		cfg.TLS = cfg.TLS.Clone()
+		cfg.TLS.ClientSessionCache = tickets
+	}
 	t0 := time.Now().Add(margin)
 	offset := time.Duration(clock.Start.OffsetMS * 1e6)
 	if r.StartFile != "" {
@@ -385,6 +408,13 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	}
 
 	localAddr := func(i int) string { return netip.AddrPortFrom(r.Local[i], 0).String() }
+	if tickets != nil {
+		// Up to a second before time zero, so that its close is
+		// through the network by then.
+		if err := realWarmUp(ctx, cfg, localAddr(0), r.Connect[0].String(), tickets, t0.Add(-time.Second)); err != nil {
+			return err
+		}
+	}
 	cfg.QlogReferenceTime = t0
 	ev := udpenv.New(udpenv.Config{Client: cfg, LocalAddr: localAddr(0)})
 	defer ev.Close()
@@ -400,7 +430,11 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	ev.Exec(func() {
 		rr.rec.ConnectStart = time.Now()
 		obs.start(ev.Post, rr.rec)
-		ev.Dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
+		dial := ev.Dial
+		if e.Transport.ZeroRTT {
+			dial = ev.DialEarly
+		}
+		dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
 			func(i int) string { return r.Connect[i].String() },
 			func(p *trafficgen.Peer, c appenv.Conn) { rr.peers = append(rr.peers, p); rr.conn = c }, rr.failed))
 	})

@@ -1,6 +1,8 @@
 package udpenv
 
 import (
+	"fmt"
+
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
 )
@@ -25,6 +27,15 @@ func (c *conn) AddPath(local, remote string, done func(id uint64, err error)) {
 		id, err := c.c.AddPathTo(c.e.ctx, local, remote)
 		c.e.Post(func() { done(id, err) })
 	}()
+}
+
+// SetPathStatus sends PATH_STATUS_BACKUP (backup) or PATH_STATUS_AVAILABLE
+// for path id; our own path scheduler follows it too.
+func (c *conn) SetPathStatus(id uint64, backup bool) error {
+	if err := c.c.SetPathStatus(id, backup); err != nil {
+		return fmt.Errorf("udpenv: status of path %d: %w", id, err)
+	}
+	return nil
 }
 
 // AnnounceSource passes a periodic source to the path scheduler.

@@ -174,19 +174,32 @@ func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
 }
 
 // Dial implements appenv.Env with mpquic.Dial on a helper goroutine.
-func (e *Env) Dial(addr string, done func(appenv.Conn, error)) {
+func (e *Env) Dial(addr string, done func(appenv.Conn, error)) { e.dial(addr, false, done) }
+
+// DialEarly implements appenv.EarlyDialer with mpquic.DialEarly: the
+// client's configuration needs Allow0RTT and a TLS ClientSessionCache
+// holding a ticket of an earlier connection to the server.
+func (e *Env) DialEarly(addr string, done func(appenv.Conn, error)) { e.dial(addr, true, done) }
+
+func (e *Env) dial(addr string, early bool, done func(appenv.Conn, error)) {
 	if e.cfg.Client == nil {
 		e.Post(func() { done(nil, errors.New("udpenv: no client configuration")) })
 		return
 	}
+	dial := mpquic.DialWithOptions
+	if early {
+		dial = mpquic.DialEarly
+	}
 	go func() {
-		mc, err := mpquic.DialWithOptions(e.ctx, addr, e.cfg.Client, mpquic.DialOptions{LocalAddr: e.cfg.LocalAddr})
+		mc, err := dial(e.ctx, addr, e.cfg.Client, mpquic.DialOptions{LocalAddr: e.cfg.LocalAddr})
 		e.Post(func() {
 			if err != nil {
 				done(nil, err)
 				return
 			}
-			done(e.newConn(mc), nil)
+			c := e.newConn(mc)
+			c.early = early
+			done(c, nil)
 		})
 	}()
 }
@@ -249,6 +262,9 @@ type conn struct {
 	closeErr error
 	// streams are those the application may still hear from.
 	streams map[uint64]*stream
+	// early: dialled with DialEarly: streams opened before the handshake
+	// completes send in 0-RTT packets.
+	early bool
 }
 
 func (e *Env) newConn(mc *mpquic.Conn) *conn {
@@ -303,9 +319,12 @@ func (c *conn) ended() {
 func (c *conn) open(bidi bool) (appenv.Stream, error) {
 	var ms *mpquic.Stream
 	var err error
-	if bidi {
+	switch {
+	case c.early:
+		ms, err = c.c.OpenEarlyStream(bidi)
+	case bidi:
 		ms, err = c.c.OpenStream()
-	} else {
+	default:
 		ms, err = c.c.OpenUniStream()
 	}
 	if err != nil {
@@ -335,6 +354,9 @@ func (c *conn) OnStream(f func(appenv.Stream)) {
 		}
 	})
 }
+
+// EarlyData reports the state of resumption and 0-RTT.
+func (c *conn) EarlyData() core.EarlyDataState { return c.c.EarlyData() }
 
 func (c *conn) OnClosed(f func(error))           { c.onClosed = f }
 func (c *conn) Close(code uint64, reason string) { c.c.CloseWithError(code, reason) }
