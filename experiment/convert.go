@@ -325,7 +325,8 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
 	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
-	e.Transport = convertTransport(root.sub("transport"))
+	tt := root.sub("transport")
+	e.Transport = convertTransport(tt)
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
 		s := convertSource(st, i)
@@ -361,6 +362,7 @@ func (d *document) convert() (Experiment, Errors) {
 		}
 		ot.done()
 	}
+	checkKind(root, tt, &e)
 	root.done()
 	return e, errs
 }
@@ -475,7 +477,7 @@ func convertPath(t *table) Path {
 }
 
 func convertTransport(t *table) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+	tr := Transport{Kind: KindMPQ, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
 	if t == nil {
 		return tr
@@ -502,6 +504,8 @@ func convertTransport(t *table) Transport {
 		t.fail("initial_rtt", "must be positive")
 	}
 	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
+	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
+	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

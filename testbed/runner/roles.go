@@ -180,14 +180,14 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 		for _, a := range r.Listen {
 			info.Local = append(info.Local, a.String())
 		}
-		err = runServerRole(ctx, e, r, dir, &cfg, obs, info)
+		err = runServerRole(ctx, e, r, dir, &cfg, stls, obs, info)
 	} else {
 		cfg.TLS = ctls
 		for i := range r.Connect {
 			info.Local = append(info.Local, r.Local[i].String())
 			info.Remote = append(info.Remote, r.Connect[i].String())
 		}
-		err = runClientRole(ctx, e, r, dir, &cfg, obs, info)
+		err = runClientRole(ctx, e, r, dir, &cfg, ctls, obs, info)
 	}
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 	return h, nil
 }
 
-func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, obs *observerQueue, info *RoleInfo) error {
+func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
 	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
 	listen := r.Listen[0]
 	if len(r.Listen) > 1 {
@@ -295,11 +295,16 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	started := r.sync.expect(configKey(e), func(t0ns int64) {
 		t0 = time.Unix(0, t0ns)
 		cfg.QlogReferenceTime = t0
-		ev := udpenv.New(udpenv.Config{Server: cfg})
-		rr.ev = ev
 		rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
+		var uc udpenv.Config
+		uc, setupErr = envConfig(e, ends{server: cfg, serverTLS: tlsConf}, "", func() *trafficgen.Recorder { return rr.rec })
+		ev := udpenv.New(uc)
+		rr.ev = ev
 		obs.start(ev.Post, rr.rec)
 		ev.Exec(func() {
+			if setupErr != nil {
+				return
+			}
 			_, setupErr = ev.Listen(listen.String(), func(c appenv.Conn) {
 				if rr.conn != nil {
 					c.Close(0x101, "one connection per experiment")
@@ -347,7 +352,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	return nil
 }
 
-func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, obs *observerQueue, info *RoleInfo) error {
+func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
 	server := netip.AddrPortFrom(r.Connect[0].Addr(), SyncPort(r.Connect[0].Port()))
 	sc, err := newSyncClient(netip.AddrPortFrom(r.Local[0], 0).String(), server, configKey(e))
 	if err != nil {
@@ -386,10 +391,15 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 
 	localAddr := func(i int) string { return netip.AddrPortFrom(r.Local[i], 0).String() }
 	cfg.QlogReferenceTime = t0
-	ev := udpenv.New(udpenv.Config{Client: cfg, LocalAddr: localAddr(0)})
-	defer ev.Close()
-	rr := &roleRun{e: e, ev: ev, obs: obs, fail: make(chan error, 1)}
+	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
 	rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
+	uc, err := envConfig(e, ends{client: cfg, clientTLS: tlsConf}, localAddr(0), func() *trafficgen.Recorder { return rr.rec })
+	if err != nil {
+		return err
+	}
+	ev := udpenv.New(uc)
+	defer ev.Close()
+	rr.ev = ev
 	if d := time.Until(t0); d > 0 {
 		select {
 		case <-time.After(d):
@@ -421,6 +431,9 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		clock.End = ClockSample{Probes: probes}
 	}
 	info.Clock = clock
-	ev.Exec(func() { rr.conn.Close(0, "experiment over") })
+	ev.Exec(func() {
+		info.Kernel, info.Congestion = kernelInfo(rr.conn)
+		rr.conn.Close(0, "experiment over")
+	})
 	return writeHalf(dir, h, info)
 }

@@ -9,13 +9,11 @@ package udpenv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic"
-	"github.com/mpq/mpq/mpquic/core"
 )
 
 // Config configures an Env.
@@ -24,6 +22,16 @@ type Config struct {
 	Client *mpquic.Config
 	// Server configures the connections Listen accepts (nil: Listen fails).
 	Server *mpquic.Config
+	// Transport, if not nil, replaces mpquic (and Client and Server): the
+	// baselines' transports (another QUIC implementation, streams over
+	// TCP) run the same applications through it.
+	Transport Transport
+	// OnWritten, if not nil, runs on the loop each time the transport
+	// took bytes of a stream (its Write returned), with whether the
+	// stream's connection is one Dial made, the stream's ID and priority
+	// flag: the hand-over count of transports that report no sent bytes
+	// of their own.
+	OnWritten func(dialed bool, stream uint64, priority bool, n int)
 	// LocalAddr is the local UDP address Dial binds ("host:port", port 0
 	// for any); default any address of the server's family.
 	LocalAddr string
@@ -63,6 +71,9 @@ func New(cfg Config) *Env {
 	}
 	if cfg.ReadAhead <= 0 {
 		cfg.ReadAhead = 64 << 10
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = mpquicTransport{client: cfg.Client, server: cfg.Server}
 	}
 	e := &Env{cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
@@ -173,30 +184,27 @@ func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
-// Dial implements appenv.Env with mpquic.Dial on a helper goroutine.
+// Dial implements appenv.Env with the transport's Dial (mpquic.Dial by
+// default) on a helper goroutine.
 func (e *Env) Dial(addr string, done func(appenv.Conn, error)) {
-	if e.cfg.Client == nil {
-		e.Post(func() { done(nil, errors.New("udpenv: no client configuration")) })
-		return
-	}
 	go func() {
-		mc, err := mpquic.DialWithOptions(e.ctx, addr, e.cfg.Client, mpquic.DialOptions{LocalAddr: e.cfg.LocalAddr})
+		mc, err := e.cfg.Transport.Dial(e.ctx, addr, e.cfg.LocalAddr)
 		e.Post(func() {
 			if err != nil {
 				done(nil, err)
 				return
 			}
-			done(e.newConn(mc), nil)
+			c := e.newConn(mc)
+			c.dialed = true
+			done(c, nil)
 		})
 	}()
 }
 
-// Listen implements appenv.Env with mpquic.Listen; a helper goroutine accepts.
+// Listen implements appenv.Env with the transport's Listen (mpquic.Listen
+// by default); a helper goroutine accepts.
 func (e *Env) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, error) {
-	if e.cfg.Server == nil {
-		return nil, errors.New("udpenv: no server configuration")
-	}
-	ml, err := mpquic.Listen(addr, e.cfg.Server)
+	ml, err := e.cfg.Transport.Listen(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +230,7 @@ func (e *Env) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, er
 
 type listener struct {
 	e      *Env
-	l      *mpquic.Listener
+	l      TransportListener
 	closed bool
 }
 
@@ -238,10 +246,10 @@ func (l *listener) Close() error {
 	return nil
 }
 
-// conn adapts an mpquic.Conn; its fields are owned by the loop.
+// conn adapts a TransportConn; its fields are owned by the loop.
 type conn struct {
 	e        *Env
-	c        *mpquic.Conn
+	c        TransportConn
 	onStream func(appenv.Stream)
 	pending  []*stream
 	onClosed func(error)
@@ -249,12 +257,14 @@ type conn struct {
 	closeErr error
 	// streams are those the application may still hear from.
 	streams map[uint64]*stream
+	// dialed: Dial made the connection (else Listen accepted it).
+	dialed bool
 }
 
-func (e *Env) newConn(mc *mpquic.Conn) *conn {
+func (e *Env) newConn(mc TransportConn) *conn {
 	c := &conn{e: e, c: mc, streams: map[uint64]*stream{}}
 	e.conns = append(e.conns, c)
-	accept := func(acc func(context.Context) (*mpquic.Stream, error), bidi bool) {
+	accept := func(acc func(context.Context) (TransportStream, error), bidi bool) {
 		for {
 			ms, err := acc(mc.Context())
 			if err != nil {
@@ -266,7 +276,7 @@ func (e *Env) newConn(mc *mpquic.Conn) *conn {
 	go accept(mc.AcceptStream, true)
 	go accept(mc.AcceptUniStream, false)
 	go func() {
-		<-mc.Done()
+		<-mc.Context().Done()
 		e.Post(c.ended)
 	}()
 	return c
@@ -301,7 +311,7 @@ func (c *conn) ended() {
 }
 
 func (c *conn) open(bidi bool) (appenv.Stream, error) {
-	var ms *mpquic.Stream
+	var ms TransportStream
 	var err error
 	if bidi {
 		ms, err = c.c.OpenStream()
@@ -309,9 +319,6 @@ func (c *conn) open(bidi bool) (appenv.Stream, error) {
 		ms, err = c.c.OpenUniStream()
 	}
 	if err != nil {
-		if errors.Is(err, core.ErrStreamLimit) {
-			return nil, fmt.Errorf("%w: %w", appenv.ErrStreamLimit, err)
-		}
 		return nil, err
 	}
 	return c.wrap(ms, true, bidi), nil
@@ -340,7 +347,7 @@ func (c *conn) OnClosed(f func(error))           { c.onClosed = f }
 func (c *conn) Close(code uint64, reason string) { c.c.CloseWithError(code, reason) }
 func (c *conn) LocalAddr() string                { return c.c.LocalAddr().String() }
 func (c *conn) RemoteAddr() string               { return c.c.RemoteAddr().String() }
-func (c *conn) wrap(ms *mpquic.Stream, send, recv bool) *stream {
+func (c *conn) wrap(ms TransportStream, send, recv bool) *stream {
 	s := &stream{c: c, s: ms, canWrite: send, canRead: recv, readEnded: !recv, writeEnded: !send}
 	c.streams[ms.StreamID()] = s
 	if recv {
@@ -358,12 +365,12 @@ func (c *conn) wrap(ms *mpquic.Stream, send, recv bool) *stream {
 	return s
 }
 
-// stream adapts an mpquic.Stream. A reader goroutine fills buffers from
+// stream adapts a TransportStream. A reader goroutine fills buffers from
 // the free list and posts them; the loop returns them once read. A writer
 // goroutine writes what the loop queued.
 type stream struct {
 	c                 *conn
-	s                 *mpquic.Stream
+	s                 TransportStream
 	canRead, canWrite bool
 
 	// Read side, owned by the loop (free is the goroutine's credit).
@@ -388,12 +395,13 @@ type stream struct {
 	wclosed    bool
 	wantWrite  bool
 	onWritable func()
+	priority   bool // loop: the last SetPriority
 }
 
 func (s *stream) ID() uint64 { return s.s.StreamID() }
 
 func (s *stream) readLoop() {
-	done := s.c.c.Done()
+	done := s.c.c.Context().Done()
 	for {
 		var buf []byte
 		select {
@@ -483,7 +491,7 @@ func (s *stream) OnReadable(f func()) {
 }
 
 func (s *stream) writeLoop() {
-	done := s.c.c.Done()
+	done := s.c.c.Context().Done()
 	for {
 		s.wmu.Lock()
 		q, fin := s.wq, s.wfin
@@ -518,6 +526,9 @@ func (s *stream) writeLoop() {
 // mpquic.
 func (s *stream) wrote(n int, err error) {
 	s.buffered -= n
+	if n > 0 && s.c.e.cfg.OnWritten != nil {
+		s.c.e.cfg.OnWritten(s.c.dialed, s.s.StreamID(), s.priority, n)
+	}
 	if err != nil && s.werr == nil {
 		s.werr = err
 	}
@@ -605,4 +616,7 @@ func (s *stream) CancelRead(code uint64) {
 	}
 }
 
-func (s *stream) SetPriority(p bool) { s.s.SetPriority(p) }
+func (s *stream) SetPriority(p bool) {
+	s.priority = p
+	s.s.SetPriority(p)
+}
