@@ -36,7 +36,9 @@ type Role struct {
 	// path reaches it.
 	Listen []netip.AddrPort
 	// Connect (client) is the server's address on each path, Local the
-	// client's: path i runs from Local[i] to Connect[i].
+	// client's: path i runs from Local[i] to Connect[i]. With multipath
+	// off (and for the single-path baselines) the connection stays on
+	// path 0.
 	Connect []netip.AddrPort
 	Local   []netip.Addr
 	// Wait bounds the server's wait for the client's start of a run, and
@@ -70,9 +72,6 @@ func (r *Role) Check(e *experiment.Experiment) error {
 		if len(r.Connect) != n || len(r.Local) != n {
 			return fmt.Errorf("--role client needs one --connect and one --local address per path: %d paths, %d --connect, %d --local",
 				n, len(r.Connect), len(r.Local))
-		}
-		if !e.Transport.Multipath && n > 1 {
-			return errors.New("multipath is off: give one path")
 		}
 	default:
 		return fmt.Errorf("--role %q: want server or client", r.Side)
