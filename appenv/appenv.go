@@ -40,8 +40,22 @@ type Env interface {
 	Dial(addr string, done func(Conn, error))
 	// Listen accepts connections on addr ("host:port"; port 0 picks one
 	// where the environment allows it) and calls accept on the loop with
-	// each connection whose handshake completed.
+	// each connection whose handshake completed, or, for a server that
+	// accepts 0-RTT, that accepted it (its handshake completes later).
 	Listen(addr string, accept func(Conn)) (Listener, error)
+}
+
+// EarlyDialer is implemented by environments whose connections can resume
+// a session with 0-RTT (RFC 9001 Section 4.6).
+type EarlyDialer interface {
+	// DialEarly is Dial, except that done runs as soon as the connection
+	// can carry 0-RTT data: at once when it resumes a session whose ticket
+	// allows 0-RTT, after the handshake otherwise. Streams opened before
+	// the handshake completes send their data in 0-RTT packets, which an
+	// attacker can replay: dial early only for messages that are safe to
+	// repeat. Data the server rejects in 0-RTT is sent again after the
+	// handshake.
+	DialEarly(addr string, done func(Conn, error))
 }
 
 // Listener is a listening address.

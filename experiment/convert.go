@@ -326,7 +326,7 @@ func (d *document) convert() (Experiment, Errors) {
 	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
 	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
 	tt := root.sub("transport")
-	e.Transport = convertTransport(tt)
+	e.Transport = convertTransport(tt, e.Backend)
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
 		s := convertSource(st, i)
@@ -348,9 +348,10 @@ func (d *document) convert() (Experiment, Errors) {
 		e.Competitors = append(e.Competitors, convertCompetitor(ct, i, &e))
 	}
 	checkCompetitors(root, &e)
-	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond}
+	e.Output = Output{Interval: 100 * time.Millisecond, PathInterval: 10 * time.Millisecond, Series: true}
 	if ot := root.sub("output"); ot != nil {
 		e.Output.Qlog = ot.boolean("qlog", false)
+		e.Output.Series = ot.boolean("series", true)
 		e.Output.Interval = ot.duration("interval", e.Output.Interval)
 		if e.Output.Interval <= 0 {
 			ot.fail("interval", "must be positive")
@@ -456,6 +457,7 @@ func convertPath(t *table) Path {
 	p := Path{Up: base, Down: base}
 	readAddrs(t, &p)
 	p.Bottleneck = t.str("bottleneck", "")
+	p.Backup = t.boolean("backup", false)
 	ut, dt := t.sub("up"), t.sub("down")
 	if ut != nil {
 		p.Up, _ = readLink(ut, p.Up, false)
@@ -476,11 +478,20 @@ func convertPath(t *table) Path {
 	return p
 }
 
-func convertTransport(t *table) Transport {
+// MinReceiveWindow is the smallest transport.receive_window: 16 KiB, a
+// dozen full packets.
+const MinReceiveWindow = 16 << 10
+
+func convertTransport(t *table, backend string) Transport {
 	tr := Transport{Kind: KindMPQ, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
-		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true}
+		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
+		SimNullProtection: DefaultSimNullProtection(backend)}
 	if t == nil {
 		return tr
+	}
+	tr.SimNullProtection = t.boolean("sim_null_protection", tr.SimNullProtection)
+	if tr.SimNullProtection && backend != BackendSim {
+		t.fail("sim_null_protection", "the null packet protection is for backend = \"sim\" only; backend %q always protects its packets with TLS's cipher suite", backend)
 	}
 	tr.PathScheduler = t.name("path_scheduler", tr.PathScheduler, func(s string) string {
 		return names.Check("path scheduler", s, scheduler.PathSchedulers())
@@ -504,6 +515,11 @@ func convertTransport(t *table) Transport {
 		t.fail("initial_rtt", "must be positive")
 	}
 	tr.PathFailure = t.boolean("path_failure", tr.PathFailure)
+	tr.ReceiveWindow = t.size("receive_window", 0)
+	if tr.ReceiveWindow != 0 && tr.ReceiveWindow < MinReceiveWindow {
+		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
+	}
+	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
@@ -528,7 +544,8 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 	st := t.sub("scheduler_options")
 	if st != nil {
 		set = map[string]any{}
-		swept := t.d.origins[t.path("path_scheduler")].Origin == "[sweep]"
+		origin := t.d.origins[t.path("path_scheduler")].Origin
+		swept := origin == "[sweep]" || strings.HasPrefix(origin, "[[sweep.")
 		own := scheduler.PathOptions(sched)
 		for k, v := range st.m {
 			st.used[k] = true

@@ -132,6 +132,11 @@ type Path struct {
 	// one-way delay, part of the path's RTT.
 	Bottleneck      string
 	BottleneckDelay time.Duration
+	// Backup marks the path a backup path (backup = true): the client
+	// sends PATH_STATUS_BACKUP for it (draft-ietf-quic-multipath-21
+	// Section 3.3) once it is validated, and both ends' path schedulers
+	// then put data on it only when no available path is usable.
+	Backup bool
 }
 
 // Link is one direction of a path.
@@ -209,7 +214,30 @@ type Transport struct {
 	// PathFailure enables the stack's path failure detection (default
 	// true); false leaves silent paths to their probe timeouts.
 	PathFailure bool
+	// ReceiveWindow, when positive, fixes both ends' flow-control receive
+	// windows (each stream's and the connection's, RFC 9000 Section 4) at
+	// that many bytes: a receiver with a bounded buffer. 0 keeps the
+	// defaults, which start at 512 KiB per stream and 768 KiB per
+	// connection and grow as the application reads.
+	ReceiveWindow int64
+	// ZeroRTT (transport.zero_rtt): before the experiment's time zero a
+	// warm-up connection obtains a session ticket and closes; the
+	// measured connection then resumes with it and the client sends its
+	// messages in 0-RTT packets (RFC 9001 Section 4.6) until the handshake
+	// completes. Off: one full handshake, no tickets.
+	ZeroRTT bool
+	// SimNullProtection (transport.sim_null_protection) replaces the
+	// 1-RTT packet protection by the simulator's null protection
+	// (core.Config.SimNullProtection): same packet sizes and results,
+	// less CPU. Default true with backend "sim" (DefaultSimNullProtection),
+	// and not allowed with any other backend.
+	SimNullProtection bool
 }
+
+// DefaultSimNullProtection is transport.sim_null_protection's default
+// with a backend: on in the simulator, where it changes no result (see
+// EXPERIMENTS.md), off everywhere else.
+func DefaultSimNullProtection(backend string) bool { return backend == BackendSim }
 
 // Source is one traffic source. Which fields matter depends on Kind (see
 // EXPERIMENTS.md).
@@ -248,6 +276,10 @@ type Output struct {
 	// one path and end, except that every congestion state change is
 	// kept; 0 writes every change.
 	PathInterval time.Duration
+	// Series writes the time series paths.csv and throughput.csv
+	// (output.series, default true); false leaves them out of a run's
+	// files, for sweeps of thousands of runs that need only summary.json.
+	Series bool
 	// Warmup leaves the messages created in [0, Warmup) of the
 	// experiment's time out of the per-source statistics (summary.json,
 	// the aggregates, the console lines, the plots' distributions); they

@@ -68,8 +68,8 @@ func TestParsePaperSetup(t *testing.T) {
 	if q := e.Paths[0].Up.QueueLimit(e.Paths[0].RTT()); q != 625000 {
 		t.Fatalf("queue %d", q)
 	}
-	tr := Transport{Kind: KindMPQ, PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet"}}
+	tr := Transport{Kind: KindMPQ, PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true, SimNullProtection: true,
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet", "skip_held_back": "false"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}
@@ -424,6 +424,55 @@ func TestResolvedPathFailureKeys(t *testing.T) {
 	}
 	if r := string(plain[0].ResolvedTOML()); strings.Contains(r, "path_failure") || strings.Contains(r, "path_abandon_after") {
 		t.Fatalf("defaults written:\n%s", r)
+	}
+}
+
+// TestSimNullProtectionKey: transport.sim_null_protection is on by
+// default in the simulator and off elsewhere, may be turned off, is
+// refused on any other backend, survives the resolved configuration only
+// when it is not its backend's default (so that config_sha256 of runs from
+// before the key stays the same).
+func TestSimNullProtectionKey(t *testing.T) {
+	parse := func(doc string) (Experiment, error) {
+		es, err := Parse("e.toml", []byte(doc), nil)
+		if err != nil {
+			return Experiment{}, err
+		}
+		return es[0], nil
+	}
+	on, err := parse(paperFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !on.Transport.SimNullProtection {
+		t.Fatalf("simulator default: %v", on.Transport.SimNullProtection)
+	}
+	r := string(on.ResolvedTOML())
+	if !strings.Contains(r, "\n# sim_null_protection = true") || strings.Contains(r, "\nsim_null_protection") {
+		t.Fatalf("default written as a key, or not noted:\n%s", r)
+	}
+	off, err := parse(strings.Replace(paperFile, `path_scheduler = "cwr"`, "path_scheduler = \"cwr\"\nsim_null_protection = false", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Transport.SimNullProtection {
+		t.Fatal("sim_null_protection = false ignored")
+	}
+	if off.PointSHA256() == on.PointSHA256() {
+		t.Fatal("the non-default is not in config_sha256")
+	}
+	checkRoundTrip(t, off)
+	checkRoundTrip(t, on)
+	loop, err := parse("backend = \"loopback\"\n" + paperFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loop.Transport.SimNullProtection || strings.Contains(string(loop.ResolvedTOML()), "sim_null_protection") {
+		t.Fatalf("loopback: %v\n%s", loop.Transport.SimNullProtection, loop.ResolvedTOML())
+	}
+	_, err = parse("backend = \"loopback\"\n" + strings.Replace(paperFile, "[transport]", "[transport]\nsim_null_protection = true", 1))
+	if err == nil || !strings.Contains(err.Error(), "transport.sim_null_protection: the null packet protection is for backend = \"sim\" only") {
+		t.Fatalf("loopback with sim_null_protection: %v", err)
 	}
 }
 

@@ -49,7 +49,7 @@ func FuzzParse(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
-	for _, s := range []string{paperFile, changesFile, bottleneckFile, competitorFile, "name = 1\n", "[[path]]\n[[path.change]]\nat = \"1s\"\n"} {
+	for _, s := range []string{paperFile, casesFile, changesFile, bottleneckFile, competitorFile, "name = 1\n", "[[path]]\n[[path.change]]\nat = \"1s\"\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {

@@ -114,12 +114,17 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			}
 		}
 	}
-	// An override of a swept key fixes it: that key no longer varies.
+	// An override of a swept key fixes it: that key no longer varies (and
+	// a case of a [[sweep.NAME]] list no longer sets it).
 	kept := sweep[:0]
 	for _, k := range sweep {
 		overridden := false
 		for _, o := range overrides {
 			overridden = overridden || o.Key == k.key
+		}
+		if k.cases != nil {
+			k.dropOverridden(overrides)
+			overridden = false
 		}
 		if !overridden {
 			kept = append(kept, k)
@@ -158,13 +163,14 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 				label = append(label, o.String())
 			}
 		}
-		for _, o := range combo {
-			if err := d.apply(o); err != nil {
-				errs = append(errs, err)
-				continue
+		for _, c := range combo {
+			for _, o := range c.sets {
+				if err := d.apply(o); err != nil {
+					errs = append(errs, err)
+				}
 			}
-			vary = append(vary, o.String())
-			label = append(label, o.String())
+			vary = append(vary, c.label)
+			label = append(label, c.label)
 		}
 		e, cerr := d.convert()
 		errs = append(errs, cerr...)
@@ -348,6 +354,10 @@ func (d *document) takeSweep() ([]sweepKey, Errors) {
 	var errs Errors
 	for k, v := range m {
 		line := d.lines["sweep["+k+"]"]
+		if d.isCaseList(k) {
+			keys = append(keys, d.caseList(k, v, &errs))
+			continue
+		}
 		if sub, ok := v.(map[string]any); ok {
 			// An unquoted dotted key (transport.path_scheduler = [...])
 			// arrives as a nested table: flatten it.
@@ -360,7 +370,7 @@ func (d *document) takeSweep() ([]sweepKey, Errors) {
 	}
 	// A key without values is reported and left out: with it the grid
 	// would be empty and nothing else in the file would be checked.
-	keys = slices.DeleteFunc(keys, func(k sweepKey) bool { return len(k.values) == 0 })
+	keys = slices.DeleteFunc(keys, func(k sweepKey) bool { return len(k.values) == 0 && len(k.cases) == 0 })
 	sort.SliceStable(keys, func(i, j int) bool {
 		if keys[i].line != keys[j].line {
 			return keys[i].line < keys[j].line
@@ -388,21 +398,44 @@ func (d *document) sweepKey(k string, v any, line int, errs *Errors) sweepKey {
 	return sweepKey{key: k, values: vals, line: line}
 }
 
+// sweepKey is one dimension of a sweep's grid: a key and its values, or
+// (cases not nil) a [[sweep.NAME]] list of cases, each setting several
+// keys at once.
 type sweepKey struct {
 	key    string
 	values []any
+	cases  []sweepCase
 	line   int
 }
 
+// sweepCase is one value of a grid dimension: the keys it sets and the
+// "key=value" that names it in the run's label.
+type sweepCase struct {
+	sets  []Override
+	label string
+}
+
+// points is the dimension's values as cases.
+func (k sweepKey) points() []sweepCase {
+	if k.cases != nil {
+		return k.cases
+	}
+	out := make([]sweepCase, len(k.values))
+	for i, v := range k.values {
+		o := Override{Key: k.key, Value: v, Origin: "[sweep]", Line: k.line}
+		out[i] = sweepCase{sets: []Override{o}, label: o.String()}
+	}
+	return out
+}
+
 // expand returns the grid of a sweep, the first key varying slowest.
-func expand(keys []sweepKey) [][]Override {
-	out := [][]Override{nil}
+func expand(keys []sweepKey) [][]sweepCase {
+	out := [][]sweepCase{nil}
 	for _, k := range keys {
-		var next [][]Override
+		var next [][]sweepCase
 		for _, prefix := range out {
-			for _, v := range k.values {
-				combo := append(append([]Override(nil), prefix...), Override{Key: k.key, Value: v, Origin: "[sweep]", Line: k.line})
-				next = append(next, combo)
+			for _, c := range k.points() {
+				next = append(next, append(append([]sweepCase(nil), prefix...), c))
 			}
 		}
 		out = next

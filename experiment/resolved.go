@@ -43,6 +43,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if p.Bottleneck != "" {
 			w("bottleneck", q(p.Bottleneck))
 		}
+		if p.Backup {
+			w("backup", "true")
+		}
 		writeTraces(w, p)
 		writeLink(&b, p.Up, true)
 		b.WriteString("[path.down]\n")
@@ -61,7 +64,7 @@ func (e *Experiment) ResolvedTOML() []byte {
 		}
 		w("multipath", strconv.FormatBool(t.Multipath))
 	} else {
-		writeMPQTransport(w, t)
+		writeMPQTransport(&b, w, e)
 	}
 	writeSources(&b, w, e)
 	writeCompetitors(&b, e)
@@ -69,6 +72,10 @@ func (e *Experiment) ResolvedTOML() []byte {
 	w("qlog", strconv.FormatBool(e.Output.Qlog))
 	w("interval", q(dur(e.Output.Interval)))
 	w("path_interval", q(dur(e.Output.PathInterval)))
+	if !e.Output.Series {
+		// Written only when off, as warmup.
+		w("series", "false")
+	}
 	if e.Output.Warmup > 0 {
 		// Written only when set: the configurations (and hashes) of
 		// runs without a warm-up stay those of earlier versions.
@@ -78,8 +85,9 @@ func (e *Experiment) ResolvedTOML() []byte {
 }
 
 // writeMPQTransport writes mpq's transport keys.
-func writeMPQTransport(w func(key, v string), t Transport) {
+func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment) {
 	q := strconv.Quote
+	t := e.Transport
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
@@ -109,6 +117,17 @@ func writeMPQTransport(w func(key, v string), t Transport) {
 	}
 	if t.PathAbandonAfter > 0 {
 		w("path_abandon_after", q(dur(t.PathAbandonAfter)))
+	}
+	if t.ReceiveWindow > 0 {
+		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
+	}
+	if t.ZeroRTT {
+		w("zero_rtt", "true")
+	}
+	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
+		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
+	} else if t.SimNullProtection {
+		b.WriteString("# sim_null_protection = true (the simulator's default: null 1-RTT packet protection, same results as AES-GCM)\n")
 	}
 }
 

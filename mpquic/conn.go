@@ -58,6 +58,7 @@ type Conn struct {
 	// completes; onClose when the connection has ended.
 	onHandshake func()
 	onClose     func()
+	readyDone   bool
 }
 
 func newDriverConn(c *core.Conn, sendSize int, dropped *atomic.Uint64, socks ...*socket) *Conn {
@@ -257,10 +258,10 @@ func (c *Conn) dispatchEvents() {
 			default:
 				close(c.handshakeDone)
 				c.in.setLimit(inboxEstablished)
-				if c.onHandshake != nil {
-					c.onHandshake()
-				}
+				c.ready()
 			}
+		case core.EventEarlyData:
+			c.ready()
 		case core.EventStreamIncoming:
 			if cs := c.c.AcceptStream(); cs != nil {
 				s := c.wrapStream(cs)
@@ -287,6 +288,15 @@ func (c *Conn) dispatchEvents() {
 		case core.EventPathValidated, core.EventPathFailed, core.EventPathClosed, core.EventPathsAvailable:
 			c.pathEvent(e)
 		}
+	}
+}
+
+// ready runs onHandshake once: when the handshake completes, or before,
+// when the server accepted 0-RTT.
+func (c *Conn) ready() {
+	if c.onHandshake != nil && !c.readyDone {
+		c.readyDone = true
+		c.onHandshake()
 	}
 }
 
@@ -369,6 +379,37 @@ func (c *Conn) open(bidi bool) (*Stream, error) {
 		return nil, err
 	}
 	return c.wrapStream(cs), nil
+}
+
+// OpenEarlyStream opens a stream whose data may go in 0-RTT packets, on a
+// connection from DialEarly before its handshake completed (see
+// core.Conn.OpenEarlyStream: that data can be replayed by an attacker, so
+// use it only for requests that are safe to repeat). It fails with
+// core.ErrHandshakeIncomplete when 0-RTT is not possible (no ticket, or
+// the ticket or configuration does not allow it): wait for
+// HandshakeComplete then. After the handshake it is OpenStream.
+func (c *Conn) OpenEarlyStream(bidi bool) (*Stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	cs, err := c.c.OpenEarlyStream(bidi)
+	if err != nil {
+		return nil, err
+	}
+	return c.wrapStream(cs), nil
+}
+
+// HandshakeComplete is closed when the handshake completed.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.handshakeDone }
+
+// EarlyData reports the state of session resumption and 0-RTT; Accepted is
+// meaningful once the handshake completed.
+func (c *Conn) EarlyData() core.EarlyDataState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.EarlyData()
 }
 
 // OpenStreamSync opens a bidirectional stream, waiting for the peer's

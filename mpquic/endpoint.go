@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -121,10 +122,17 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 	return l, nil
 }
 
+// errSimNullProtection refuses the simulator's null packet protection on a
+// real socket.
+var errSimNullProtection = errors.New("mpquic: SimNullProtection is for the simulator only: a real socket always uses the TLS cipher suite's packet protection")
+
 // socketConfig returns the configuration of connections on the socket uc:
 // cfg with the TLS key log (SSLKEYLOGFILE) and the max_udp_payload_size the
 // socket receives, and the size of their send buffers.
 func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
+	if cfg != nil && cfg.SimNullProtection {
+		return nil, 0, errSimNullProtection
+	}
 	cfg = withKeyLog(cfg)
 	v, err := cfg.Validate()
 	if err != nil {
@@ -160,7 +168,8 @@ func (l *Listener) Stats() ListenerStats {
 }
 
 // newConn starts driving a server connection the endpoint created; it is
-// queued for Accept once its handshake completes.
+// queued for Accept once its handshake completes, or as soon as it accepted
+// 0-RTT (Config.Allow0RTT).
 func (l *Listener) newConn(cc *core.Conn, s *socket) *Conn {
 	c := newDriverConn(cc, l.sendSize, &l.queueDropped, s)
 	l.mu.Lock()
@@ -188,7 +197,10 @@ func (l *Listener) newConn(cc *core.Conn, s *socket) *Conn {
 	return c
 }
 
-// Accept waits for the next connection whose handshake completed.
+// Accept waits for the next connection whose handshake completed, or, with
+// Config.Allow0RTT, that accepted 0-RTT data: its streams may then arrive
+// before the handshake completes (Conn.HandshakeComplete), and its
+// answers go out in 0.5-RTT packets, within the anti-amplification limit.
 func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 	for {
 		l.mu.Lock()
@@ -259,6 +271,21 @@ func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 
 // DialWithOptions is Dial with options.
 func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOptions) (*Conn, error) {
+	return dial(ctx, addr, cfg, opts, false)
+}
+
+// DialEarly is Dial returning as soon as the connection can carry 0-RTT
+// data: at once when it resumes a session whose ticket allows 0-RTT
+// (Config.Allow0RTT, and cfg.TLS.ClientSessionCache holding a ticket of an
+// earlier connection to the server), after the handshake otherwise. Only
+// streams opened with Conn.OpenEarlyStream carry data in 0-RTT;
+// Conn.EarlyData reports whether the server accepted it (rejected 0-RTT
+// data is sent again after the handshake).
+func DialEarly(ctx context.Context, addr string, cfg *Config, opts DialOptions) (*Conn, error) {
+	return dial(ctx, addr, cfg, opts, true)
+}
+
+func dial(ctx context.Context, addr string, cfg *Config, opts DialOptions, early bool) (*Conn, error) {
 	ra, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("mpquic: dial %s: %w", addr, err)
@@ -308,8 +335,12 @@ func DialWithOptions(ctx context.Context, addr string, cfg *Config, opts DialOpt
 	c.ownSockets = []*socket{sock}
 	c.noGSO = cfg.DisableGSO
 	c.ep = ep
+	canEarly := early && cc.CanSendEarly()
 	go sock.readLoop()
 	go c.run()
+	if canEarly {
+		return c, nil
+	}
 	select {
 	case <-c.handshakeDone:
 		return c, nil

@@ -1,10 +1,13 @@
 package mpquic
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/mpq/mpq/internal/certs"
 )
@@ -37,5 +40,30 @@ func TestAdvertisedPayloadSize(t *testing.T) {
 		if tt.want > recvBufSize {
 			t.Errorf("advertises %d, reads into %d bytes", tt.want, recvBufSize)
 		}
+	}
+}
+
+// The simulator's null packet protection never runs on a real socket:
+// Listen, ListenUDP and Dial refuse a configuration that asks for it.
+func TestSimNullProtectionRefused(t *testing.T) {
+	cert, err := certs.SelfSigned(certs.Options{Ed25519: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg := &Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"t"}}, SimNullProtection: true}
+	if l, err := Listen("127.0.0.1:0", scfg); err == nil {
+		l.Close()
+		t.Fatal("Listen accepted SimNullProtection")
+	} else if !errors.Is(err, errSimNullProtection) {
+		t.Fatalf("Listen: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ccfg := &Config{TLS: &tls.Config{RootCAs: certs.Pool(cert), ServerName: "localhost", NextProtos: []string{"t"}}, SimNullProtection: true}
+	if c, err := Dial(ctx, "127.0.0.1:9", ccfg); err == nil {
+		c.CloseWithError(0, "")
+		t.Fatal("Dial accepted SimNullProtection")
+	} else if !errors.Is(err, errSimNullProtection) {
+		t.Fatalf("Dial: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Kinds are the figures, by name.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -26,6 +26,8 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 		return CwndFigure(points, o)
 	case "timeline":
 		return TimelineFigure(points, o)
+	case "ratio":
+		return RatioFigure(points, o)
 	}
 	return nil, inputErr("unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 }
@@ -42,6 +44,8 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return ThroughputTable(points, o)
 	case "growth":
 		return GrowthTable(points, o)
+	case "ratio":
+		return RatioTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

@@ -25,7 +25,7 @@ type Metric struct {
 //	SOURCE.response_{p50,p99,p999,mean}_ms        kinds with replies
 //	SOURCE.jitter                                 kinds with replies
 //	SOURCE.completion_ratio, .completion_time_ms,
-//	SOURCE.connect_to_first_ms                    stop-and-wait
+//	SOURCE.connect_to_first_ms, .connect_to_first_ack_ms  stop-and-wait
 //	SOURCE.goodput_mbps                           periodic, frames, bulk
 //	SOURCE.reply_goodput_mbps                     file
 //	path.ID.cwnd_growth_ca_bytes_per_rtt          every path
@@ -83,12 +83,9 @@ func Headline(s *trafficgen.Summary) []Metric {
 				add(n+".reply_goodput_mbps", opt(src.ReplyGoodputMbps))
 			case experiment.KindStopAndWait:
 				add(n+".completion_ratio", opt(src.CompletionRatio))
-				t := nan
-				if src.CompletionTimeMS != nil {
-					t = float64(*src.CompletionTimeMS)
-				}
-				add(n+".completion_time_ms", t)
+				add(n+".completion_time_ms", optMillis(src.CompletionTimeMS))
 				add(n+".connect_to_first_ms", opt(src.ConnectToFirstMS))
+				add(n+".connect_to_first_ack_ms", optMillis(src.ConnectToFirstAckMS))
 			}
 		case experiment.KindBulk:
 			add(n+".goodput_mbps", src.GoodputMbps)
@@ -119,4 +116,12 @@ func pooledColumn(kind string) string {
 		return "response_ms"
 	}
 	return "mct_ms"
+}
+
+// optMillis is *m, NaN when absent.
+func optMillis(m *trafficgen.Millis) float64 {
+	if m == nil {
+		return math.NaN()
+	}
+	return float64(*m)
 }

@@ -36,6 +36,11 @@ const (
 	// OptHoldUnwritten: a message generated and not yet written keeps
 	// its reservation until ReservationGrace after its generation time.
 	OptHoldUnwritten = "hold_unwritten"
+	// OptSkipHeldBack: a packet of a stream without priority that the
+	// scheduler holds back (a background retransmission beside a
+	// reservation) does not hold back the priority data the stream
+	// scheduler serves after it (HeldBackSkipper).
+	OptSkipHeldBack = "skip_held_back"
 )
 
 // cwrOptions are the options of cwr with their defaults.
@@ -53,6 +58,8 @@ func cwrOptions() []Option {
 			Doc: "packet: each priority packet on the lowest-RTT path that can take it; message: all of a message on the path chosen at its first packet"},
 		{Name: OptHoldUnwritten, Default: "true",
 			Doc: "a message generated and not yet written keeps its reservation until it is written or 5 ms (ReservationGrace) after its generation time, also once its source announced the next message: what the reservation needs on a real clock"},
+		{Name: OptSkipHeldBack, Default: "false",
+			Doc: "a background packet held back by the reservations (with priority-fifo: lost background data, served first) does not hold back the priority data behind it, which goes if a window and pacer let it out (ours)"},
 	}
 }
 
@@ -162,6 +169,16 @@ const maxPending = 1024
 //     have a sufficient size at all times" (IV-A), where this never
 //     happens. The packet then goes on the lowest-RTT candidate whose
 //     window and pacer let it out.
+//   - Lost data of a stream without priority is background data here,
+//     and priority-fifo serves lost data first ("retransmissions are
+//     always processed first, regardless of their priority", III-C): a
+//     background retransmission held back by the reservations holds back
+//     the priority message behind it, which then waits, though it has its
+//     reserved room, until acknowledgements free room beyond the
+//     reservations for the retransmission. Option skip_held_back (ours,
+//     HeldBackSkipper) lets the core offer the priority data instead,
+//     which goes by the rule for priority data above; the retransmission
+//     is still offered first at every decision.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
@@ -215,10 +232,10 @@ const maxPending = 1024
 type CWR struct {
 	res  reserver
 	cand []int
-	// idleEscape and perMessage are the options idle_escape and
-	// path_choice = "message".
-	idleEscape, perMessage bool
-	msgs                   messages
+	// idleEscape, perMessage and skipHeld are the options idle_escape,
+	// path_choice = "message" and skip_held_back.
+	idleEscape, perMessage, skipHeld bool
+	msgs                             messages
 }
 
 // NewCWR returns a CWR scheduler without sources, with the default
@@ -229,7 +246,8 @@ func NewCWR() *CWR {
 }
 
 func newCWR(o Options) *CWR {
-	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message"}
+	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
+		skipHeld: o.Bool(OptSkipHeldBack)}
 }
 
 // newReserver is the reserver of the options o (everyPath for cwr-red).
@@ -249,6 +267,9 @@ func (s *CWR) Withdraw(id uint64) { s.res.withdraw(id) }
 
 // PathCounters implements Counters: "reservations_missed".
 func (s *CWR) PathCounters(pathID uint64) map[string]uint64 { return s.res.counters(pathID) }
+
+// SkipsHeldBack implements HeldBackSkipper: option skip_held_back.
+func (s *CWR) SkipsHeldBack() bool { return s.skipHeld }
 
 // Select implements PathScheduler.
 func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {

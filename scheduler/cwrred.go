@@ -164,8 +164,8 @@ func cwrRedOptions(override map[string]string) []Option {
 //     data (of any stream) is sized to its lost bytes (ExpectedSize), not
 //     to a full packet, so that a small lost tail does not wait for a
 //     full packet's room.
-//   - reservation = "whole", horizon, idle_escape, path_choice: as for
-//     CWR (path_choice = "message" puts a message sent without copies on
+//   - reservation = "whole", horizon, idle_escape, path_choice,
+//     skip_held_back: as for CWR (path_choice = "message" puts a message sent without copies on
 //     one path, chosen at its first packet without copies).
 //
 // reservations_missed is counted as in CWR, per path and message: with
@@ -177,10 +177,10 @@ type CWRRed struct {
 	cand  []int
 	order []int
 	// The options: idle_escape, path_choice = "message",
-	// wait_for_fast_path, resend_lost_copy_on = "fast" and
-	// retransmission_size = "lost".
-	idleEscape, perMessage, waitFast, resendFast, sizeLost bool
-	msgs                                                   messages
+	// wait_for_fast_path, resend_lost_copy_on = "fast",
+	// retransmission_size = "lost" and skip_held_back.
+	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld bool
+	msgs                                                             messages
 	// flight are the packets in flight on each path, oldest first
 	// (wait_for_fast_path).
 	flight map[uint64][]flightPacket
@@ -204,8 +204,11 @@ func newCWRRed(name string, o Options) *CWRRed {
 	return &CWRRed{name: name, res: newReserver(o, true), flight: map[uint64][]flightPacket{},
 		idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
 		waitFast: o.Bool(OptWaitForFastPath), resendFast: o[OptResendLostCopyOn] == "fast",
-		sizeLost: o[OptRetransmissionSize] == "lost"}
+		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack)}
 }
+
+// SkipsHeldBack implements HeldBackSkipper: option skip_held_back.
+func (s *CWRRed) SkipsHeldBack() bool { return s.skipHeld }
 
 // Name implements PathScheduler.
 func (s *CWRRed) Name() string { return s.name }
@@ -426,4 +429,5 @@ var (
 	_ PacketObserver      = (*CWRRed)(nil)
 	_ LossPolicy          = (*CWRRed)(nil)
 	_ RetransmissionSizer = (*CWRRed)(nil)
+	_ HeldBackSkipper     = (*CWRRed)(nil)
 )

@@ -3,7 +3,9 @@ package scheduler
 import "time"
 
 func init() {
-	RegisterPath("ecf", func() PathScheduler { return &ECF{} })
+	RegisterPathWithOptions("ecf", ecfOptions(), func(o Options) PathScheduler {
+		return &ECF{proportional: o[OptECFTransfer] == ECFTransferProportional}
+	})
 }
 
 // ECFBeta is ECF's hysteresis β: once ECF has chosen to wait for the
@@ -11,32 +13,54 @@ func init() {
 // again (Lim et al., CoNEXT 2017, Section 4).
 const ECFBeta = 0.25
 
+// OptECFTransfer is ecf's option for how long a path takes to send the
+// queued data k: ECFTransferRTT (default) or ECFTransferProportional.
+const OptECFTransfer = "transfer_time"
+
+// Values of OptECFTransfer.
+const (
+	// ECFTransferRTT: at least one RTT of the path, (max(k, cwnd)/cwnd)·rtt,
+	// as the authors' Linux implementation computes it.
+	ECFTransferRTT = "at-least-one-rtt"
+	// ECFTransferProportional: (k/cwnd)·rtt, which is below one RTT for k
+	// under a window (our first reading, from memory of the paper).
+	ECFTransferProportional = "proportional"
+)
+
+func ecfOptions() []Option {
+	return []Option{{Name: OptECFTransfer, Choices: []string{ECFTransferRTT, ECFTransferProportional}, Default: ECFTransferRTT,
+		Doc: "a path's time to send the queued data k: at least one of its RTTs, (max(k, cwnd)/cwnd)·rtt, as the authors' Linux implementation (at-least-one-rtt), or (k/cwnd)·rtt (proportional)"}}
+}
+
 // ECF is the Earliest Completion First scheduler of Lim et al. ("ECF: An
-// MPTCP Path Scheduler to Manage Heterogeneous Paths", CoNEXT 2017). This
-// is our reading of the paper's Algorithm 1, written from memory of the
-// published algorithm:
+// MPTCP Path Scheduler to Manage Heterogeneous Paths", CoNEXT 2017): our
+// reading of the paper's Algorithm 1, written from memory of it and
+// checked against the authors' Linux implementation (mptcp_ecf.c of the
+// multipath-tcp.org kernel, by Lim and Weber), whose estimates it follows:
 //
 // Let f be the candidate path with the lowest smoothed RTT (rtt_f) and s
 // the candidate with the lowest smoothed RTT among the others whose
 // congestion window admits the packet (rtt_s). If f admits the packet, it
-// goes on f. Otherwise, with k the data queued to send, n = 1 + k/cwnd_f
-// (how many of f's RTTs it takes f to send it all), δ = max(rttvar_f,
-// rttvar_s) and β = ECFBeta:
+// goes on f. Otherwise, with k the data queued to send, x_f = max(k,
+// cwnd_f) and x_s = max(k, cwnd_s) (every transfer takes at least one
+// round trip of its path), n = 1 + x_f/cwnd_f (f's RTTs until it has sent
+// everything, the current one included), δ = max(rttvar_f, rttvar_s) and
+// β = ECFBeta:
 //
 //   - if n·rtt_f < (1 + waiting·β)·(rtt_s + δ) (f alone would finish
-//     first) and (k/cwnd_s)·rtt_s ≥ 2·rtt_f + δ (s could not finish its
+//     first) and (x_s/cwnd_s)·rtt_s ≥ 2·rtt_f + δ (s could not finish its
 //     share before f's second round), ECF waits for f: it sends nothing
 //     and sets waiting = 1;
 //   - if the first condition holds but the second does not, the packet
 //     goes on s (waiting unchanged);
 //   - otherwise the packet goes on s and waiting = 0.
 //
-// The second condition models the slow path's transfer time as
-// (k/cwnd_s)·rtt_s, less than one RTT when k is below its window: the last
-// few packets of a transfer go on the slow path even when waiting for the
-// fast one would deliver them sooner (TestRigWaitForFast: a 27 kB message
-// finishes in 60 ms under ecf against 50 ms under lowrtt, its first half on
-// a 10 ms path, its tail on a 100 ms one).
+// With the option transfer_time = "proportional" (OptECFTransfer), x_f
+// and x_s are k itself, our first reading: the slow path's transfer time
+// (k/cwnd_s)·rtt_s is then below one RTT when k is below its window, and
+// the last packets of a transfer go on the slow path even when waiting for
+// the fast one would deliver them sooner (EXPERIMENTS.md, "Heterogeneous
+// paths: ECF and BLEST", measures both).
 //
 // The waiting flag starts at 0 and is left unchanged when f takes the
 // packet. No candidate admitting the packet: nothing is sent.
@@ -56,8 +80,9 @@ const ECFBeta = 0.25
 // the built-in schedulers. ECF treats every class of packet alike, as the
 // paper does (it has no priority data).
 type ECF struct {
-	waiting bool
-	cand    []int
+	waiting      bool
+	proportional bool
+	cand         []int
 }
 
 // Name implements PathScheduler.
@@ -76,14 +101,18 @@ func (e *ECF) Select(_ time.Time, paths []PathInfo, w Work, dst []uint64) []uint
 func (e *ECF) useSlow(f, s *PathInfo, k uint64) bool {
 	rttF, rttS := f.SRTT.Seconds(), s.SRTT.Seconds()
 	delta := max(f.RTTVar, s.RTTVar).Seconds()
-	kb := float64(k)
-	n := 1 + kb/float64(max(f.CWND, 1))
+	cwndF, cwndS := max(f.CWND, 1), max(s.CWND, 1)
+	xf, xs := k, k
+	if !e.proportional {
+		xf, xs = max(k, cwndF), max(k, cwndS)
+	}
+	n := 1 + float64(xf)/float64(cwndF)
 	wait := 0.0
 	if e.waiting {
 		wait = 1
 	}
 	if n*rttF < (1+wait*ECFBeta)*(rttS+delta) {
-		if kb/float64(max(s.CWND, 1))*rttS >= 2*rttF+delta {
+		if float64(xs)/float64(cwndS)*rttS >= 2*rttF+delta {
 			e.waiting = true
 			return false
 		}

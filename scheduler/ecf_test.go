@@ -25,37 +25,46 @@ func TestECF(t *testing.T) {
 	slowFull.BytesInFlight = 27000
 	slowVar := slow
 	slowVar.RTTVar = 10 * ms
+	slowNear := slow
+	slowNear.SRTT = 15 * ms
 	tests := []struct {
-		name     string
-		paths    []PathInfo
-		k        uint64
-		waiting  bool
-		want     []uint64
-		waitsNow bool
+		name         string
+		paths        []PathInfo
+		k            uint64
+		waiting      bool
+		want         []uint64
+		waitsNow     bool
+		proportional bool
 	}{
-		// n = 1 + 1350/13500 = 1.1; 1.1·10 = 11 < 42, but
-		// (1350/27000)·40 = 2 < 22: the slow path finishes k in time.
-		{"little data goes on slow", []PathInfo{fast, slow}, 1350, false, []uint64{1}, false},
+		// x_f = max(1350, 13500): n = 2; 20 < 42, and x_s = 27000:
+		// (27000/27000)·40 = 40 ≥ 22: a single RTT of the slow path is
+		// already too long, wait.
+		{"little data waits for fast", []PathInfo{fast, slow}, 1350, false, nil, true, false},
+		// transfer_time = proportional: n = 1 + 1350/13500 = 1.1; 11 <
+		// 42, but (1350/27000)·40 = 2 < 22: slow.
+		{"little data goes on slow (proportional)", []PathInfo{fast, slow}, 1350, false, []uint64{1}, false, true},
+		// rtt_s = 15 ms: n·rtt_f = 20 ≥ 15 + 2: slow, waiting cleared.
+		{"little data on a slow path nearly as fast", []PathInfo{fast, slowNear}, 1350, false, []uint64{1}, false, false},
 		// n = 1 + 27000/13500 = 3; 30 < 42 and (27000/27000)·40 =
 		// 40 ≥ 22: wait for the fast path.
-		{"wait for fast", []PathInfo{fast, slow}, 27000, false, nil, true},
+		{"wait for fast", []PathInfo{fast, slow}, 27000, false, nil, true, false},
 		// Waiting: n = 1 + 67500/13500 = 6; 60 ≥ 1.25·42 = 52.5:
 		// slow, waiting cleared.
-		{"much data goes on slow", []PathInfo{fast, slow}, 67500, true, []uint64{1}, false},
+		{"much data goes on slow", []PathInfo{fast, slow}, 67500, true, []uint64{1}, false, false},
 		// n = 1 + 47250/13500 = 4.5; 45 ≥ 42: slow.
-		{"no hysteresis when not waiting", []PathInfo{fast, slow}, 47250, false, []uint64{1}, false},
+		{"no hysteresis when not waiting", []PathInfo{fast, slow}, 47250, false, []uint64{1}, false, false},
 		// waiting: 45 < 1.25·42 = 52.5 and (47250/27000)·40 = 70 ≥
 		// 22: keep waiting.
-		{"hysteresis while waiting", []PathInfo{fast, slow}, 47250, true, nil, true},
+		{"hysteresis while waiting", []PathInfo{fast, slow}, 47250, true, nil, true, false},
 		// δ = 10 ms: 45 < 40 + 10 = 50 and 70 ≥ 2·10 + 10 = 30: wait.
-		{"rtt variation counts", []PathInfo{fast, slowVar}, 47250, false, nil, true},
-		{"fast with room", []PathInfo{fastRoom, slow}, 27000, false, []uint64{0}, false},
-		{"failed fast avoided", []PathInfo{fastFailed, slow}, 27000, false, []uint64{1}, false},
-		{"no room anywhere", []PathInfo{fast, slowFull}, 54000, false, nil, false},
+		{"rtt variation counts", []PathInfo{fast, slowVar}, 47250, false, nil, true, false},
+		{"fast with room", []PathInfo{fastRoom, slow}, 27000, false, []uint64{0}, false, false},
+		{"failed fast avoided", []PathInfo{fastFailed, slow}, 27000, false, []uint64{1}, false, false},
+		{"no room anywhere", []PathInfo{fast, slowFull}, 54000, false, nil, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &ECF{waiting: tt.waiting}
+			e := &ECF{waiting: tt.waiting, proportional: tt.proportional}
 			w := Work{Class: ClassBackground, Size: 1350, Waiting: Waiting{BackgroundBytes: tt.k}}
 			got := e.Select(time.Time{}, tt.paths, w, nil)
 			if !reflect.DeepEqual(got, tt.want) {

@@ -188,3 +188,19 @@ func ExpectedSize(n uint64, p *PathInfo) int {
 // PacketSlack is the room the core keeps in a packet beyond its stream data
 // and overhead, for ACK and control frames.
 const PacketSlack = 64
+
+// HeldBackSkipper is implemented by path schedulers that may ask the core
+// to look past a stream whose packet they hold back. The core offers the
+// stream scheduler's choice first; when Select returns no path for a
+// packet of a stream without priority (a background retransmission beside
+// a reservation, say) and SkipsHeldBack is true, the core offers the
+// stream scheduler's next choice among the other streams, and so on, as
+// long as a stream with priority is among them. It does so only with a
+// stream scheduler that puts one STREAM frame in a packet
+// (MaxStreamFrames 1, as priority-fifo): with several, the packet's other
+// frames would carry the held-back stream's data. Without it (or with
+// false) a held-back stream holds back every stream behind it: the stream
+// scheduler's order is strict.
+type HeldBackSkipper interface {
+	SkipsHeldBack() bool
+}

@@ -10,8 +10,8 @@ import (
 // and writes a 27000-byte message (about 21 packets) at t0: the fast path
 // takes the first 10 packets, and the decision for the 11th is the
 // rules'. lowrtt puts it on the slow path at once. ecf waits for the fast
-// path (k ≈ 14000 bytes: n·rtt_f ≈ 2·10 ms < rtt_s + δ, and (k/cwnd_s)·rtt_s
-// ≥ 2·rtt_f + δ). blest waits only when its estimate of what the fast path
+// path (k ≈ 14000 bytes: n·rtt_f ≈ 2·10 ms < rtt_s + δ, and
+// (max(k, cwnd_s)/cwnd_s)·rtt_s ≥ 2·rtt_f + δ). blest waits only when its estimate of what the fast path
 // sends during one slow RTT exceeds the connection's flow-control window
 // (768 KiB here): X = 1350·(10 + 4.5)·10 ≈ 196 kB at 100 ms RTT (no
 // wait), X = 1350·(10 + 24.5)·50 ≈ 2.3 MB at 500 ms (wait). Checked: no

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
 )
 
@@ -130,8 +131,10 @@ func TestLossPolicyResendOn(t *testing.T) {
 // outstanding there (LossPTO). The fast path swallows a whole message
 // from 0 on. By default (the core's own decision: lowrtt has no
 // LossPolicy) its data goes again at once, and arrives over the other
-// path; left where it is, it is never delivered (the fast path delivers
-// nothing any more).
+// path; left where it is, it is not sent again until the core, having
+// had the idle slow path witness that the peer is alive, declares the
+// fast path failed, and a failure's losses are always sent again
+// (LossPathFailed).
 func TestLossPolicyPTO(t *testing.T) {
 	for _, leave := range []bool{false, true} {
 		name := "default"
@@ -153,8 +156,23 @@ func TestLossPolicyPTO(t *testing.T) {
 			var msg uint64
 			r.at(0, func() { msg = r.message(3*payload, true) })
 			r.run(1000 * ms)
-			if done := r.streams[msg].done >= 0; done == leave {
-				t.Fatalf("message delivered: %v%s", done, r.log())
+			if r.streams[msg].done < 0 {
+				t.Fatalf("message not delivered%s", r.log())
+			}
+			var failed time.Duration = -1
+			for _, ev := range r.server.PathEvents() {
+				if ev.PathID == 1 && ev.Kind == core.PathEventFailed && failed < 0 {
+					failed = ev.At.Sub(r.t0)
+				}
+			}
+			rt := retransmissions(r, msg)
+			if len(rt) == 0 {
+				t.Fatalf("no retransmission%s", r.log())
+			}
+			// By default the data goes again at the PTO, before the failure;
+			// left, only once path 1 is found failed.
+			if early := failed < 0 || rt[0].at < failed; early == leave {
+				t.Fatalf("first retransmission at %v, path 1 failed at %v (-1: never)%s", rt[0].at, failed, r.log())
 			}
 			if !leave {
 				return

@@ -579,6 +579,12 @@ func (p *probe) RetransmissionSize(w scheduler.Work, paths []scheduler.PathInfo)
 	return w.Size
 }
 
+// SkipsHeldBack forwards the option skip_held_back (HeldBackSkipper).
+func (p *probe) SkipsHeldBack() bool {
+	hs, ok := p.inner.(scheduler.HeldBackSkipper)
+	return ok && hs.SkipsHeldBack()
+}
+
 // bareProbe is a probe without the policy hooks: the core takes its
 // default decisions.
 type bareProbe struct{ p *probe }

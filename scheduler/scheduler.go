@@ -19,6 +19,38 @@
 //
 // Implementations register themselves by name; NewPathScheduler and
 // NewStreamScheduler build them from configuration.
+//
+// # Backup paths
+//
+// Either end may mark a path backup with PATH_STATUS_BACKUP and available
+// again with PATH_STATUS_AVAILABLE (draft-ietf-quic-multipath-21 Section
+// 3.3; in an experiment file, [[path]] backup = true). PathInfo.Status is
+// our own status of the path, PathInfo.PeerStatus the peer's. The draft
+// says a backup path should carry no traffic "if another path is available
+// and usable"; the rule every built-in scheduler follows, through one
+// helper (candidates), reads "usable" as able to deliver, not as having
+// congestion window room now:
+//
+//   - a path is backup if either end marked it so (the last frame of each
+//     end counts);
+//   - a path is usable if it is validated, not found failed by the
+//     connection (PathInfo.Failed) and not behind FailedPTOs consecutive
+//     probe timeouts;
+//   - data goes only on the usable available paths while there is one,
+//     even when their windows are full (the data waits for room there);
+//     on the usable backup paths when no available path is usable; and on
+//     any validated path when nothing is usable (if every path is backup,
+//     the draft gives no guidance and all of them are candidates).
+//
+// A full window is no reason to spill onto a backup path: a backup path
+// is often one that costs (a metered cellular link), and the draft asks
+// for no traffic on it while the available paths work. Control frames
+// follow the same rule as data; acknowledgements and the probes of path
+// validation and of failure detection are not scheduled and may use any
+// path. Note that the connection marks an available path failed only
+// when another path shows that the peer is alive; for that it makes an
+// idle path (such as a backup) send one PING when a path has gone silent
+// (mpquic/core/pathfail.go).
 package scheduler
 
 import (

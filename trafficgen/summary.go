@@ -55,11 +55,14 @@ type SourceSummary struct {
 	// Stop-and-wait: the fraction of the count publishes acknowledged,
 	// the time from the first publish to the last acknowledgement
 	// (reference 003's T; +Inf unless every publish was acknowledged),
-	// and connection start to the first publish written to its stream
-	// (reference 003's time to publish after connection establishment).
-	CompletionRatio  *float64 `json:"completion_ratio,omitempty"`
-	CompletionTimeMS *Millis  `json:"completion_time_ms,omitempty"`
-	ConnectToFirstMS *float64 `json:"connect_to_first_ms,omitempty"`
+	// connection start to the first publish written to its stream
+	// (reference 003's time to publish after connection establishment),
+	// and connection start to the first publish's acknowledgement (+Inf
+	// when the first publish was not acknowledged).
+	CompletionRatio     *float64 `json:"completion_ratio,omitempty"`
+	CompletionTimeMS    *Millis  `json:"completion_time_ms,omitempty"`
+	ConnectToFirstMS    *float64 `json:"connect_to_first_ms,omitempty"`
+	ConnectToFirstAckMS *Millis  `json:"connect_to_first_ack_ms,omitempty"`
 	// GoodputMbps counts the bytes of the source's messages the receiving
 	// application read during the measurement window, ReplyGoodputMbps
 	// those of their replies (kinds other than bulk).
@@ -99,6 +102,12 @@ type PathEnd struct {
 	// in the measurement window, retransmissions and copies included.
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 	State           string `json:"state"`
+	// Status is this end's status of the path at the end of the window
+	// ("available" or "backup", sent with PATH_STATUS_AVAILABLE or
+	// PATH_STATUS_BACKUP); PeerStatus the status the other end sent ("":
+	// none).
+	Status     string `json:"status"`
+	PeerStatus string `json:"peer_status,omitempty"`
 	// CopiesSent counts the copies this end sent on the path (packets a
 	// path scheduler sent on several paths, the original on another),
 	// from the connection's start to the end of the window.
@@ -135,6 +144,11 @@ type Provenance struct {
 	Seed    uint64 `json:"seed"`
 	// Started is the wall-clock time the run started (RFC 3339, UTC).
 	Started string `json:"started"`
+	// PacketProtection is the 1-RTT packet protection the run used:
+	// "sim-null" (the simulator's null protection,
+	// transport.sim_null_protection) or "tls" (the TLS cipher suite's
+	// AEAD).
+	PacketProtection string `json:"packet_protection,omitempty"`
 }
 
 // Summary is summary.json.
@@ -201,7 +215,25 @@ type Summary struct {
 	// Competitors are the competing connections' results, set by the
 	// runner.
 	Competitors []CompetitorSummary `json:"competitors,omitempty"`
-	Problems    []string            `json:"problems,omitempty"`
+	// ZeroRTT is what became of 0-RTT on the measured connection, with
+	// transport.zero_rtt.
+	ZeroRTT  *ZeroRTTSummary `json:"zero_rtt,omitempty"`
+	Problems []string        `json:"problems,omitempty"`
+}
+
+// ZeroRTTSummary is the 0-RTT state of the client end of a connection that
+// resumed with transport.zero_rtt (core.EarlyDataState).
+type ZeroRTTSummary struct {
+	// Resumed: the TLS handshake resumed the warm-up connection's
+	// session. Offered: the client had 0-RTT keys. Accepted: the server
+	// accepted the early data (rejected data went again in 1-RTT).
+	Resumed  bool `json:"resumed"`
+	Offered  bool `json:"offered"`
+	Accepted bool `json:"accepted"`
+	// PacketsSent and StreamBytesSent count the client's 0-RTT packets
+	// and the stream bytes they carried, retransmissions included.
+	PacketsSent     uint64 `json:"packets_sent"`
+	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 }
 
 // TransportSummary describes the transport of a run.
@@ -236,6 +268,8 @@ type SummaryInput struct {
 	// recovered, abandoned) up to the end of the run, those of paths
 	// already forgotten included; nil takes those of Server and Client.
 	ServerEvents, ClientEvents []core.PathEvent
+	// EarlyData is the client's 0-RTT state, with transport.zero_rtt.
+	EarlyData *core.EarlyDataState
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -262,6 +296,10 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	if s.Transport.Kind != experiment.KindMPQ {
 		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth = "", "", "", ""
 		s.Transport.Note = TransportNote(s.Transport.Kind)
+	}
+	if d := in.EarlyData; d != nil {
+		s.ZeroRTT = &ZeroRTTSummary{Resumed: d.Resumed, Offered: d.Offered, Accepted: d.Accepted,
+			PacketsSent: d.PacketsSent, StreamBytesSent: d.StreamBytesSent}
 	}
 	for i, src := range r.sources {
 		ss := r.sourceSummary(i, src, dur)
@@ -333,6 +371,8 @@ func (r *Recorder) pathSummaries(in SummaryInput) []PathSummary {
 				SRTTMS: ms(ps.SmoothedRTT), MinRTTMS: ms(ps.MinRTT), CwndBytes: ps.CongestionWindow,
 				ReservationsMissed: ps.SchedulerCounters["reservations_missed"],
 				State:              ps.State,
+				Status:             ps.Status,
+				PeerStatus:         ps.PeerStatus,
 				CopiesSent:         ps.CopiesSent,
 			}
 			if pl := r.paths[pathKey{side.vantage, ps.ID}]; pl != nil {
@@ -408,13 +448,16 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 	// Stop-and-wait's completion ratio and time are over every publish
 	// of the count, warm-up or not.
 	allCompleted := 0
-	var first, firstWritten, lastReply time.Time
+	var first, firstWritten, firstReplied, lastReply time.Time
 	for _, m := range r.msgs[i] {
 		if m == nil {
 			continue
 		}
 		if first.IsZero() {
 			first, firstWritten = m.Created, m.Written
+			if m.Completed {
+				firstReplied = m.Replied
+			}
 		}
 		if m.Completed {
 			allCompleted++
@@ -473,6 +516,13 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 		ss.CompletionTimeMS = &t
 		if !firstWritten.IsZero() && !r.ConnectStart.IsZero() {
 			ss.ConnectToFirstMS = f(ms(firstWritten.Sub(r.ConnectStart)))
+		}
+		if !r.ConnectStart.IsZero() && src.Count > 0 {
+			ack := Inf
+			if !firstReplied.IsZero() {
+				ack = Millis(ms(firstReplied.Sub(r.ConnectStart)))
+			}
+			ss.ConnectToFirstAckMS = &ack
 		}
 	}
 	return ss

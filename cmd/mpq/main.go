@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	mpq run FILE [flags]
+//	mpq run FILE... [flags]
 //	mpq serve --addr HOST:PORT --root DIR [flags]
 //	mpq get --addr HOST:PORT --path /FILE [--out FILE] [flags]
 //	mpq help [COMMAND]

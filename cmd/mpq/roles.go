@@ -143,6 +143,8 @@ func runRoles(ctx context.Context, o *runOptions, runs []experiment.Experiment, 
 			}
 			runs[i].Backend = runner.BackendHosts
 		}
+		// Real sockets: never the simulator's null packet protection.
+		runs[i].Transport.SimNullProtection = false
 	}
 	if err := runner.OpenRole(r); err != nil {
 		fmt.Fprintf(stderr, "mpq run: %v\n", err)

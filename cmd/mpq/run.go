@@ -63,18 +63,58 @@ type runOptions struct {
 	roles        roleOptions
 }
 
-// runRun runs the experiment file named by args.
+// runRun runs the experiment files named by args, one after the other.
+// Every file is checked before any runs: a problem in any of them is
+// exit status 2 with nothing run.
 func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		if len(args) == 0 {
-			fmt.Fprintln(stderr, "mpq run: no experiment FILE given")
-		} else {
-			fmt.Fprintf(stderr, "mpq run: one experiment FILE expected, got %d arguments: %s\n", len(args), strings.Join(args, " "))
-		}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "mpq run: no experiment FILE given")
 		fmt.Fprintln(stderr, synopsis("run"))
 		return exitUsage
 	}
-	runs, probs := loadRuns(args[0], o.sets, o.backend, o.repeat)
+	if len(args) == 1 {
+		return runOneFile(ctx, o, args[0], stdout, stderr)
+	}
+	if o.roles.role != "" {
+		fmt.Fprintf(stderr, "mpq run: --role runs one experiment FILE, got %d: %s\n", len(args), strings.Join(args, " "))
+		return exitUsage
+	}
+	var probs []string
+	names := map[string]string{} // results directory name -> file
+	for _, f := range args {
+		runs, p := loadRuns(f, o.sets, o.backend, o.repeat)
+		probs = append(probs, p...)
+		if len(runs) == 0 {
+			continue
+		}
+		n := sanitize(runs[0].Name)
+		if other, ok := names[n]; ok {
+			probs = append(probs, fmt.Sprintf("mpq run: %s and %s are both named %q: their runs would share %s", other, f, runs[0].Name, filepath.Join(o.out, n)))
+		}
+		names[n] = f
+	}
+	if len(probs) > 0 {
+		for _, p := range probs {
+			fmt.Fprintln(stderr, p)
+		}
+		return exitUsage
+	}
+	status := 0
+	for i, f := range args {
+		fmt.Fprintf(stderr, "mpq run: file %d of %d: %s\n", i+1, len(args), f)
+		switch code := runOneFile(ctx, o, f, stdout, stderr); {
+		case code == exitInterrupted || ctx.Err() != nil:
+			return exitInterrupted
+		case code > status:
+			status = code
+		}
+	}
+	return status
+}
+
+// runOneFile runs one experiment file: its run, or its sweep.
+func runOneFile(ctx context.Context, o *runOptions, file string, stdout, stderr io.Writer) int {
+	runs, probs := loadRuns(file, o.sets, o.backend, o.repeat)
 	if o.repeatSet && o.repeat == 0 {
 		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
 	}
@@ -239,7 +279,10 @@ func parseShard(s string) (k, n int, err error) {
 // point, repetition of how many, base seed and configuration), so that
 // the aggregate does not take a run of another sweep for this one.
 func complete(dir string, e *experiment.Experiment) bool {
-	files := []string{"messages.csv", "paths.csv", "throughput.csv"}
+	files := []string{"messages.csv"}
+	if e.Output.Series {
+		files = append(files, "paths.csv", "throughput.csv")
+	}
 	if e.Backend == experiment.BackendLoopback {
 		files = append(files, "emulator.json")
 	}

@@ -175,12 +175,38 @@ func TestRunFlagsAnywhere(t *testing.T) {
 	}
 }
 
-func TestRunExtraArguments(t *testing.T) {
+// TestRunSeveralFiles: several files run one after the other, each into
+// its own directory, once all loaded; a problem in any of them, or two
+// files of one name, runs none (exit 2).
+func TestRunSeveralFiles(t *testing.T) {
 	dir := t.TempDir()
-	f := writeFile(t, dir, "cli.toml", runFile)
-	code, _, stderr := runCmd(t, "run", f, "--out", dir, "other.toml")
-	if code != exitUsage || !strings.Contains(stderr, "one experiment FILE expected") {
+	a := writeFile(t, dir, "a.toml", runFile)
+	b := writeFile(t, dir, "b.toml", strings.Replace(runFile, `name = "cli"`, `name = "cli2"`, 1))
+	same := writeFile(t, dir, "same.toml", runFile)
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{{a, b, filepath.Join(dir, "missing.toml")}, {a, same}} {
+		code, _, stderr := runCmd(t, append([]string{"run", "--out", out, "--set", "duration=1s"}, args...)...)
+		if code != exitUsage {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v: something ran: %s exists", args, out)
+		}
+	}
+	code, stdout, stderr := runCmd(t, "run", "--out", out, "--set", "duration=1s", a, b)
+	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, n := range []string{"cli", "cli2"} {
+		if runs := runDirs(t, filepath.Join(out, n)); len(runs) == 0 {
+			t.Fatalf("no runs of %s", n)
+		}
+		if _, err := os.Stat(filepath.Join(out, n, "aggregate.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(stderr, "file 2 of 2: "+b) || strings.Count(stdout, "\n") != 2 {
+		t.Fatalf("stderr %q\nstdout %q", stderr, stdout)
 	}
 }
 

@@ -113,10 +113,39 @@ type Config struct {
 	// connection.
 	DisableGSO bool
 
+	// SessionTickets makes a server send a TLS session ticket after the
+	// handshake, with which a client resumes the next connection to it
+	// (a client stores tickets in TLS.ClientSessionCache, and resumes
+	// when that cache is set). Off by default: a ticket adds a CRYPTO
+	// frame to every connection.
+	SessionTickets bool
+	// Allow0RTT enables 0-RTT (RFC 9001 Section 4.6; see
+	// Conn.OpenEarlyStream). A server's tickets then allow early data
+	// (SessionTickets is implied) and it accepts 0-RTT when its limits
+	// are at least those of the ticket. A client offers early data when
+	// it resumes with a ticket that allows it. Only data of streams the
+	// application opens with OpenEarlyStream goes in 0-RTT packets:
+	// that data may be replayed by an attacker (RFC 8446 Section 8).
+	// Off by default.
+	Allow0RTT bool
+
 	// KeyUpdateInterval, when non-zero, makes the endpoint initiate a key
 	// update after that many packets in a key phase (RFC 9001 Section 6).
 	// Updates are always initiated before the AEAD confidentiality limit.
 	KeyUpdateInterval uint64
+
+	// SimNullProtection replaces the 1-RTT packet protection (AES-GCM or
+	// ChaCha20-Poly1305) with a null protection that sends the payload in
+	// clear, for the simulator only (package testbed/netsim), where the
+	// AEAD is a fifth of a saturated run's time and protects nothing: the
+	// packets keep their sizes (a 16-byte tag that still tells keys apart
+	// and catches modified packets), their header protection and their
+	// key updates, so that a simulated run's results are the same byte for
+	// byte (see protection.NewNullAEAD). Both ends must set it. No
+	// transport parameter announces it, and the UDP driver (package
+	// mpquic) refuses a configuration that sets it: it never protects a
+	// packet on a real socket.
+	SimNullProtection bool
 
 	// Rand is the source of connection IDs, tokens and path challenges.
 	// Default crypto/rand; the simulator passes a seeded source.

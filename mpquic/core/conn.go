@@ -126,6 +126,9 @@ type Conn struct {
 	gotRetry   bool
 	gotInitial bool // client: a server Initial was processed
 
+	// early is the 0-RTT state (early.go).
+	early earlyState
+
 	localParams wire.TransportParameters
 	peerParams  wire.TransportParameters
 	havePeerTP  bool
@@ -142,11 +145,13 @@ type Conn struct {
 	// The optional interfaces of pathSch: pktObs when it observes
 	// packets, waker when it asks to be polled at a time, lossPol when it
 	// decides what happens to lost data, rtxSizer when it sizes packets
-	// of lost data.
+	// of lost data, skipHeld when it may have the core look past a stream
+	// it holds back.
 	pktObs   scheduler.PacketObserver
 	waker    scheduler.Waker
 	lossPol  scheduler.LossPolicy
 	rtxSizer scheduler.RetransmissionSizer
+	skipHeld scheduler.HeldBackSkipper
 	// ackCand is scratch space of ackCarrier.
 	ackCand []*path
 	// copies tracks the packets sent on several paths and counts copies.

@@ -63,6 +63,8 @@ type rxDatagram struct {
 	// first one that is counts the datagram's bytes on its path (for the
 	// anti-amplification limit and statistics).
 	first bool
+	// early: the packet being processed is a 0-RTT packet.
+	early bool
 }
 
 // account counts the datagram's bytes on the path of its first packet.
@@ -104,8 +106,10 @@ func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt 
 	case wire.PacketRetry:
 		return c.handleRetry(now, hdr, pkt)
 	case wire.Packet0RTT:
-		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: "0RTT"}, len(pkt), "unsupported")
-		return nil
+		if hdr.Version != wire.Version1 || c.state != stateHandshake && c.state != stateActive {
+			return nil
+		}
+		return c.handleEarlyPacket(now, rx, p, hdr, pkt)
 	}
 	if hdr.Type != wire.Packet1RTT && hdr.Version != wire.Version1 {
 		c.qlog.PacketDropped(now, qlog.PacketHeader{}, len(pkt), "unsupported_version")
@@ -153,27 +157,9 @@ func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt 
 		c.gotInitial = true
 	}
 	sp := &c.spaces[l]
-	pnLen, trunc, err := protection.UnprotectHeader(k.open.HP, pkt, hdr.PNOffset)
-	if err != nil {
-		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String()}, len(pkt), "decryption_failure")
-		return nil
-	}
-	largest := int64(-1)
-	if lr, ok := sp.recv.LargestReceived(); ok {
-		largest = int64(lr)
-	}
-	pn := wire.DecodePacketNumber(largest, trunc, pnLen)
-	payload, err := protection.OpenPacket(k.open.AEAD, pkt, hdr.PNOffset+pnLen, 0, pn)
-	if err != nil {
-		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true}, len(pkt), "decryption_failure")
-		return nil
-	}
-	if pkt[0]&0x0c != 0 {
-		return qerr.New(qerr.ProtocolViolation, "reserved bits set in long header")
-	}
-	if sp.recv.IsDuplicate(pn) {
-		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true}, len(pkt), "duplicate")
-		return nil
+	pn, payload, ok, err := c.openLong(now, k.open, sp, l.String(), hdr, pkt)
+	if !ok || err != nil {
+		return err
 	}
 	if !c.isClient && l == levelHandshake {
 		// A Handshake packet proves the client's address
@@ -186,6 +172,36 @@ func (c *Conn) handlePacket(now time.Time, rx *rxDatagram, hdr wire.Header, pkt 
 		c.discardLevel(levelInitial)
 	}
 	return c.processPayload(now, rx, p, l, sp, hdr, pn, payload, len(pkt))
+}
+
+// openLong removes the protection of a long header packet of type
+// typeName with keys k, its packet number decoded in space sp; ok is false
+// for a packet dropped (undecryptable or duplicate), err a protocol
+// violation.
+func (c *Conn) openLong(now time.Time, k protection.Keys, sp *pnSpace, typeName string, hdr wire.Header, pkt []byte) (pn uint64, payload []byte, ok bool, err error) {
+	pnLen, trunc, err := protection.UnprotectHeader(k.HP, pkt, hdr.PNOffset)
+	if err != nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: typeName}, len(pkt), "decryption_failure")
+		return 0, nil, false, nil
+	}
+	largest := int64(-1)
+	if lr, ok := sp.recv.LargestReceived(); ok {
+		largest = int64(lr)
+	}
+	pn = wire.DecodePacketNumber(largest, trunc, pnLen)
+	payload, err = protection.OpenPacket(k.AEAD, pkt, hdr.PNOffset+pnLen, 0, pn)
+	if err != nil {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: typeName, PacketNumber: pn, HasPacketNumber: true}, len(pkt), "decryption_failure")
+		return 0, nil, false, nil
+	}
+	if pkt[0]&0x0c != 0 {
+		return 0, nil, false, qerr.New(qerr.ProtocolViolation, "reserved bits set in long header")
+	}
+	if sp.recv.IsDuplicate(pn) {
+		c.qlog.PacketDropped(now, qlog.PacketHeader{PacketType: typeName, PacketNumber: pn, HasPacketNumber: true}, len(pkt), "duplicate")
+		return 0, nil, false, nil
+	}
+	return pn, payload, true, nil
 }
 
 // handleShortPacket decrypts a 1-RTT packet, following key updates
@@ -284,6 +300,11 @@ func (c *Conn) handleShortPacket(now time.Time, rx *rxDatagram, p *path, hdr wir
 	if sp.recv.IsDuplicate(pn) {
 		return nil
 	}
+	if !c.isClient {
+		// The client sends no 0-RTT after 1-RTT: the server may drop
+		// its 0-RTT keys (RFC 9001 Section 4.9.3).
+		c.discardEarly()
+	}
 	if rotate {
 		// The peer initiated (or answered) a key update.
 		if !c.confirmed {
@@ -361,7 +382,11 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 		}
 	}
 	if tracing {
-		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: l.String(), PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
+		pt := l.String()
+		if rx.early {
+			pt = "0RTT"
+		}
+		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: pt, PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
 	}
 	p.packetsReceived++
 	p.unreachable = 0
@@ -375,6 +400,9 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 // handleFrame dispatches one frame; frames not allowed in the packet type
 // are a PROTOCOL_VIOLATION (RFC 9000 Section 12.4, Table 3).
 func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr wire.Header, f wire.Frame) error {
+	if rx.early && !allowedInEarly(f) {
+		return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "frame not allowed in a 0-RTT packet")
+	}
 	if l != levelApp {
 		switch f.(type) {
 		case *wire.PaddingFrame, *wire.PingFrame, *wire.AckFrame, *wire.CryptoFrame:

@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/internal/protection"
@@ -38,7 +39,10 @@ const (
 
 // pktBuild is one packet being assembled inside a datagram.
 type pktBuild struct {
-	l                      level
+	l level
+	// early: a 0-RTT packet (l is levelApp: it shares path 0's
+	// application packet number space).
+	early                  bool
 	sp                     *pnSpace
 	pn                     uint64
 	start, pnOff, pnLen    int
@@ -146,8 +150,9 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 			}
 		}
 	}
-	// 3. The handshake, on path 0, outside the schedulers.
-	if p0 := c.openPath(0); p0 != nil && c.handshakePending() {
+	// 3. The handshake, and the client's 0-RTT data, on path 0, outside
+	// the schedulers.
+	if p0 := c.openPath(0); p0 != nil && (c.handshakePending() || c.earlyPending()) {
 		mode := modeNormal
 		if !c.cwndAllows(now, p0) {
 			mode = modeAckOnly
@@ -268,50 +273,33 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 			w.Waiting.BackgroundBytes += infos[i].Pending
 		}
 	}
-	if len(infos) > 0 {
-		first = c.strSch.Next(now, infos)
-		st := infos[first]
-		w.StreamID, w.Priority, w.Pending = st.ID, st.Priority, st.Pending
-		// The packet's expected size: the stream data it will carry
-		// (one stream's, or all waiting, as the stream scheduler
-		// allows) with the packet's overhead and room for an ACK or a
-		// few control frames. The packet built never exceeds it, so
-		// that a scheduler's room check (e.g. a reservation sized for a
-		// message's real bytes) holds for a message's last, short
-		// packet too. Lost data is sized by the path scheduler
-		// (scheduler.RetransmissionSizer), full size by default.
-		pending := st.Pending
-		if c.strSch.MaxStreamFrames() != 1 {
-			pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
-		}
-		if !st.HasRetransmission {
-			w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+scheduler.PacketSlack))
-		} else {
-			w.Size = scheduler.DefaultRetransmissionSize(c.cfg.MaxPacketSize)
-		}
-		switch {
-		case st.HasRetransmission:
-			w.Class = scheduler.ClassRetransmission
-			s := c.streams.m[st.ID]
-			w.LostBytes = s.send.LostBytes()
-			w.Pinned, w.PinnedPath = s.pinned, s.pinPath
-		case st.Priority:
-			w.Class = scheduler.ClassPriority
-		default:
-			w.Class = scheduler.ClassBackground
-		}
-	} else if !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
+	if len(infos) == 0 && !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
 	c.pathBuf = c.pathBuf[:0]
 	for _, p := range c.paths {
 		c.pathBuf = append(c.pathBuf, c.info(p, now))
 	}
-	if w.Class == scheduler.ClassRetransmission && c.rtxSizer != nil {
-		w.Size = min(max(c.rtxSizer.RetransmissionSize(w, c.pathBuf), scheduler.MinRetransmissionSize), c.cfg.MaxPacketSize)
+	if len(infos) > 0 {
+		first = c.strSch.Next(now, infos)
+		c.streamWork(&w, infos, first)
 	}
 	bp := buildParams{mode: modeNormal}
 	c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	for len(c.pathSel) == 0 && first >= 0 && !w.Priority && c.skipHeld != nil && c.skipHeld.SkipsHeldBack() && c.strSch.MaxStreamFrames() == 1 {
+		// The path scheduler holds back a stream without priority: offer
+		// the stream scheduler's next choice among the others, if a
+		// stream with priority is among them. (Only with one STREAM
+		// frame a packet: else the packet's other frames would take the
+		// held-back stream's data after all.)
+		infos = append(infos[:first], infos[first+1:]...)
+		if !slices.ContainsFunc(infos, func(s scheduler.StreamInfo) bool { return s.Priority }) {
+			break
+		}
+		first = c.strSch.Next(now, infos)
+		c.streamWork(&w, infos, first)
+		c.pathSel = c.pathSch.Select(now, c.pathBuf, w, c.pathSel[:0])
+	}
 	if len(c.pathSel) == 0 && first >= 0 && (w.Waiting.Control || c.crypto[levelApp].send.HasPendingData()) {
 		// The stream data is held back; control frames are not: ask
 		// for a path for them alone.
@@ -332,6 +320,43 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 		bp.firstStream, bp.hasFirst = infos[first].ID, true
 	}
 	return c.buildOn(now, p, buf, &bp)
+}
+
+// streamWork fills w (whose Waiting is set) for a packet of infos[first],
+// the stream the stream scheduler chose; c.pathBuf holds the paths.
+func (c *Conn) streamWork(w *scheduler.Work, infos []scheduler.StreamInfo, first int) {
+	st := infos[first]
+	*w = scheduler.Work{Waiting: w.Waiting, StreamID: st.ID, Priority: st.Priority, Pending: st.Pending}
+	// The packet's expected size: the stream data it will carry (one
+	// stream's, or all waiting, as the stream scheduler allows) with the
+	// packet's overhead and room for an ACK or a few control frames. The
+	// packet built never exceeds it, so that a scheduler's room check
+	// (e.g. a reservation sized for a message's real bytes) holds for a
+	// message's last, short packet too. Lost data is sized by the path
+	// scheduler (scheduler.RetransmissionSizer), full size by default.
+	pending := st.Pending
+	if c.strSch.MaxStreamFrames() != 1 {
+		pending = w.Waiting.PriorityBytes + w.Waiting.BackgroundBytes
+	}
+	if !st.HasRetransmission {
+		w.Size = int(min(uint64(c.cfg.MaxPacketSize), pending+packetOverhead+scheduler.PacketSlack))
+	} else {
+		w.Size = scheduler.DefaultRetransmissionSize(c.cfg.MaxPacketSize)
+	}
+	switch {
+	case st.HasRetransmission:
+		w.Class = scheduler.ClassRetransmission
+		s := c.streams.m[st.ID]
+		w.LostBytes = s.send.LostBytes()
+		w.Pinned, w.PinnedPath = s.pinned, s.pinPath
+		if c.rtxSizer != nil {
+			w.Size = min(max(c.rtxSizer.RetransmissionSize(*w, c.pathBuf), scheduler.MinRetransmissionSize), c.cfg.MaxPacketSize)
+		}
+	case st.Priority:
+		w.Class = scheduler.ClassPriority
+	default:
+		w.Class = scheduler.ClassBackground
+	}
 }
 
 // cwndAllows reports whether path p may send a full-size packet now.
@@ -401,7 +426,10 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 		}
 	}
 	mode := bp.mode
-	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) {
+	if p.id == 0 && mode == modeNormal && c.CanSendEarly() {
+		c.buildEarly(now, p, d)
+	}
+	if c.app.haveSeal && (c.tlsDone || !c.isClient || mode == modeAckOnly || mode == modePathProbe) && d.n < len(d.pkts) {
 		c.buildShort(now, p, d)
 	}
 	if d.n == 0 {
@@ -447,10 +475,17 @@ func (c *Conn) ackDueSpace(now time.Time, sp *pnSpace) bool {
 
 // startPacket reserves a packet's header in the datagram.
 func (c *Conn) startPacket(d *dgram, l level, sp *pnSpace, dcid []byte) *pktBuild {
+	return c.startPacketOf(d, l, false, sp, dcid)
+}
+
+// startPacketOf is startPacket, of a 0-RTT packet when early.
+func (c *Conn) startPacketOf(d *dgram, l level, early bool, sp *pnSpace, dcid []byte) *pktBuild {
 	pk := &d.pkts[d.n]
 	pnLen := wire.PacketNumberLen(sp.nextPN, sp.sent.LargestAcked())
-	*pk = pktBuild{l: l, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
-	if l == levelApp {
+	*pk = pktBuild{l: l, early: early, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
+	if early {
+		d.b, pk.lengthOff, pk.pnOff = wire.AppendLongHeader(d.b, wire.Packet0RTT, wire.Version1, dcid, c.ids.srcCID(), nil, sp.nextPN, pnLen)
+	} else if l == levelApp {
 		d.b, pk.pnOff = wire.AppendShortHeader(d.b, dcid, sp.nextPN, pnLen, c.app.keyPhase())
 	} else {
 		var token []byte
@@ -592,6 +627,33 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 				}
 			}
 		}
+	}
+	c.finishPayload(d, pk)
+	d.n++
+}
+
+// earlyPending reports whether the client has 0-RTT data to send.
+func (c *Conn) earlyPending() bool {
+	return c.CanSendEarly() && len(c.sendableStreams()) > 0
+}
+
+// buildEarly appends a 0-RTT packet on path 0 with the data of the streams
+// opened for it (early.go): STREAM frames only, never an ACK
+// (RFC 9000 Section 12.4).
+func (c *Conn) buildEarly(now time.Time, p *path, d *dgram) {
+	if d.n >= len(d.pkts) || len(c.sendableStreams()) == 0 {
+		return
+	}
+	pk := c.startPacketOf(d, levelApp, true, &p.app, c.ids.dcid())
+	room := d.limit - len(d.b) - aeadTag*(d.n+1) // every packet gets a tag
+	if room < 8 {
+		d.abandon(pk)
+		return
+	}
+	c.appendStreams(now, d, pk, room, nil)
+	if len(d.b) == pk.payloadOff {
+		d.abandon(pk)
+		return
 	}
 	c.finishPayload(d, pk)
 	d.n++
@@ -806,13 +868,21 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 		pkt := out[pk.start : ends[i]+aeadTag]
 		plainEnd := ends[i] - pk.start
 		hdrLen := pk.payloadOff - pk.start
-		if pk.l != levelApp {
+		if pk.l != levelApp || pk.early {
 			wire.PutLongHeaderLength(pkt, pk.lengthOff-pk.start, plainEnd-(pk.pnOff-pk.start)+aeadTag)
 		}
 		var aead *protection.AEAD
 		var hp *protection.HeaderProtector
 		pathID := uint32(0)
-		if pk.l == levelApp {
+		if pk.early {
+			aead, hp = c.early.keys.seal.AEAD, c.early.keys.seal.HP
+			c.early.packetsSent++
+			for _, r := range pk.refs {
+				if r.Kind == refStream {
+					c.early.streamBytes += r.Length
+				}
+			}
+		} else if pk.l == levelApp {
 			pathID = uint32(p.id)
 			aead, hp = c.app.write, c.app.sealHP
 			c.app.noteSent(p.id, pk.pn)
@@ -877,6 +947,9 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 	}
 	if c.qlog != nil {
 		h := qlog.PacketHeader{PacketType: pk.l.String(), PacketNumber: pk.pn, HasPacketNumber: true}
+		if pk.early {
+			h.PacketType = "0RTT"
+		}
 		if bp.copyOf != nil {
 			c.qlog.PacketSentCopy(now, p.id, h, size, pk.frames, bp.copyOf.path, bp.copyOf.pn)
 		} else {

@@ -95,14 +95,22 @@ func (c *Conn) newStream(id uint64) *stream {
 	s := &stream{id: id}
 	local, bidi := c.isLocal(id), streams.IsBidi(id)
 	if bidi || local {
+		pp := &c.peerParams
+		if c.sendingEarly() {
+			// A 0-RTT stream: the remembered limits (RFC 9000
+			// Section 7.4.1), even if the server's new ones came.
+			var rp wire.TransportParameters
+			c.early.remembered.Apply(&rp)
+			pp = &rp
+		}
 		var peerMax uint64
 		switch {
 		case !bidi:
-			peerMax = c.peerParams.InitialMaxStreamDataUni
+			peerMax = pp.InitialMaxStreamDataUni
 		case local:
-			peerMax = c.peerParams.InitialMaxStreamDataBidiRemote
+			peerMax = pp.InitialMaxStreamDataBidiRemote
 		default:
-			peerMax = c.peerParams.InitialMaxStreamDataBidiLocal
+			peerMax = pp.InitialMaxStreamDataBidiLocal
 		}
 		s.send = streams.NewSendStream(id, peerMax, c.cfg.StreamSendBuffer)
 	}
@@ -125,6 +133,31 @@ func (c *Conn) OpenStream(bidi bool) (*Stream, error) {
 	if !c.havePeerTP || !c.tlsDone {
 		return nil, ErrHandshakeIncomplete
 	}
+	return c.openStream(bidi)
+}
+
+// OpenEarlyStream opens a stream whose data may go in 0-RTT packets: before
+// the handshake completes it succeeds when the client has 0-RTT keys
+// (CanSendEarly), within the stream and flow control limits remembered
+// with the session ticket; afterwards it is OpenStream. Data sent in 0-RTT
+// can be replayed (RFC 9001 Section 9.2): open such streams only for
+// requests that are safe to repeat. ErrHandshakeIncomplete means no 0-RTT:
+// wait for the handshake. If the server rejects the early data, the
+// stream's data is sent again in 1-RTT packets (EarlyData reports it).
+func (c *Conn) OpenEarlyStream(bidi bool) (*Stream, error) {
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	if c.tlsDone {
+		return c.OpenStream(bidi)
+	}
+	if !c.CanSendEarly() {
+		return nil, ErrHandshakeIncomplete
+	}
+	return c.openStream(bidi)
+}
+
+func (c *Conn) openStream(bidi bool) (*Stream, error) {
 	d := 0
 	if !bidi {
 		d = 1

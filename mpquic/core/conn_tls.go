@@ -46,6 +46,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.waker, _ = ps.path.(scheduler.Waker)
 	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
 	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
+	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
@@ -89,7 +90,7 @@ func newClientConn(cfg *Config, host idHost, local, remote netip.AddrPort, serve
 		tc = tc.Clone()
 		tc.ServerName = serverName
 	}
-	c.tls = tls.QUICClient(&tls.QUICConfig{TLSConfig: tc})
+	c.tls = tls.QUICClient(&tls.QUICConfig{TLSConfig: tc, EnableSessionEvents: true})
 	if err := c.startTLS(); err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func newServerConn(cfg *Config, host idHost, local, remote netip.AddrPort, odcid
 		c.obs = cfg.Observer("server")
 	}
 	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), scid)
-	c.tls = tls.QUICServer(&tls.QUICConfig{TLSConfig: cfg.TLS})
+	c.tls = tls.QUICServer(&tls.QUICConfig{TLSConfig: cfg.TLS, EnableSessionEvents: true})
 	if err := c.startTLS(); err != nil {
 		return nil, err
 	}
@@ -213,8 +214,14 @@ func (c *Conn) processTLSEvents() error {
 			}
 		case tls.QUICErrorEvent:
 			return tlsError(e.Err)
-		default:
-			// Session tickets and 0-RTT events: not used.
+		case tls.QUICResumeSession:
+			c.resumeSession(e.SessionState)
+		case tls.QUICStoreSession:
+			if err := c.storeSession(e.SessionState); err != nil {
+				return err
+			}
+		case tls.QUICRejectedEarlyData:
+			c.rejectEarly()
 		}
 	}
 }
@@ -243,7 +250,7 @@ func levelOf(l tls.QUICEncryptionLevel) (level, bool) {
 
 func (c *Conn) installSecret(e tls.QUICEvent) error {
 	if e.Level == tls.QUICEncryptionLevelEarly {
-		return nil // no 0-RTT
+		return c.installEarlySecret(e)
 	}
 	suite, err := protection.SuiteByID(e.Suite)
 	if err != nil {
@@ -265,8 +272,13 @@ func (c *Conn) installSecret(e tls.QUICEvent) error {
 			k.open, k.haveOpen = keys, true
 		}
 	case levelApp:
+		c.app.null = c.cfg.SimNullProtection
 		if write {
 			err = c.app.installSeal(suite, secret)
+			if c.isClient {
+				// 1-RTT replaces 0-RTT (RFC 9001 Section 4.9.3).
+				c.discardEarly()
+			}
 		} else {
 			err = c.app.installOpen(suite, secret)
 		}
@@ -319,6 +331,12 @@ func (c *Conn) handlePeerParams(b []byte) error {
 	}
 	c.peerParams, c.havePeerTP = p, true
 	c.qlogParams("remote", &p)
+	if c.isClient && c.early.installed {
+		// 0-RTT packets keep the remembered limits until the
+		// handshake completes (RFC 9000 Section 7.4.1).
+		c.early.deferredLimits = true
+		return nil
+	}
 	c.applyPeerStreamLimits()
 	return nil
 }
@@ -350,6 +368,9 @@ func (c *Conn) onHandshakeComplete() error {
 		c.state = stateActive
 	}
 	c.idleTimeout = c.effectiveIdleTimeout()
+	if err := c.finishEarly(); err != nil {
+		return err
+	}
 	c.enableMultipath()
 	c.emit(Event{Kind: EventHandshakeDone})
 	if !c.isClient {
@@ -358,6 +379,9 @@ func (c *Conn) onHandshakeComplete() error {
 		// (RFC 9001 Section 4.1.2).
 		c.ctrl.handshakeDone = true
 		c.confirmHandshake()
+		if err := c.sendSessionTicket(); err != nil {
+			return err
+		}
 	}
 	return c.issueConnIDs()
 }

@@ -124,6 +124,17 @@ type Endpoint struct {
 	scratch sync.Pool
 }
 
+// SetQlogReferenceTime sets the qlog reference time (Config.QlogReferenceTime)
+// of the server connections created from now on: an experiment whose time
+// zero comes after a first connection (0-RTT's warm-up) sets it then.
+func (e *Endpoint) SetQlogReferenceTime(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.server != nil {
+		e.server.QlogReferenceTime = t
+	}
+}
+
 // admission holds the limits on new server connections.
 type admission struct {
 	requireRetry                          bool

@@ -42,6 +42,9 @@ const (
 	EventPathBroken
 	// EventPathRecovered: the broken path PathID answered its probes.
 	EventPathRecovered
+	// EventEarlyData: the server accepted the client's 0-RTT (Allow0RTT):
+	// streams may arrive, and be answered, before EventHandshakeDone.
+	EventEarlyData
 )
 
 // Event is a change the application may be waiting for.

@@ -38,6 +38,19 @@ type appKeys struct {
 	openFailures     uint64
 	sealedTotal      uint64
 	keyUpdatePending bool
+	// null makes every packet protection key of every generation a
+	// protection.NewNullAEAD (Config.SimNullProtection).
+	null bool
+}
+
+// newAEAD derives the packet protection key of a secret: AES-GCM or
+// ChaCha20-Poly1305 as the suite says, or the null protection of the
+// simulator.
+func (k *appKeys) newAEAD(s *protection.Suite, secret []byte) (*protection.AEAD, error) {
+	if k.null {
+		return protection.NewNullAEAD(s, secret)
+	}
+	return protection.NewAEAD(s, secret)
 }
 
 // keyPhase is the key phase bit of the current generation.
@@ -49,7 +62,7 @@ func (k *appKeys) installSeal(s *protection.Suite, secret []byte) error {
 	if err != nil {
 		return err
 	}
-	a, err := protection.NewAEAD(s, secret)
+	a, err := k.newAEAD(s, secret)
 	if err != nil {
 		return err
 	}
@@ -64,7 +77,7 @@ func (k *appKeys) installOpen(s *protection.Suite, secret []byte) error {
 	if err != nil {
 		return err
 	}
-	a, err := protection.NewAEAD(s, secret)
+	a, err := k.newAEAD(s, secret)
 	if err != nil {
 		return err
 	}
@@ -74,7 +87,7 @@ func (k *appKeys) installOpen(s *protection.Suite, secret []byte) error {
 
 func (k *appKeys) prepareNextRead() error {
 	next := protection.NextSecret(k.suite, k.readSecret)
-	a, err := protection.NewAEAD(k.suite, next)
+	a, err := k.newAEAD(k.suite, next)
 	if err != nil {
 		return err
 	}
@@ -86,7 +99,7 @@ func (k *appKeys) prepareNextRead() error {
 // The old read key stays usable until prevUntil for reordered packets.
 func (k *appKeys) rotate(prevUntil time.Time) error {
 	k.writeSecret = protection.NextSecret(k.suite, k.writeSecret)
-	w, err := protection.NewAEAD(k.suite, k.writeSecret)
+	w, err := k.newAEAD(k.suite, k.writeSecret)
 	if err != nil {
 		return err
 	}

@@ -147,8 +147,11 @@ func (p *path) pacingBudget(now time.Time) uint64 {
 // info builds the scheduler's snapshot of the path.
 func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 	return scheduler.PathInfo{
-		ID:              p.id,
-		Validated:       p.state == pathActive && (p.validated || c.isClient && p.id == 0) && c.ownAckPath(p),
+		ID: p.id,
+		// Path 0 carries data from the start, the server's within the
+		// anti-amplification limit (packetLimit) until the client's
+		// address is validated: its 0.5-RTT answers to 0-RTT data.
+		Validated:       p.state == pathActive && (p.validated || p.id == 0) && c.ownAckPath(p),
 		Status:          p.status,
 		PeerStatus:      p.peerStatus,
 		SRTT:            p.rtt.Smoothed(),

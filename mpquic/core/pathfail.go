@@ -107,6 +107,9 @@ type pathHealth struct {
 	// newestAckedSent is the latest send time of an acknowledged 1-RTT
 	// packet of the path: the evidence that the path delivers.
 	newestAckedSent time.Time
+	// witnessAsked is the t0 of the path's silence for which the idle
+	// paths were asked for a witness (askWitnesses).
+	witnessAsked time.Time
 }
 
 // maxFailBackoff bounds the doublings of D(p) after spurious failures.
@@ -126,10 +129,7 @@ func (c *Conn) failAfter(p *path) time.Duration {
 // is decided: false while p has nothing unacknowledged or no other path
 // has acknowledged a packet sent since p's oldest unacknowledged one.
 func (c *Conn) failDeadline(p *path) (time.Time, bool) {
-	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed || c.cfg.DisablePathFailure {
-		return time.Time{}, false
-	}
-	_, t0, ok := p.app.sent.OldestUnackedAbove()
+	t0, ok := c.silentSince(p)
 	if !ok {
 		return time.Time{}, false
 	}
@@ -139,6 +139,59 @@ func (c *Conn) failDeadline(p *path) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// silentSince returns t0 of path p, the send time of its oldest
+// ack-eliciting packet outstanding above its largest acknowledged one, if
+// the failure detection watches p.
+func (c *Conn) silentSince(p *path) (time.Time, bool) {
+	if p.health.failed || p.state != pathActive || !c.mp.enabled || !c.confirmed || c.cfg.DisablePathFailure {
+		return time.Time{}, false
+	}
+	_, t0, ok := p.app.sent.OldestUnackedAbove()
+	return t0, ok
+}
+
+// Witnesses on demand. A path that carries nothing (a backup path while
+// an available one works, a path a scheduler leaves idle) witnesses
+// nothing, and a path whose silence no other path can contradict is never
+// declared failed: its data would stay there, or wait for its probe
+// timeouts, which never expire while a scheduler keeps sending on it (a
+// PTO timer restarts with every ack-eliciting packet, RFC 9002 Section
+// 6.2.1). So when p has been silent for D(p) without a witness, each
+// other active path that is not failed, can carry its own
+// acknowledgements and has nothing outstanding above its largest
+// acknowledged packet sends one PING (draft-ietf-quic-multipath-21
+// Section 3.3: PING frames to detect connectivity changes); its
+// acknowledgement, one round trip of that path later, is the witness and
+// p is declared failed. Once per silence of p (per t0).
+
+// witnessDue returns when the idle paths are asked to witness p's
+// silence, and whether they are still to be asked.
+func (c *Conn) witnessDue(p *path) (time.Time, bool) {
+	t0, ok := c.silentSince(p)
+	if !ok || p.health.witnessAsked.Equal(t0) {
+		return time.Time{}, false
+	}
+	if _, decided := c.failDeadline(p); decided {
+		return time.Time{}, false
+	}
+	return t0.Add(c.failAfter(p)), true
+}
+
+// askWitnesses makes the idle paths probe once for p (see above).
+func (c *Conn) askWitnesses(p *path) {
+	t0, _ := c.silentSince(p)
+	p.health.witnessAsked = t0
+	for _, q := range c.paths {
+		if q == p || q.state != pathActive || q.health.failed || !c.ownAckPath(q) {
+			continue
+		}
+		if _, _, busy := q.app.sent.OldestUnackedAbove(); busy {
+			continue
+		}
+		q.app.probes = max(q.app.probes, 1)
+	}
 }
 
 // witnesses reports whether path q shows that the network delivers
@@ -159,6 +212,8 @@ func (c *Conn) checkPathFailures(now time.Time) {
 	for _, p := range c.paths {
 		if dl, ok := c.failDeadline(p); ok && !now.Before(dl) {
 			c.pathFailed(now, p)
+		} else if at, ok := c.witnessDue(p); ok && !now.Before(at) {
+			c.askWitnesses(p)
 		}
 	}
 }
@@ -272,6 +327,8 @@ func (c *Conn) nextFailureTimer() time.Time {
 		if !h.failed {
 			if dl, ok := c.failDeadline(p); ok {
 				earliest(dl)
+			} else if at, ok := c.witnessDue(p); ok {
+				earliest(at)
 			}
 			continue
 		}

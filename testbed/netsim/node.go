@@ -65,6 +65,10 @@ func NewNode(n *Network, addrs []netip.AddrPort, server *core.Config, accept fun
 	return nd, nil
 }
 
+// SetQlogReferenceTime sets the qlog reference time of the server
+// connections the node accepts from now on.
+func (nd *Node) SetQlogReferenceTime(t time.Time) { nd.ep.SetQlogReferenceTime(t) }
+
 // Dial starts a client connection from local to remote. cfg is used as
 // SimConfig returns it, so that the connection's randomness derives from
 // the seed and TLS reads the virtual clock.

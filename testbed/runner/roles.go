@@ -156,6 +156,9 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	if err := r.Check(e); err != nil {
 		return nil, err
 	}
+	if e.Transport.ZeroRTT {
+		return nil, errors.New("transport.zero_rtt runs in the simulator only (the hosts backend has no warm-up connection yet)")
+	}
 	if r.Side == "server" && r.sync == nil {
 		return nil, errors.New("runner: server role not opened")
 	}
@@ -165,6 +168,9 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 		return nil, err
 	}
 	cfg := coreConfig(e)
+	// A role runs on real sockets, whatever backend the file names:
+	// never with the simulator's null packet protection.
+	cfg.SimNullProtection = false
 	obs := &observerQueue{}
 	cfg.Observer = obs.observer
 	var traces *qlogfile.Dir

@@ -47,6 +47,9 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 	start := time.Now()
 	var res *Result
 	var err error
+	if e.Transport.ZeroRTT && e.Backend != experiment.BackendSim {
+		return nil, fmt.Errorf("transport.zero_rtt runs in the simulator only (backend %q has no warm-up connection yet)", e.Backend)
+	}
 	switch e.Backend {
 	case experiment.BackendSim:
 		res, err = runSim(ctx, e, dir, start)
@@ -69,7 +72,10 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 // coreConfig is the transport configuration of an experiment, without TLS.
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
+	rw := uint64(t.ReceiveWindow) // 0: the core's defaults
 	return core.Config{
+		InitialStreamWindow: rw, MaxStreamWindow: rw,
+		InitialConnWindow: rw, MaxConnWindow: rw,
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
@@ -82,12 +88,33 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		InitialRTT:           t.InitialRTT,
 		PathAbandonAfter:     t.PathAbandonAfter,
 		DisablePathFailure:   !t.PathFailure,
-		MaxPathID:            uint64(max(3, len(e.Paths))),
+		// transport.zero_rtt: the server's tickets allow 0-RTT, the
+		// client offers it when it resumes.
+		Allow0RTT: t.ZeroRTT,
+		// Only the simulator's runs (experiment refuses the key
+		// elsewhere, and the UDP driver too).
+		SimNullProtection: simNullProtection(e),
+		MaxPathID:         uint64(max(3, len(e.Paths))),
 		// Experiments run for minutes with sources that pause.
 		MaxIdleTimeout: max(30*time.Second, e.Duration),
 		// Every message has a stream of its own until it is answered.
 		MaxIncomingStreams: 1000,
 	}
+}
+
+// simNullProtection reports whether a run of e uses the simulator's null
+// packet protection: only a simulator run, whatever e says.
+func simNullProtection(e *experiment.Experiment) bool {
+	return e.Transport.SimNullProtection && e.Backend == experiment.BackendSim
+}
+
+// packetProtection names the packet protection of a run of e for the
+// provenance of its summary.
+func packetProtection(e *experiment.Experiment) string {
+	if simNullProtection(e) {
+		return "sim-null"
+	}
+	return "tls"
 }
 
 // drainStep is how often a run checks in its drain period whether every
@@ -136,7 +163,8 @@ func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderC
 // provenance says what produced a run that started at started.
 func provenance(e *experiment.Experiment, started time.Time) *trafficgen.Provenance {
 	return &trafficgen.Provenance{Info: buildinfo.Read(), Backend: e.Backend, Seed: e.Seed,
-		Started: started.UTC().Format(time.RFC3339Nano)}
+		Started:          started.UTC().Format(time.RFC3339Nano),
+		PacketProtection: packetProtection(e)}
 }
 
 // qlogDir writes one trace per connection end into dir/qlog, named as
@@ -191,10 +219,15 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 	if err != nil {
 		return err
 	}
-	return errors.Join(
+	errs := []error{
 		write("config.resolved.toml", func(w io.Writer) error { _, err := w.Write(e.ResolvedTOML()); return err }),
 		write("summary.json", func(w io.Writer) error { _, err := w.Write(append(js, '\n')); return err }),
 		write("messages.csv", rec.WriteMessagesCSV),
+	}
+	if !e.Output.Series {
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs,
 		write("paths.csv", rec.WritePathsCSV),
 		write("throughput.csv", func(w io.Writer) error {
 			errs := []error{rec.WriteThroughputCSV(w)}
@@ -203,7 +236,7 @@ func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder
 			}
 			return errors.Join(errs...)
 		}),
-	)
+	)...)
 }
 
 // statser is what connections offer for the summary.
@@ -266,6 +299,29 @@ type pathAdder interface {
 	AddPath(local, remote string, done func(id uint64, err error))
 }
 
+// statusSetter sends a path's status (PATH_STATUS_BACKUP or
+// PATH_STATUS_AVAILABLE).
+type statusSetter interface {
+	SetPathStatus(id uint64, backup bool) error
+}
+
+// markBackup sends PATH_STATUS_BACKUP for path id of a client connection
+// if path i of the experiment is a backup path (backup = true); a failure
+// is recorded as the path's failure, like one to open it.
+func markBackup(c appenv.Conn, e *experiment.Experiment, rec *trafficgen.Recorder, i int, id uint64) {
+	if !e.Paths[i].Backup {
+		return
+	}
+	ss, ok := c.(statusSetter)
+	if !ok {
+		rec.PathFailed(i, fmt.Errorf("path %d is a backup path, and the connection cannot send path status frames", i))
+		return
+	}
+	if err := ss.SetPathStatus(id, true); err != nil {
+		rec.PathFailed(i, err)
+	}
+}
+
 // dialed returns the Dial callback of an experiment's client: it starts
 // the client's sources and opens path i from local(i) to remote(i) for
 // every further path; fail receives a failure to connect. A path that
@@ -289,11 +345,16 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 			// subflows come from the kernel's endpoints.
 			return
 		}
+		// The path of the handshake has ID 0 (draft-ietf-quic-multipath-21
+		// Section 1).
+		markBackup(c, e, rec, 0, 0)
 		for i := 1; i < len(e.Paths); i++ {
-			pa.AddPath(local(i), remote(i), func(_ uint64, err error) {
+			pa.AddPath(local(i), remote(i), func(id uint64, err error) {
 				if err != nil {
 					rec.PathFailed(i, err)
+					return
 				}
+				markBackup(c, e, rec, i, id)
 			})
 		}
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/netip"
@@ -54,15 +55,6 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err != nil {
 		return nil, err
 	}
-	// The scheduled changes count from the start of the experiment.
-	for i := range e.Paths {
-		if err := topo.Up[i].Schedule(steps[i][0], sim.Now()); err != nil {
-			return nil, err
-		}
-		if err := topo.Down[i].Schedule(steps[i][1], sim.Now()); err != nil {
-			return nil, err
-		}
-	}
 	if err := simBottlenecks(topo, e); err != nil {
 		return nil, err
 	}
@@ -70,24 +62,41 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err != nil {
 		return nil, err
 	}
-	t0 := sim.Now()
-	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
-	rec.ConnectStart = t0
-	crec := rec
-	if split {
-		crec = trafficgen.NewRecorder(recorderConfig(e, t0))
-		crec.ConnectStart = t0
-	}
+	// The recorders exist from time zero, after the warm-up connection
+	// of transport.zero_rtt (simWarmUp); that connection is recorded
+	// nowhere.
+	var t0 time.Time
+	var rec, crec *trafficgen.Recorder
+	var tickets *ticketCache
 	scfg, ccfg := coreConfig(e), coreConfig(e)
+	if e.Transport.ZeroRTT {
+		tickets = &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+		ctls.ClientSessionCache = tickets
+	}
 	scfg.TLS, ccfg.TLS = stls, ctls
-	scfg.Observer = func(v string) core.Observer { return rec.Observer(v) }
-	ccfg.Observer = func(v string) core.Observer { return crec.Observer(v) }
+	scfg.Observer = func(v string) core.Observer {
+		if rec == nil {
+			return nil
+		}
+		return rec.Observer(v)
+	}
+	ccfg.Observer = func(v string) core.Observer {
+		if crec == nil {
+			return nil
+		}
+		return crec.Observer(v)
+	}
 	qlogFailed := func() error { return nil }
 	var traces *qlogfile.Dir
 	if e.Output.Qlog {
 		traces, qlogFailed = qlogDir(dir)
-		scfg.Qlog, ccfg.Qlog = traces.Create, traces.Create
-		scfg.QlogReferenceTime, ccfg.QlogReferenceTime = t0, t0
+		create := func(vantage string, odcid []byte) io.WriteCloser {
+			if rec == nil {
+				return nil // the warm-up connection
+			}
+			return traces.Create(vantage, odcid)
+		}
+		scfg.Qlog, ccfg.Qlog = create, create
 		// A run that fails or is interrupted leaves no trace open.
 		defer traces.Close()
 	}
@@ -108,6 +117,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	var peers []*trafficgen.Peer
 	var setupErr error
 	if _, err := shost.Listen(saddrs[0].String(), func(c appenv.Conn) {
+		if rec == nil {
+			return // the warm-up connection
+		}
 		if sconn != nil {
 			c.Close(0x101, "one connection per experiment")
 			return
@@ -119,13 +131,42 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	}); err != nil {
 		return nil, err
 	}
+	if e.Transport.ZeroRTT {
+		if err := simWarmUp(sim, chost, saddrs[0].String(), tickets); err != nil {
+			return nil, err
+		}
+	}
+	// Time zero: the scheduled changes, the sources and the connection
+	// start count from it.
+	t0 = sim.Now()
+	for i := range e.Paths {
+		if err := topo.Up[i].Schedule(steps[i][0], t0); err != nil {
+			return nil, err
+		}
+		if err := topo.Down[i].Schedule(steps[i][1], t0); err != nil {
+			return nil, err
+		}
+	}
+	shost.SetQlogReferenceTime(t0)
+	chost.SetQlogReferenceTime(t0)
+	rec = trafficgen.NewRecorder(recorderConfig(e, t0))
+	rec.ConnectStart = t0
+	crec = rec
+	if split {
+		crec = trafficgen.NewRecorder(recorderConfig(e, t0))
+		crec.ConnectStart = t0
+	}
 	comps := newCompetitors(e, t0)
 	for k, c := range comps {
 		if err := simCompetitor(sim, topo, k, c, t0); err != nil {
 			return nil, fmt.Errorf("competitor %s: %w", c.c.Name, err)
 		}
 	}
-	chost.Dial(saddrs[0].String(), dialed(chost, e, crec, t0,
+	dial := chost.Dial
+	if e.Transport.ZeroRTT {
+		dial = chost.DialEarly
+	}
+	dial(saddrs[0].String(), dialed(chost, e, crec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
 		func(p *trafficgen.Peer, c appenv.Conn) { peers = append(peers, p); cconn = c },
@@ -176,6 +217,8 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
+	early := earlyData(e, cconn)
+	in.EarlyData = early
 	in.ServerEvents = nonNil(pathEvents(sconn))
 	if cconn != nil {
 		in.ClientEvents = nonNil(pathEvents(cconn))
@@ -197,6 +240,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 			return nil, err
 		}
 		in.BaseRTT = baseRTTs(e)
+		in.EarlyData = early
 	}
 	sum := rec.Summarise(e, in)
 	var compRows []func(io.Writer) error

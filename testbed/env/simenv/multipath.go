@@ -91,6 +91,16 @@ func (c *conn) pathEvent(e core.Event) {
 	}
 }
 
+// SetPathStatus sends PATH_STATUS_BACKUP (backup) or PATH_STATUS_AVAILABLE
+// for path id; our own path scheduler follows it too.
+func (c *conn) SetPathStatus(id uint64, backup bool) error {
+	if err := c.nc.SetPathStatus(id, backup); err != nil {
+		return fmt.Errorf("simenv: status of path %d: %w", id, err)
+	}
+	c.nc.Kick()
+	return nil
+}
+
 // AnnounceSource passes a periodic source to the path scheduler.
 func (c *conn) AnnounceSource(s scheduler.Source) {
 	c.nc.AnnounceSource(s)

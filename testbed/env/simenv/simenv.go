@@ -53,6 +53,15 @@ func New(n *netsim.Network, cfg Config) (*Host, error) {
 	return h, nil
 }
 
+// SetQlogReferenceTime sets the qlog reference time of the connections the
+// host dials or accepts from now on.
+func (h *Host) SetQlogReferenceTime(t time.Time) {
+	h.node.SetQlogReferenceTime(t)
+	if h.client != nil {
+		h.client.QlogReferenceTime = t
+	}
+}
+
 // Now implements appenv.Env: the virtual time.
 func (h *Host) Now() time.Time { return h.sim.Now() }
 
@@ -60,7 +69,14 @@ func (h *Host) Now() time.Time { return h.sim.Now() }
 func (h *Host) AfterFunc(d time.Duration, f func()) func() bool { return h.sim.AfterFunc(d, f) }
 
 // Dial implements appenv.Env. addr is an address of the simulated network.
-func (h *Host) Dial(addr string, done func(appenv.Conn, error)) {
+func (h *Host) Dial(addr string, done func(appenv.Conn, error)) { h.dial(addr, false, done) }
+
+// DialEarly implements appenv.EarlyDialer: the client's configuration needs
+// Allow0RTT and a TLS ClientSessionCache holding a ticket of an earlier
+// connection to the server.
+func (h *Host) DialEarly(addr string, done func(appenv.Conn, error)) { h.dial(addr, true, done) }
+
+func (h *Host) dial(addr string, early bool, done func(appenv.Conn, error)) {
 	fail := func(err error) { h.sim.After(0, func() { done(nil, err) }) }
 	remote, err := netip.ParseAddrPort(addr)
 	if err != nil {
@@ -86,6 +102,12 @@ func (h *Host) Dial(addr string, done func(appenv.Conn, error)) {
 	c := newConn(h, nc)
 	c.established = func() { done(c, nil) }
 	c.failed = func(err error) { done(nil, fmt.Errorf("simenv: dial %s: %w", addr, err)) }
+	if early && nc.CanSendEarly() {
+		// 0-RTT: the connection is the application's from now on.
+		c.early, c.up = true, true
+		c.established = func() {}
+		h.sim.After(0, func() { done(c, nil) })
+	}
 }
 
 // Listen implements appenv.Env. addr must be one of the host's addresses, and
@@ -161,7 +183,10 @@ type conn struct {
 	established func()          // handshake completed
 	failed      func(err error) // ended before the handshake completed
 	up          bool
-	adds        []*pathAdd
+	// early: dialled with DialEarly and resuming with 0-RTT: streams
+	// opened before the handshake completes send in 0-RTT packets.
+	early bool
+	adds  []*pathAdd
 }
 
 func newConn(h *Host, nc *netsim.Conn) *conn {
@@ -173,7 +198,9 @@ func newConn(h *Host, nc *netsim.Conn) *conn {
 // event dispatches the connection's events to the application.
 func (c *conn) event(e core.Event) {
 	switch e.Kind {
-	case core.EventHandshakeDone:
+	case core.EventHandshakeDone, core.EventEarlyData:
+		// A server that accepted 0-RTT hands the connection over at
+		// once, so that it answers before the handshake completes.
 		if !c.up && !c.closed {
 			c.up = true
 			c.established()
@@ -234,7 +261,11 @@ func (c *conn) wrap(cs *core.Stream, send, recv bool) *stream {
 }
 
 func (c *conn) open(bidi bool) (appenv.Stream, error) {
-	cs, err := c.nc.OpenStream(bidi)
+	open := c.nc.OpenStream
+	if c.early {
+		open = c.nc.OpenEarlyStream
+	}
+	cs, err := open(bidi)
 	if err != nil {
 		c.nc.Kick() // STREAMS_BLOCKED may be queued
 		if errors.Is(err, core.ErrStreamLimit) {
@@ -271,6 +302,9 @@ func (c *conn) Close(code uint64, reason string) {
 	c.nc.Close(code, reason)
 	c.nc.Kick()
 }
+
+// EarlyData reports the state of resumption and 0-RTT.
+func (c *conn) EarlyData() core.EarlyDataState { return c.nc.EarlyData() }
 
 func (c *conn) LocalAddr() string  { return c.nc.Paths()[0].Local.String() }
 func (c *conn) RemoteAddr() string { return c.nc.Paths()[0].Remote.String() }

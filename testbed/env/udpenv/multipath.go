@@ -2,6 +2,7 @@ package udpenv
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/scheduler"
@@ -32,6 +33,24 @@ func (c *conn) AddPath(local, remote string, done func(id uint64, err error)) {
 		id, err := po.AddPathTo(c.e.ctx, local, remote)
 		c.e.Post(func() { done(id, err) })
 	}()
+}
+
+// SetPathStatus sends PATH_STATUS_BACKUP (backup) or PATH_STATUS_AVAILABLE
+// for path id; our own path scheduler follows it too. Transports without
+// paths of their own fail.
+func (c *conn) SetPathStatus(id uint64, backup bool) error {
+	ps, ok := c.c.(pathStatusSetter)
+	if !ok {
+		return fmt.Errorf("udpenv: status of path %d: the transport has no path status", id)
+	}
+	if err := ps.SetPathStatus(id, backup); err != nil {
+		return fmt.Errorf("udpenv: status of path %d: %w", id, err)
+	}
+	return nil
+}
+
+type pathStatusSetter interface {
+	SetPathStatus(id uint64, backup bool) error
 }
 
 // AnnounceSource passes a periodic source to the path scheduler, if the

@@ -1,0 +1,107 @@
+package protection
+
+import (
+	"bytes"
+	"crypto/tls"
+	"testing"
+)
+
+// The null protection keeps every packet's size and header protection
+// layout, and refuses what AES-GCM refuses: another key, another path ID
+// or packet number, a modified header or payload.
+func TestNullAEAD(t *testing.T) {
+	s, _ := SuiteByID(tls.TLS_AES_128_GCM_SHA256)
+	secret := bytes.Repeat([]byte{7}, 32)
+	real, err := NewKeys(s, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	null, err := NewNullAEAD(s, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !null.IsNull() || real.AEAD.IsNull() {
+		t.Fatal("IsNull wrong")
+	}
+	other, _ := NewNullAEAD(s, NextSecret(s, secret))
+	hdr := []byte{0x41, 1, 2, 3, 4, 5, 6, 7, 8, 0x12, 0x34}
+	payload := bytes.Repeat([]byte{0xab, 0xcd}, 60)
+	seal := func(a *AEAD) []byte {
+		pkt := make([]byte, 0, 200)
+		pkt = append(append(pkt, hdr...), payload...)
+		out, err := SealPacket(a, real.HP, pkt, len(hdr), 9, 2, 3, 0x1234)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &out[0] != &pkt[0] {
+			t.Fatal("sealing was not in place")
+		}
+		return out
+	}
+	want, got := seal(real.AEAD), seal(null)
+	if len(got) != len(want) || null.Overhead() != real.AEAD.Overhead() {
+		t.Fatalf("null packet %d bytes, AES-GCM %d", len(got), len(want))
+	}
+	cp := append([]byte(nil), got...)
+	pnLen, trunc, err := UnprotectHeader(real.HP, cp, 9)
+	if err != nil || pnLen != 2 || trunc != 0x1234 || !bytes.Equal(cp[:len(hdr)], hdr) {
+		t.Fatalf("header %x %v", cp[:len(hdr)], err)
+	}
+	open, err := OpenPacket(null, cp, len(hdr), 3, 0x1234)
+	if err != nil || !bytes.Equal(open, payload) {
+		t.Fatalf("open: %v", err)
+	}
+	for name, mut := range map[string]func([]byte) (*AEAD, uint32, uint64){
+		"other key":   func(b []byte) (*AEAD, uint32, uint64) { return other, 3, 0x1234 },
+		"AES-GCM":     func(b []byte) (*AEAD, uint32, uint64) { return real.AEAD, 3, 0x1234 },
+		"path ID":     func(b []byte) (*AEAD, uint32, uint64) { return null, 4, 0x1234 },
+		"pn":          func(b []byte) (*AEAD, uint32, uint64) { return null, 3, 0x1235 },
+		"payload bit": func(b []byte) (*AEAD, uint32, uint64) { b[len(hdr)+5] ^= 1; return null, 3, 0x1234 },
+		"tag bit":     func(b []byte) (*AEAD, uint32, uint64) { b[len(b)-1] ^= 1; return null, 3, 0x1234 },
+		"header bit":  func(b []byte) (*AEAD, uint32, uint64) { b[2] ^= 1; return null, 3, 0x1234 },
+	} {
+		c2 := append([]byte(nil), got...)
+		UnprotectHeader(real.HP, c2, 9)
+		a, pid, pn := mut(c2)
+		if _, err := OpenPacket(a, c2, len(hdr), pid, pn); err == nil {
+			t.Errorf("%s: opened", name)
+		}
+	}
+	// A null packet is no AES-GCM packet either way.
+	c3 := append([]byte(nil), want...)
+	UnprotectHeader(real.HP, c3, 9)
+	if _, err := OpenPacket(null, c3, len(hdr), 3, 0x1234); err == nil {
+		t.Error("AES-GCM packet opened with the null protection")
+	}
+	// Seal and Open into fresh buffers too.
+	a := null.aead
+	nonce := make([]byte, 12)
+	sealed := a.Seal([]byte{9}, nonce, payload, hdr)
+	if len(sealed) != 1+len(payload)+16 || sealed[0] != 9 {
+		t.Fatalf("Seal into a short dst: %d bytes", len(sealed))
+	}
+	opened, err := a.Open(nil, nonce, sealed[1:], hdr)
+	if err != nil || !bytes.Equal(opened, payload) {
+		t.Fatalf("Open into nil: %v", err)
+	}
+	if _, err := a.Open(nil, nonce, sealed[1:10], hdr); err == nil {
+		t.Fatal("short packet opened")
+	}
+}
+
+func BenchmarkNullSealAndOpenPacket(b *testing.B) {
+	s, _ := SuiteByID(tls.TLS_AES_128_GCM_SHA256)
+	secret := bytes.Repeat([]byte{7}, 32)
+	k, _ := NewKeys(s, secret)
+	a, _ := NewNullAEAD(s, secret)
+	pkt := make([]byte, 1350)
+	b.SetBytes(1334)
+	for b.Loop() {
+		pkt[0] = 0x41 // short header, 2-byte packet number
+		out, _ := SealPacket(a, k.HP, pkt[:1334], 11, 9, 2, 0, 1)
+		UnprotectHeader(k.HP, out, 9)
+		if _, err := OpenPacket(a, out, 11, 0, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
