@@ -238,7 +238,9 @@ type ZeroRTTSummary struct {
 
 // TransportSummary describes the transport of a run.
 type TransportSummary struct {
-	// Kind is transport.kind: mpq, quic-go, tcp, tls or mptcp.
+	// Kind is transport.kind: mpq, quic-go, tcp, tls or mptcp (over
+	// real sockets the runner replaces it with the kind of the
+	// connection that ran).
 	Kind string `json:"kind"`
 	// Kernel is the client's kernel release (uname -r) and Congestion the
 	// congestion controller the kernel ran on the client's socket

@@ -140,3 +140,26 @@ func TestNetnsMPTCPTwoPaths(t *testing.T) {
 		t.Errorf("%d bytes in 4 s over 2 × 10 Mbit/s", total)
 	}
 }
+
+// TestLoopbackQuicgo: quic-go runs on the loopback backend too (no
+// root), through the same emulator, and summary.json names it.
+func TestLoopbackQuicgo(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "baselines.toml", baselinesFile)
+	code, stdout, stderr := runCmd(t, "run", file, "--backend", "loopback", "--set", "transport.kind=quic-go", "--set", "duration=2s", "--out", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "out", "baselines", "*", "summary.json"))
+	if len(m) != 1 {
+		t.Fatalf("runs: %v", m)
+	}
+	var sum baselineSummary
+	readJSON(t, m[0], &sum)
+	if sum.Transport.Kind != "quic-go" || len(sum.Sources) != 1 {
+		t.Fatalf("transport %+v, %d sources", sum.Transport, len(sum.Sources))
+	}
+	if s := sum.Sources[0]; s.Messages < 35 || s.Completed != s.Messages {
+		t.Errorf("%d requests, %d completed", s.Messages, s.Completed)
+	}
+}

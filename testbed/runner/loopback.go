@@ -199,6 +199,8 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		rec.Finish()
 		sum := rec.Summarise(e, in)
 		sum.Competitors = compSums
+		// The transport that ran, not the one asked for.
+		sum.Transport.Kind = kindOf(sconn)
 		if err = writeResults(dir, e, rec, sum, started, compRows...); err != nil {
 			return
 		}

@@ -49,6 +49,8 @@ type RoleInfo struct {
 	// client's kernel release and the controller its socket ran.
 	Kernel     string `json:"kernel,omitempty"`
 	Congestion string `json:"congestion,omitempty"`
+	// Kind is the transport the client's connection ran (kindOf).
+	Kind string `json:"kind,omitempty"`
 }
 
 // writeJSON writes v to name through a temporary file, so that name is
@@ -159,6 +161,9 @@ func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend 
 	}
 	sum := rec.Summarise(e, in)
 	sum.Transport.Kernel, sum.Transport.Congestion = ci.Kernel, ci.Congestion
+	if ci.Kind != "" {
+		sum.Transport.Kind = ci.Kind
+	}
 	if amend != nil {
 		amend(sum)
 	}

@@ -438,6 +438,7 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	info.Clock = clock
 	ev.Exec(func() {
 		info.Kernel, info.Congestion = kernelInfo(rr.conn)
+		info.Kind = kindOf(rr.conn)
 		rr.conn.Close(0, "experiment over")
 	})
 	return writeHalf(dir, h, info)

@@ -90,6 +90,23 @@ func kernelInfo(c appenv.Conn) (kernel, congestion string) {
 	return KernelRelease(), kc.Congestion()
 }
 
+// kindOf names the transport a connection actually runs (not the one
+// the configuration asked for): summary.json's transport.kind comes from
+// it.
+func kindOf(c appenv.Conn) string {
+	switch tc := transportOf(c).(type) {
+	case *kernelnet.Conn:
+		return tc.Kind()
+	case *quicgo.Conn:
+		return experiment.KindQuicGo
+	case nil:
+		if c == nil {
+			return ""
+		}
+	}
+	return experiment.KindMPQ
+}
+
 // KernelRelease is the running kernel's release (uname -r).
 func KernelRelease() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
