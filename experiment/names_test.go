@@ -24,7 +24,7 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 	want := []string{
 		`e.toml:4: backend: unknown backend "mars" (known: loopback, sim)`,
 		`e.toml:16: path.1.down.rate: bad rate "fast"`,
-		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: blest, cwr, cwr-red, cwr-red-fast, ecf, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
+		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: blest, cwr, cwr-plus, cwr-red, cwr-red-fast, ecf, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
 		`e.toml:20: transport.congestion: unknown congestion controller "vegas" (known: balia, bbr, cubic, lia, newreno, newreno-cwl, olia)`,
 		`e.toml:21: transport.stream_scheduler: unknown stream scheduler "priority" (known: priority-fifo, round-robin); did you mean "priority-fifo"?`,
 		`e.toml:31: source.1.kind: unknown source kind "torrent"`,

@@ -35,6 +35,10 @@ var schedulerStyles = map[string]Style{
 	"ecf":   {rgb(0xEE, 0x77, 0x33), []vg.Length{vg.Points(4), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5)}},
 	"blest": {rgb(0x00, 0x99, 0x88), []vg.Length{vg.Points(10), vg.Points(2), vg.Points(2), vg.Points(2)}},
 
+	// The project's own cwr-plus: Paul Tol's vibrant magenta, long dashes
+	// and dots.
+	"cwr-plus": {rgb(0xEE, 0x33, 0x77), []vg.Length{vg.Points(7), vg.Points(1.5), vg.Points(1), vg.Points(1.5)}},
+
 	// cwr-red with our rules on: purple, dot-dashed.
 	"cwr-red-fast": {rgb(0x66, 0x33, 0x99), []vg.Length{vg.Points(1), vg.Points(2), vg.Points(4), vg.Points(2)}},
 }

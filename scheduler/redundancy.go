@@ -34,20 +34,15 @@ func init() {
 //     paths. With nothing borrowed this is lowrtt.
 type SelectiveRedundancy struct {
 	cand, order []int
-	// borrowed is the bytes borrowed per path; lent the bytes each
-	// packet in flight borrowed.
-	borrowed map[uint64]uint64
-	lent     map[packetKey]uint64
+	ledger      borrowLedger
 	// lastPriority is the priority flag of the last Select: OnPacketSent
 	// reports the class of the packet, not the stream's flag.
 	lastPriority bool
 }
 
-type packetKey struct{ path, pn uint64 }
-
 // NewSelectiveRedundancy returns an sr scheduler.
 func NewSelectiveRedundancy() *SelectiveRedundancy {
-	return &SelectiveRedundancy{borrowed: map[uint64]uint64{}, lent: map[packetKey]uint64{}}
+	return &SelectiveRedundancy{ledger: newBorrowLedger()}
 }
 
 // Name implements PathScheduler.
@@ -67,7 +62,7 @@ func (s *SelectiveRedundancy) Select(_ time.Time, paths []PathInfo, w Work, dst 
 	best := -1
 	for _, i := range s.cand {
 		p := &paths[i]
-		if !fitsWith(p, w.Size, s.borrowed[p.ID]) {
+		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -81,7 +76,7 @@ func (s *SelectiveRedundancy) Select(_ time.Time, paths []PathInfo, w Work, dst 
 }
 
 // Borrowed returns the bytes currently borrowed on a path.
-func (s *SelectiveRedundancy) Borrowed(pathID uint64) uint64 { return s.borrowed[pathID] }
+func (s *SelectiveRedundancy) Borrowed(pathID uint64) uint64 { return s.ledger.borrowed[pathID] }
 
 // OnPacketSent implements PacketObserver: a priority packet sent beyond
 // the window borrows the excess.
@@ -89,33 +84,19 @@ func (s *SelectiveRedundancy) OnPacketSent(_ time.Time, info *PathInfo, pn uint6
 	if class != ClassPriority && (class != ClassRetransmission || !s.lastPriority) {
 		return
 	}
-	end := info.BytesInFlight + uint64(size)
-	if end <= info.CWND {
-		return
-	}
-	over := min(end-info.CWND, uint64(size))
-	s.lent[packetKey{info.ID, pn}] = over
-	s.borrowed[info.ID] += over
+	s.ledger.sent(info, pn, size)
 }
 
 // OnPacketAcked implements PacketObserver: the packet gives back what it
 // borrowed.
-func (s *SelectiveRedundancy) OnPacketAcked(_ time.Time, pathID, pn uint64) { s.giveBack(pathID, pn) }
+func (s *SelectiveRedundancy) OnPacketAcked(_ time.Time, pathID, pn uint64) {
+	s.ledger.settled(pathID, pn)
+}
 
 // OnPacketLost implements PacketObserver: the packet gives back what it
 // borrowed.
-func (s *SelectiveRedundancy) OnPacketLost(_ time.Time, pathID, pn uint64) { s.giveBack(pathID, pn) }
-
-func (s *SelectiveRedundancy) giveBack(pathID, pn uint64) {
-	k := packetKey{pathID, pn}
-	b, ok := s.lent[k]
-	if !ok {
-		return
-	}
-	delete(s.lent, k)
-	if s.borrowed[pathID] -= b; s.borrowed[pathID] == 0 {
-		delete(s.borrowed, pathID)
-	}
+func (s *SelectiveRedundancy) OnPacketLost(_ time.Time, pathID, pn uint64) {
+	s.ledger.settled(pathID, pn)
 }
 
 // Redundant sends every packet, whatever its class, on every candidate

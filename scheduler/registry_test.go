@@ -21,6 +21,7 @@ func TestRegistryPaper(t *testing.T) {
 		{"redundant", false, false, false},
 		{"ecf", false, false, false},
 		{"blest", false, false, false},
+		{"cwr-plus", true, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -116,7 +117,23 @@ var rigSeq atomic.Uint64
 // windows of paths and returns, at rig.t0.
 func newRig(t *testing.T, sched string, paths ...rigPath) *rig {
 	t.Helper()
-	return newRigWith(t, sched, false, paths...)
+	return newRigWith(t, sched, false, rigLink{}, paths...)
+}
+
+// rigLink sets the links of every path: their rate in bit/s (0: 1
+// Gbit/s) and queue in bytes (0: the link model's default); and the
+// client's connection flow-control window, initial and largest (0: the
+// core's defaults).
+type rigLink struct {
+	rate       float64
+	queue      int
+	connWindow uint64
+}
+
+// newRigLinks is newRig with links of the rate and queue of link.
+func newRigLinks(t *testing.T, sched string, link rigLink, paths ...rigPath) *rig {
+	t.Helper()
+	return newRigWith(t, sched, false, link, paths...)
 }
 
 // newBareRig is newRig with a probe that does not implement the policy
@@ -125,10 +142,10 @@ func newRig(t *testing.T, sched string, paths ...rigPath) *rig {
 // probe's overrides and its records of hook calls stay unused.
 func newBareRig(t *testing.T, sched string, paths ...rigPath) *rig {
 	t.Helper()
-	return newRigWith(t, sched, true, paths...)
+	return newRigWith(t, sched, true, rigLink{}, paths...)
 }
 
-func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
+func newRigWith(t *testing.T, sched string, bare bool, link rigLink, paths ...rigPath) *rig {
 	t.Helper()
 	n := rigSeq.Add(1)
 	r := &rig{t: t, pending: map[uint64][]*rigSend{}, streams: map[uint64]*rigStream{}, others: map[uint64][]time.Duration{}}
@@ -163,7 +180,7 @@ func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
 	r.sim = netsim.New(3)
 	var specs []netsim.PathSpec
 	for i, p := range paths {
-		up := netsim.LinkConfig{Rate: 1e9, Delay: p.delay}
+		up := netsim.LinkConfig{Rate: cmp.Or(link.rate, 1e9), Delay: p.delay, QueueBytes: link.queue}
 		down := up
 		down.Loss = rigLoss{r, uint64(i)}
 		specs = append(specs, netsim.PathSpec{Up: up, Down: down})
@@ -187,7 +204,7 @@ func newRigWith(t *testing.T, sched string, bare bool, paths ...rigPath) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.client, err = cnode.Dial(&core.Config{TLS: ctls}, caddrs[0], saddrs[0])
+	r.client, err = cnode.Dial(&core.Config{TLS: ctls, InitialConnWindow: link.connWindow, MaxConnWindow: link.connWindow}, caddrs[0], saddrs[0])
 	if err != nil {
 		t.Fatal(err)
 	}

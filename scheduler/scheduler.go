@@ -18,7 +18,9 @@
 // decisions.
 //
 // Implementations register themselves by name; NewPathScheduler and
-// NewStreamScheduler build them from configuration.
+// NewStreamScheduler build them from configuration. docs/schedulers.md in
+// the repository walks through writing one, and Example_rateWRR is a
+// complete one run from an experiment.
 //
 // # Backup paths
 //
@@ -29,7 +31,7 @@
 // says a backup path should carry no traffic "if another path is available
 // and usable"; the rule every built-in scheduler follows, through one
 // helper (candidates), reads "usable" as able to deliver, not as having
-// congestion window room now:
+// congestion window room now (Candidates applies it):
 //
 //   - a path is backup if either end marked it so (the last frame of each
 //     end counts);
@@ -409,6 +411,13 @@ func effectiveStatus(p *PathInfo) PathStatus {
 	}
 	return StatusAvailable
 }
+
+// Candidates appends to dst[:0] the indices in paths of the paths data may
+// use now, by the rule of "Backup paths" in the package documentation, and
+// returns it: the usable available paths, else the usable backup paths,
+// else every validated path. Every built-in scheduler starts from it; a
+// scheduler of your own that does too honours backup and failed paths.
+func Candidates(paths []PathInfo, dst []int) []int { return candidates(paths, dst) }
 
 // candidates returns the indices of the paths data may use now: the usable
 // available paths, or the usable backup paths if there is no usable

@@ -51,6 +51,8 @@ type Half struct {
 	// abandoned), those of paths already forgotten included.
 	PathEvents []core.PathEvent `json:"path_events,omitempty"`
 	Drained    time.Duration    `json:"drained_ns"`
+	// EarlyData is the client's 0-RTT state (transport.zero_rtt).
+	EarlyData *core.EarlyDataState `json:"early_data,omitempty"`
 }
 
 // HalfGrowth is the state of one path's congestion window growth (see
@@ -76,7 +78,7 @@ func (r *Recorder) Half(side string, in SummaryInput) *Half {
 		SrcGot: r.srcGot, Problems: r.problems, ConnectStart: r.ConnectStart, PathsFailed: r.pathsFailed,
 		Multipath: in.Multipath, Drained: in.Drained, Paths: in.Server, PathEvents: in.ServerEvents}
 	if side == "client" {
-		h.Paths, h.PathEvents = in.Client, in.ClientEvents
+		h.Paths, h.PathEvents, h.EarlyData = in.Client, in.ClientEvents, in.EarlyData
 	}
 	for _, k := range sortedPathKeys(r.paths) {
 		g := r.paths[k].ca
@@ -201,6 +203,7 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 	r.finished = true
 	in = SummaryInput{Server: server.Paths, Client: client.Paths, Multipath: server.Multipath, Drained: max(client.Drained, server.Drained),
 		ServerEvents: shiftEvents(server.PathEvents, server.Start, r.start), ClientEvents: shiftEvents(client.PathEvents, client.Start, r.start)}
+	in.EarlyData = client.EarlyData
 	return r, in, nil
 }
 

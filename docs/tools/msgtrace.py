@@ -19,9 +19,10 @@ server declared it lost, all in ms after the creation, and how many
 retransmission packets of other streams left between it and the
 message's packet before it.
 
-A stream carries several messages one after the other (the application
-reuses a stream once the reply freed it): the message's bytes are found
-by their offsets, the lengths of the stream's earlier messages summed.
+A stream carries several messages one after the other, of any source (the
+application reuses a stream once the reply freed it): the message's bytes
+are found by their offsets, the lengths of the messages that started on
+the stream before it summed.
 """
 
 import bisect
@@ -47,12 +48,15 @@ def main():
     start = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     rows = list(csv.DictReader(open(run + "/messages.csv")))
     first = rows[0]["source"]
-    msgs = sorted((r for r in rows if r["source"] == first), key=lambda r: int(r["seq"]))
-    # The byte range of each message on its stream.
+    msgs = [r for r in rows if r["source"] == first]
+    # The byte range of each message on its stream: the messages of every
+    # source a stream carried, in the order they started on it.
     used, span = collections.Counter(), {}
-    for r in msgs:
+    for r in sorted(rows, key=lambda r: (float(r["started_ms"] or "inf"), float(r["created_ms"]))):
+        if not r["stream_id"]:
+            continue
         sid, n = int(r["stream_id"]), int(r["length"])
-        span[r["seq"]] = (used[sid], used[sid] + n)
+        span[(r["source"], r["seq"])] = (used[sid], used[sid] + n)
         used[sid] += n
     slow = [r for r in msgs if r["mct_ms"] and float(r["mct_ms"]) > threshold and float(r["created_ms"]) >= start]
     sids = {int(r["stream_id"]) for r in slow}
@@ -95,7 +99,7 @@ def main():
 
     for r in slow:
         sid, c = int(r["stream_id"]), float(r["created_ms"])
-        lo, hi = span[r["seq"]]
+        lo, hi = span[(r["source"], r["seq"])]
         pk = [s for s in sent[sid] if s[3] + s[4] > lo and s[3] < hi]
         print(f"message {r['seq']} created {c:.3f} ms, MCT {float(r['mct_ms']):.1f} ms")
         for p in sorted(metrics):

@@ -194,6 +194,14 @@ type Conn struct {
 	// (coupled ones read each other through it).
 	ccGroup   *congestion.Group
 	ackRanges []wire.AckRange
+	// refScratch holds the frame references of the packets of the
+	// datagram being built; the scratch frames are those appendAck and
+	// appendStreams encode; frameParser parses received payloads.
+	refScratch   [3][]recovery.FrameRef
+	ackFrame     wire.AckFrame
+	pathAckFrame wire.PathAckFrame
+	streamFrame  wire.StreamFrame
+	frameParser  wire.FrameParser
 
 	// routedODCID is the client-chosen DCID the endpoint also routes to a
 	// server connection until it closes.

@@ -89,7 +89,7 @@ func (c *Conn) finish() {
 // confirmed the peer might not have 1-RTT keys yet. An application close is
 // sent as a transport APPLICATION_ERROR in Initial and Handshake packets.
 func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
-	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p), bp: &buildParams{}}
+	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p)}
 	f := c.closeFrame
 	for l := levelInitial; l <= levelHandshake; l++ {
 		if !c.keys[l].haveSeal || c.confirmed {

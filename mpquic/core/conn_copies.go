@@ -228,7 +228,7 @@ func (c *Conn) sendCopies(now time.Time, p *path, src *copySource, bp *buildPara
 func (c *Conn) buildCopy(now time.Time, q *path, dcid []byte, src *copySource, bp *buildParams) (uint64, bool) {
 	limit := c.packetLimit(q, bp.sizeCap)
 	d := &dgram{b: make([]byte, 0, limit+aeadTag), limit: limit,
-		bp: &buildParams{mode: bp.mode, class: bp.class, sizeCap: bp.sizeCap, copyOf: &src.orig}}
+		bp: buildParams{mode: bp.mode, class: bp.class, sizeCap: bp.sizeCap, copyOf: &src.orig}}
 	pk := c.startPacket(d, levelApp, &q.app, dcid)
 	d.b = append(d.b, src.payload...)
 	pk.refs = append(pk.refs, src.refs...)

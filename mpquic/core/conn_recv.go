@@ -363,7 +363,9 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 	var trace []qlog.Frame
 	tracing := c.qlog != nil
 	for len(payload) > 0 {
-		f, n, err := wire.ParseFrame(payload)
+		// The parser's STREAM and ACK frames are valid until its next
+		// Parse: handleFrame and qlog copy what they keep.
+		f, n, err := c.frameParser.Parse(payload)
 		if err != nil {
 			return err
 		}
@@ -545,6 +547,13 @@ func (c *Conn) handleRetry(now time.Time, hdr wire.Header, pkt []byte) error {
 	// recovery without a congestion signal (RFC 9002 Section 6.3).
 	sp := &c.spaces[levelInitial]
 	sp.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) { c.onFramesLost(c.paths[0], levelInitial, sp0.Frames) })
+	if c.early.keys.haveSeal {
+		// The 0-RTT packets went to a server that kept no state: send
+		// their data again in 0-RTT, to the new connection ID
+		// (RFC 9000 Section 17.2.5.3).
+		p0 := c.paths[0]
+		p0.app.sent.DeclareAllLost(func(sp0 *recovery.SentPacket) { c.onFramesLost(p0, levelApp, sp0.Frames) })
+	}
 	c.paths[0].ptoCount = 0
 	c.qlog.PacketReceived(now, 0, qlog.PacketHeader{PacketType: "retry", SCID: hdr.SrcConnID}, len(pkt), nil)
 	return nil

@@ -91,9 +91,11 @@ type dgram struct {
 	// payloadCap, if positive, bounds the payload of the 1-RTT packet so
 	// that the packet fits every path it is copied to (see copyRoom).
 	payloadCap int
-	bp         *buildParams
-	pkts       [3]pktBuild
-	n          int
+	// bp is held by value, so that building a datagram allocates
+	// nothing for it.
+	bp   buildParams
+	pkts [3]pktBuild
+	n    int
 }
 
 // PollDatagram assembles the next datagram to send into buf (which should
@@ -408,7 +410,8 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 	if limit < 64 {
 		return Datagram{}, false
 	}
-	d := &dgram{b: buf[:0], limit: limit, bp: bp}
+	d := &dgram{b: buf[:0], limit: limit, bp: *bp}
+	bp = &d.bp
 	if len(bp.dups) > 0 {
 		d.payloadCap = c.copyRoom(p, bp)
 	}
@@ -482,7 +485,9 @@ func (c *Conn) startPacket(d *dgram, l level, sp *pnSpace, dcid []byte) *pktBuil
 func (c *Conn) startPacketOf(d *dgram, l level, early bool, sp *pnSpace, dcid []byte) *pktBuild {
 	pk := &d.pkts[d.n]
 	pnLen := wire.PacketNumberLen(sp.nextPN, sp.sent.LargestAcked())
-	*pk = pktBuild{l: l, early: early, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: pk.refs[:0], frames: pk.frames[:0]}
+	// The frame references go into the connection's scratch slices,
+	// which seal hands back (onPacketSent copies them).
+	*pk = pktBuild{l: l, early: early, sp: sp, pn: sp.nextPN, start: len(d.b), pnLen: pnLen, refs: c.refScratch[d.n][:0], frames: pk.frames[:0]}
 	if early {
 		d.b, pk.lengthOff, pk.pnOff = wire.AppendLongHeader(d.b, wire.Packet0RTT, wire.Version1, dcid, c.ids.srcCID(), nil, sp.nextPN, pnLen)
 	} else if l == levelApp {
@@ -550,7 +555,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		return
 	}
 	c.maybeInitiateKeyUpdate(now)
-	bp := d.bp
+	bp := &d.bp
 	mode := bp.mode
 	sp := &p.app
 	pk := c.startPacket(d, levelApp, sp, dcid)
@@ -732,11 +737,15 @@ func (c *Conn) appendAck(now time.Time, d *dgram, pk *pktBuild, sp *pnSpace, l l
 	// path 0's too, as deployed peers expect.
 	var f wire.Frame
 	var fr *[]wire.AckRange
+	// The frames are the connection's scratch ones: appendFrame
+	// encodes them at once.
 	if l == levelApp && c.mp.enabled {
-		pf := &wire.PathAckFrame{PathID: pathID, Ranges: ranges, AckDelay: delay}
+		pf := &c.pathAckFrame
+		*pf = wire.PathAckFrame{PathID: pathID, Ranges: ranges, AckDelay: delay}
 		f, fr = pf, &pf.Ranges
 	} else {
-		af := &wire.AckFrame{Ranges: ranges, AckDelay: delay}
+		af := &c.ackFrame
+		*af = wire.AckFrame{Ranges: ranges, AckDelay: delay}
 		f, fr = af, &af.Ranges
 	}
 	// Drop the oldest ranges until the frame fits.
@@ -810,7 +819,8 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 		if !ok {
 			break
 		}
-		f := &wire.StreamFrame{StreamID: id, Offset: ch.Offset, Data: ch.Data, Fin: ch.Fin, DataLenPresent: true}
+		f := &c.streamFrame // encoded at once by appendFrame
+		*f = wire.StreamFrame{StreamID: id, Offset: ch.Offset, Data: ch.Data, Fin: ch.Fin, DataLenPresent: true}
 		// New bytes count against connection flow control once taken
 		// from the stream, even if the frame does not fit after all and
 		// goes back as a retransmission.
@@ -895,7 +905,8 @@ func (c *Conn) seal(now time.Time, p *path, d *dgram) []byte {
 			// finishPayload prevents.
 			panic("mpquic: sealing failed: " + err.Error())
 		}
-		c.onPacketSent(now, p, pk, len(pkt), d.bp)
+		c.onPacketSent(now, p, pk, len(pkt), &d.bp)
+		c.refScratch[i] = pk.refs[:0]
 	}
 	if d.n > 0 && d.pkts[0].l == levelHandshake || d.n > 1 && d.pkts[1].l == levelHandshake {
 		if c.isClient {

@@ -174,6 +174,28 @@ func TestZeroRTTAccepted(t *testing.T) {
 	}
 }
 
+// TestZeroRTTAfterRetry: a server that asks for a Retry dropped the first
+// 0-RTT packets; the client sends their data again in 0-RTT after the
+// Retry, so that the answer takes the Retry's round trip and one more.
+func TestZeroRTTAfterRetry(t *testing.T) {
+	ccfg, scfg := earlyConfigs(t, true)
+	p := warmUp(t, ccfg, scfg)
+	ep, err := NewEndpoint(EndpointConfig{Server: scfg, RequireRetry: true, Rand: randReader{rand.New(rand.NewPCG(5, 6))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sEP = ep
+	p.redial(ccfg, nil, 5001)
+	answer, _ := p.request(randomBytes(100, 4), true)
+	if rtt := 2 * p.delay; answer > 2*rtt+time.Millisecond {
+		t.Errorf("answer after %v, want two RTTs (%v): the Retry's and the 0-RTT request's", answer, 2*rtt)
+	}
+	p.handshake()
+	if st := p.server.EarlyData(); !st.Accepted || st.PacketsReceived == 0 {
+		t.Errorf("server %+v", st)
+	}
+}
+
 func TestZeroRTTNotOffered(t *testing.T) {
 	tests := []struct {
 		name                 string
@@ -264,17 +286,7 @@ func TestZeroRTTForbiddenFrames(t *testing.T) {
 			// The client's first flight reaches the server (its
 			// 0-RTT keys come with the ClientHello).
 			p.runUntil(func() bool { return p.server != nil && p.server.early.keys.haveOpen }, time.Second)
-			k := p.client.early.keys.seal
-			pn := p.client.paths[0].app.nextPN
-			b, lengthOff, pnOff := wire.AppendLongHeader(nil, wire.Packet0RTT, wire.Version1, p.client.ids.dcid(), p.client.ids.srcCID(), nil, pn, 2)
-			hdrLen := len(b)
-			b = f.Append(b)
-			b = append(b, make([]byte, 20)...) // PADDING
-			b = append(b, make([]byte, aeadTag)...)
-			wire.PutLongHeaderLength(b, lengthOff, len(b)-pnOff)
-			if _, err := protection.SealPacket(k.AEAD, k.HP, b[:len(b)-aeadTag], hdrLen, pnOff, 2, 0, pn); err != nil {
-				t.Fatal(err)
-			}
+			b := sealEarly(t, p.client, f.Append(make([]byte, 0, 64)))
 			p.server.HandleDatagram(p.now, Datagram{Local: serverAddr, Remote: p.client.paths[0].local, Data: b})
 			_, err := p.server.Closed()
 			if err == nil {
@@ -305,4 +317,72 @@ func TestZeroRTTRememberedLimits(t *testing.T) {
 	if !st.Accepted || st.StreamBytesSent == 0 || st.StreamBytesSent > 4000 {
 		t.Fatalf("client: %+v, want at most 4000 stream bytes in 0-RTT", st)
 	}
+}
+
+// TestZeroRTTNewParamsAfterHandshake: the server's transport parameters
+// that arrive while the client sends 0-RTT apply only when the handshake
+// completes (RFC 9000 Section 7.4.1); a server that accepted 0-RTT and
+// reduced a limit is a PROTOCOL_VIOLATION.
+func TestZeroRTTNewParamsAfterHandshake(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		factor  uint64 // of the remembered initial_max_data
+		wantErr bool
+	}{
+		{"larger", 2, false},
+		{"reduced", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ccfg, scfg := earlyConfigs(t, true)
+			p := warmUp(t, ccfg, scfg)
+			p.redial(ccfg, nil, 5001)
+			c := p.client
+			remembered := c.early.remembered
+			credit := c.streams.connSend.Credit()
+			pp := wire.DefaultTransportParameters()
+			r := remembered
+			r.InitialMaxData *= tt.factor
+			r.Apply(&pp)
+			pp.InitialSourceConnectionID, pp.HasInitialSourceConnectionID = c.ids.p0().remote[0].cid, true
+			pp.OriginalDestinationConnectionID, pp.HasOriginalDestinationConnectionID = c.origDCID, true
+			if err := c.handlePeerParams(pp.Append(nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.streams.connSend.Credit(); got != credit || !c.early.deferredLimits {
+				t.Fatalf("credit %d after the new parameters, want the remembered %d until the handshake completes", got, credit)
+			}
+			err := c.finishEarly()
+			if tt.wantErr {
+				var te *qerr.TransportError
+				if !errors.As(err, &te) || te.Code != qerr.ProtocolViolation {
+					t.Fatalf("finishEarly = %v, want PROTOCOL_VIOLATION", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.streams.connSend.Credit(); got != 2*remembered.InitialMaxData {
+				t.Fatalf("credit %d after the handshake, want %d", got, 2*remembered.InitialMaxData)
+			}
+		})
+	}
+}
+
+// sealEarly returns a 0-RTT packet of the client c with payload (padded
+// for the header protection sample), as c would send it next.
+func sealEarly(t testing.TB, c *Conn, payload []byte) []byte {
+	t.Helper()
+	k := c.early.keys.seal
+	pn := c.paths[0].app.nextPN
+	b, lengthOff, pnOff := wire.AppendLongHeader(nil, wire.Packet0RTT, wire.Version1, c.ids.dcid(), c.ids.srcCID(), nil, pn, 2)
+	hdrLen := len(b)
+	b = append(b, payload...)
+	b = append(b, make([]byte, 20)...) // PADDING
+	b = append(b, make([]byte, aeadTag)...)
+	wire.PutLongHeaderLength(b, lengthOff, len(b)-pnOff)
+	if _, err := protection.SealPacket(k.AEAD, k.HP, b[:len(b)-aeadTag], hdrLen, pnOff, 2, 0, pn); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

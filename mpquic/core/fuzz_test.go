@@ -110,6 +110,36 @@ func FuzzServerDatagram(f *testing.F) {
 	})
 }
 
+// FuzzEarlyPayload: any payload in a 0-RTT packet that decrypts, at a
+// server that accepted 0-RTT, ends in a clean close, never a panic.
+func FuzzEarlyPayload(f *testing.F) {
+	f.Add((&wire.StreamFrame{StreamID: 0, Data: []byte("x"), Fin: true, DataLenPresent: true}).Append(nil))
+	f.Add((&wire.AckFrame{Ranges: []wire.AckRange{{Smallest: 0, Largest: 0}}}).Append(nil))
+	f.Add((&wire.CryptoFrame{Data: []byte{1, 0, 0, 4}}).Append(nil))
+	f.Add((&wire.PathResponseFrame{}).Append(nil))
+	f.Add([]byte{0x1c, 0x00, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if len(payload) > 1100 {
+			return
+		}
+		cc, sc := earlyConfigs(t, true)
+		cc.MaxIdleTimeout, sc.MaxIdleTimeout = 5*time.Second, 5*time.Second
+		p := warmUp(t, cc, sc)
+		// The warm-up connection ends first: the fuzzed one is the
+		// only one left to run down.
+		p.client.Close(0, "")
+		p.runUntil(func() bool {
+			cd, _ := p.client.Closed()
+			sd, _ := p.server.Closed()
+			return cd && sd
+		}, 10*time.Second)
+		p.redial(cc, nil, 5001)
+		p.runUntil(func() bool { return p.server != nil && p.server.early.keys.haveOpen }, time.Second)
+		p.routeRaw(sealEarly(t, p.client, payload))
+		p.runDown()
+	})
+}
+
 // fuzzPair returns a pair after the handshake, with a short idle timeout.
 func fuzzPair(t *testing.T) *pair {
 	t.Helper()

@@ -376,10 +376,16 @@ func (c *Conn) SetPathStatus(id uint64, backup bool) error {
 	if backup {
 		st = scheduler.StatusBackup
 	}
+	c.sendStatus(p, st)
+	p.failoverBackup = false // the application's word is the last
+	return nil
+}
+
+// sendStatus sets our status of p and queues the PATH_STATUS frame.
+func (c *Conn) sendStatus(p *path, st scheduler.PathStatus) {
 	p.status = st
 	p.statusSeq++
-	c.ctrl.pathStatus.add(id)
-	return nil
+	c.ctrl.pathStatus.add(p.id)
 }
 
 // handleMultipathFrame processes the frames of draft-ietf-quic-multipath-21

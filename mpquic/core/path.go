@@ -43,6 +43,10 @@ type path struct {
 	peerStatus      scheduler.PathStatus
 	peerStatusSeq   uint64
 	peerStatusKnown bool
+	// failoverBackup: the connection sent PATH_STATUS_BACKUP for the path
+	// when it failed (failoverStatus) and owes PATH_STATUS_AVAILABLE when
+	// it recovers.
+	failoverBackup bool
 
 	// Multipath lifecycle (draft-ietf-quic-multipath-21 Section 3).
 	state             pathState

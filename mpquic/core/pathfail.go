@@ -228,8 +228,67 @@ func (c *Conn) pathFailed(now time.Time, p *path) {
 	p.ptoCount = 0
 	p.app.probes = 0
 	c.pathEvent(now, p, PathEventFailed)
+	c.failoverStatus(p)
 	c.declareOutstandingLost(now, p)
 	c.updateMetrics(now, p)
+}
+
+// Failover signalling. draft-ietf-quic-multipath-21 Section 3.3: "If an
+// endpoint starts using a backup path because it has detected issues on
+// the paths marked as 'available', it is RECOMMENDED to update its own
+// path state signaling such that the peer avoids using the broken path."
+// When path p is declared failed while it was available (neither end
+// marked it backup), no other path that is available at both ends is
+// usable, and a usable backup path remains (so the schedulers turn to the
+// backups: package scheduler, "Backup paths"), the connection sends
+// PATH_STATUS_BACKUP for p. When p recovers it sends PATH_STATUS_AVAILABLE
+// again, unless the application set p's status in between. Only p's
+// status changes: the backup path stays what the application made it, so
+// a peer that marked it backup itself sees every path as backup and,
+// without guidance from the draft, may use both (our schedulers do).
+
+// usableForData mirrors the built-in schedulers' usable paths: active,
+// validated, not failed and not behind scheduler.FailedPTOs probe
+// timeouts.
+func (c *Conn) usableForData(q *path) bool {
+	validated := q.validated || c.isClient && q.id == 0
+	return q.state == pathActive && validated && !q.health.failed && q.ptoCount < scheduler.FailedPTOs
+}
+
+// backupAtEither reports whether either end marked q backup.
+func backupAtEither(q *path) bool {
+	return q.status == scheduler.StatusBackup || q.peerStatusKnown && q.peerStatus == scheduler.StatusBackup
+}
+
+// failoverStatus sends PATH_STATUS_BACKUP for the failed path p if the
+// connection now turns to a backup path (see above).
+func (c *Conn) failoverStatus(p *path) {
+	if !c.mp.enabled || backupAtEither(p) {
+		return
+	}
+	backup := false
+	for _, q := range c.paths {
+		if q == p || !c.usableForData(q) {
+			continue
+		}
+		if !backupAtEither(q) {
+			return // an available path takes over
+		}
+		backup = true
+	}
+	if backup {
+		c.sendStatus(p, scheduler.StatusBackup)
+		p.failoverBackup = true
+	}
+}
+
+// restoreStatus sends PATH_STATUS_AVAILABLE for p again if failoverStatus
+// marked it backup.
+func (c *Conn) restoreStatus(p *path) {
+	if p.failoverBackup {
+		p.failoverBackup = false
+		c.sendStatus(p, scheduler.StatusAvailable)
+	}
 }
 
 // declareOutstandingLost declares lost every packet outstanding on p,
@@ -284,6 +343,7 @@ func (c *Conn) pathRecovered(now time.Time, p *path, spurious bool) {
 	}
 	p.health = pathHealth{newestAckedSent: p.health.newestAckedSent}
 	p.ptoCount = 0
+	c.restoreStatus(p)
 	c.pathEvent(now, p, kind)
 	c.updateMetrics(now, p)
 }

@@ -341,3 +341,52 @@ func TestPathFailureThreshold(t *testing.T) {
 	}
 	t.Logf("acknowledgements held %v: between max(3 srtt, PTO) = %v and D = %v, no failure", hold, onePTO, d)
 }
+
+// TestFailoverStatus: when the server finds path 0 failed and only a
+// backup path is left (the client marked path 1 backup), it sends
+// PATH_STATUS_BACKUP for path 0 (draft-ietf-quic-multipath-21 Section 3.3:
+// the peer should avoid the broken path), and PATH_STATUS_AVAILABLE once
+// path 0 recovers. Without a backup path (path 1 available) it sends
+// nothing: an available path takes over, the case the draft's sentence
+// does not cover.
+func TestFailoverStatus(t *testing.T) {
+	for _, backup := range []bool{true, false} {
+		t.Run(fmt.Sprintf("backup=%v", backup), func(t *testing.T) {
+			cc, sc := testConfigs(t)
+			p := newPair(t, cc, sc, EndpointConfig{})
+			id := openSecondPath(t, p)
+			if backup {
+				if err := p.client.SetPathStatus(id, true); err != nil {
+					t.Fatal(err)
+				}
+				p.runUntil(func() bool { return pathStats(p.server, id).PeerStatus == "backup" }, 2*time.Second)
+			}
+			const down = 2 * time.Second
+			var start time.Time
+			var during string
+			p.transferHook(p.server, p.client, randomBytes(16<<20, 31), 120*time.Second, func(got int) {
+				if start.IsZero() && got > 2<<20 {
+					start = p.now
+					p.dropPath = func(f flight) bool { return onPath0(f) && p.now.Sub(start) < down }
+				}
+				if !start.IsZero() && p.now.Sub(start) < down && pathStats(p.client, 0).PeerStatus != "" {
+					during = pathStats(p.client, 0).PeerStatus
+				}
+			})
+			if _, ok := eventAt(p.server, 0, PathEventFailed); !ok {
+				t.Fatal("the server never declared path 0 failed")
+			}
+			p.runUntil(func() bool {
+				_, ok := eventAt(p.server, 0, PathEventRecovered)
+				return ok
+			}, 10*time.Second)
+			p.runUntil(func() bool { return !backup || pathStats(p.client, 0).PeerStatus == "available" }, 2*time.Second)
+			after := pathStats(p.client, 0).PeerStatus
+			t.Logf("path 0's status from the server: %q while down, %q after it recovered", during, after)
+			want := map[bool][2]string{true: {"backup", "available"}, false: {"", ""}}[backup]
+			if during != want[0] || after != want[1] {
+				t.Fatalf("path 0's status from the server %q while down, %q after; want %q, %q", during, after, want[0], want[1])
+			}
+		})
+	}
+}

@@ -12,12 +12,12 @@ import (
 // server writes as fast as its stream admits, the client reads everything.
 // It returns the bytes the client read.
 func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
-	return bulkWith(tb, seed, paths, d, "")
+	return bulkWith(tb, seed, paths, d, core.Config{})
 }
 
-// bulkWith is bulk with the server's congestion controller named (""
-// for the default).
-func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, congestion string) int {
+// bulkWith is bulk with the server's transport options opts (TLS aside),
+// e.g. its congestion controller; the client takes its SimNullProtection.
+func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opts core.Config) int {
 	sim := New(seed)
 	// About 30,000 events per virtual second at 100 Mbit/s.
 	sim.StepLimit = uint64(d.Seconds()*100_000*float64(len(paths))) + 100_000
@@ -54,14 +54,17 @@ func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, con
 			c.Kick()
 		}
 	}
-	if _, err := NewNode(topo.Net, saddrs, &core.Config{TLS: serverTLS, Congestion: congestion}, serve); err != nil {
+	scfg := opts
+	scfg.TLS = serverTLS
+	ccfg := core.Config{TLS: clientTLS, SimNullProtection: opts.SimNullProtection}
+	if _, err := NewNode(topo.Net, saddrs, &scfg, serve); err != nil {
 		tb.Fatal(err)
 	}
 	client, err := NewNode(topo.Net, caddrs, nil, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c, err := client.Dial(&core.Config{TLS: clientTLS}, caddr, saddr)
+	c, err := client.Dial(&ccfg, caddr, saddr)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -106,21 +109,28 @@ func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, con
 // (multipath) with a 50 ms round trip (25 ms each way, one-BDP queues, no
 // random loss), 10 s of virtual time per iteration, and the same per second
 // of the process's CPU time (sim-s/cpu-s, which GC threads on the second
-// core lower, but other load on a shared machine does not):
+// core lower, but other load on a shared machine does not). The "-null"
+// runs use the simulator's null packet protection
+// (core.Config.SimNullProtection, what mpq run uses in the simulator), the
+// others AES-128-GCM:
 //
 //	go test ./testbed/netsim -run '^$' -bench SimSpeed -benchtime 3x
 func BenchmarkSimSpeed(b *testing.B) {
 	link := Symmetric(LinkConfig{Rate: 100e6, Delay: 25 * time.Millisecond})
-	b.Run("1x100Mbit", func(b *testing.B) { simSpeed(b, []PathSpec{link}) })
-	b.Run("2x100Mbit", func(b *testing.B) { simSpeed(b, []PathSpec{link, link}) })
+	one, two := []PathSpec{link}, []PathSpec{link, link}
+	null := core.Config{SimNullProtection: true}
+	b.Run("1x100Mbit", func(b *testing.B) { simSpeed(b, one, core.Config{}) })
+	b.Run("1x100Mbit-null", func(b *testing.B) { simSpeed(b, one, null) })
+	b.Run("2x100Mbit", func(b *testing.B) { simSpeed(b, two, core.Config{}) })
+	b.Run("2x100Mbit-null", func(b *testing.B) { simSpeed(b, two, null) })
 }
 
-func simSpeed(b *testing.B, paths []PathSpec) {
+func simSpeed(b *testing.B, paths []PathSpec, opts core.Config) {
 	const d = 10 * time.Second
 	total := 0
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
-		total += bulk(b, uint64(i+1), paths, d)
+		total += bulkWith(b, uint64(i+1), paths, d, opts)
 	}
 	cpu = cpuTime() - cpu
 	virtual := float64(b.N) * d.Seconds()

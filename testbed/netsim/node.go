@@ -18,10 +18,14 @@ type Node struct {
 	ep     *core.Endpoint
 	addrs  []netip.AddrPort
 	conns  map[*core.Conn]*Conn
-	buf    []byte
 	accept func(*Conn)
 	dials  int
 }
+
+// sendBufSize is the capacity of the buffers connections build their
+// datagrams in: room for the default 1350-byte packets; a connection with
+// larger ones grows it (and its datagram is then copied).
+const sendBufSize = 2048
 
 // Conn is a connection driven by a Node.
 type Conn struct {
@@ -56,7 +60,7 @@ func NewNode(n *Network, addrs []netip.AddrPort, server *core.Config, accept fun
 	if err != nil {
 		return nil, err
 	}
-	nd := &Node{net: n, ep: ep, addrs: addrs, conns: map[*core.Conn]*Conn{}, buf: make([]byte, 0, 65536), accept: accept}
+	nd := &Node{net: n, ep: ep, addrs: addrs, conns: map[*core.Conn]*Conn{}, accept: accept}
 	for _, a := range addrs {
 		if err := n.Bind(a, nd.receive); err != nil {
 			return nil, err
@@ -144,10 +148,20 @@ func (c *Conn) service() {
 	// them until neither datagrams nor events remain.
 	for {
 		for {
-			d, ok := c.PollDatagram(now, c.node.buf[:0])
+			// The datagram is built in a buffer of the network's,
+			// which the packet takes without a copy.
+			buf := c.node.net.Buffer(sendBufSize)
+			d, ok := c.PollDatagram(now, buf[:0])
 			if !ok {
+				c.node.net.recycle(buf)
 				break
 			}
+			if len(d.Data) > 0 && &d.Data[:1][0] == &buf[:1][0] {
+				c.node.net.Send(d.Local, d.Remote, d.Data)
+				continue
+			}
+			// Built elsewhere (buf was too small).
+			c.node.net.recycle(buf)
 			b := c.node.net.Buffer(len(d.Data))
 			copy(b, d.Data)
 			c.node.net.Send(d.Local, d.Remote, b)

@@ -156,9 +156,6 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	if err := r.Check(e); err != nil {
 		return nil, err
 	}
-	if e.Transport.ZeroRTT {
-		return nil, errors.New("transport.zero_rtt runs in the simulator only (the hosts backend has no warm-up connection yet)")
-	}
 	if r.Side == "server" && r.sync == nil {
 		return nil, errors.New("runner: server role not opened")
 	}
@@ -182,6 +179,10 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 	info := &RoleInfo{Side: r.Side, ConfigSHA256: configSHA256(e), Started: time.Now()}
 	if r.Side == "server" {
 		cfg.TLS = stls
+		if e.Transport.ZeroRTT {
+			// The first connection is the client's warm-up.
+			warmUpFilter(&cfg)
+		}
 		for _, a := range r.Listen {
 			info.Local = append(info.Local, a.String())
 		}
@@ -255,6 +256,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 			in.Server = st.PathStats()
 		} else {
 			in.Client = st.PathStats()
+			in.EarlyData = earlyData(rr.e, rr.conn)
 		}
 		for _, p := range rr.peers {
 			p.Stop()
@@ -297,6 +299,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// up before it is acknowledged, so before the client connects.
 	var t0 time.Time
 	var setupErr error
+	warmedUp := false
 	started := r.sync.expect(configKey(e), func(t0ns int64) {
 		t0 = time.Unix(0, t0ns)
 		cfg.QlogReferenceTime = t0
@@ -313,6 +316,11 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 			_, setupErr = ev.Listen(listen.String(), func(c appenv.Conn) {
 				if rr.conn != nil {
 					c.Close(0x101, "one connection per experiment")
+					return
+				}
+				if e.Transport.ZeroRTT && !warmedUp {
+					// The warm-up connection: the client closes it.
+					warmedUp = true
 					return
 				}
 				rr.conn = c
@@ -377,6 +385,15 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// Our time zero, a few round trips ahead so that the start reaches
 	// the server first.
 	margin := max(50*time.Millisecond, 4*time.Duration(clock.Start.RTTMS*1e6))
+	var tickets *ticketCache
+	if e.Transport.ZeroRTT {
+		// Time for the warm-up connection before time zero: a
+		// handshake, the ticket and a few losses.
+		margin += warmUpLimitReal + 10*time.Duration(clock.Start.RTTMS*1e6)
+		tickets = newTicketCache()
+		cfg.TLS = cfg.TLS.Clone()
+		cfg.TLS.ClientSessionCache = tickets
+	}
 	t0 := time.Now().Add(margin)
 	offset := time.Duration(clock.Start.OffsetMS * 1e6)
 	if r.StartFile != "" {
@@ -395,6 +412,13 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	}
 
 	localAddr := func(i int) string { return netip.AddrPortFrom(r.Local[i], 0).String() }
+	if tickets != nil {
+		// Up to a second before time zero, so that its close is
+		// through the network by then.
+		if err := realWarmUp(ctx, cfg, localAddr(0), r.Connect[0].String(), tickets, t0.Add(-time.Second)); err != nil {
+			return err
+		}
+	}
 	cfg.QlogReferenceTime = t0
 	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
 	rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
@@ -415,7 +439,11 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	ev.Exec(func() {
 		rr.rec.ConnectStart = time.Now()
 		obs.start(ev.Post, rr.rec)
-		ev.Dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
+		dial := ev.Dial
+		if e.Transport.ZeroRTT {
+			dial = ev.DialEarly
+		}
+		dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
 			func(i int) string { return r.Connect[i].String() },
 			func(p *trafficgen.Peer, c appenv.Conn) { rr.peers = append(rr.peers, p); rr.conn = c }, rr.failed))
 	})

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/experiment"
 )
 
 // freePort returns a UDP port p of 127.0.0.1 with p+1 free too (for the
@@ -67,49 +69,12 @@ qlog = true
 // on one host, within the probes' round trip), the traces of both ends.
 func TestRolesMerge(t *testing.T) {
 	e := load(t, rolesDoc)
-	port := freePort(t)
-	srv := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
-	server := &Role{Side: "server", Listen: []netip.AddrPort{srv}, Wait: 20 * time.Second}
-	client := &Role{Side: "client", Connect: []netip.AddrPort{srv, srv},
-		Local: []netip.Addr{netip.MustParseAddr("127.0.1.1"), netip.MustParseAddr("127.0.2.1")}, Wait: 20 * time.Second}
-	if err := OpenRole(server); err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	dir := t.TempDir()
-	sdir, cdir := filepath.Join(dir, "server"), filepath.Join(dir, "client")
-	for _, d := range []string{sdir, cdir} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	var serr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, serr = RunRole(ctx, e, server, sdir)
-	}()
-	ci, cerr := RunRole(ctx, e, client, cdir)
-	wg.Wait()
-	if serr != nil || cerr != nil {
-		t.Fatalf("server: %v; client: %v", serr, cerr)
-	}
+	res, ci, cdir, sdir, out := runRoles(t, e)
 	if len(ci.PathIndex) != 2 || ci.Clock == nil {
 		t.Fatalf("client info %+v", ci)
 	}
 	if c := ci.Clock.Start; c.Replies < 16 || abs(c.OffsetMS) > c.RTTMS/2+1 {
 		t.Errorf("clock at the start %+v", c)
-	}
-	out := filepath.Join(dir, "run")
-	if err := os.Mkdir(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Merge(e, cdir, sdir, out)
-	if err != nil {
-		t.Fatal(err)
 	}
 	s := res.Summary
 	for _, src := range s.Sources {
@@ -144,6 +109,57 @@ func TestRolesMerge(t *testing.T) {
 	if _, err := Merge(e2, cdir, sdir, out); err == nil {
 		t.Error("merged halves of another configuration")
 	}
+}
+
+// runRoles runs both roles of e in this process over loopback (a client
+// with an address per path, the server with one) and merges their halves
+// into out.
+func runRoles(t *testing.T, e *experiment.Experiment) (res *Result, ci *RoleInfo, cdir, sdir, out string) {
+	t.Helper()
+	port := freePort(t)
+	srv := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
+	server := &Role{Side: "server", Listen: []netip.AddrPort{srv}, Wait: 20 * time.Second}
+	var connect []netip.AddrPort
+	var local []netip.Addr
+	for i := range e.Paths {
+		connect = append(connect, srv)
+		local = append(local, netip.AddrFrom4([4]byte{127, 0, byte(i + 1), 1}))
+	}
+	client := &Role{Side: "client", Connect: connect, Local: local, Wait: 20 * time.Second}
+	if err := OpenRole(server); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	dir := t.TempDir()
+	sdir, cdir = filepath.Join(dir, "server"), filepath.Join(dir, "client")
+	for _, d := range []string{sdir, cdir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var serr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, serr = RunRole(ctx, e, server, sdir)
+	}()
+	ci, cerr := RunRole(ctx, e, client, cdir)
+	wg.Wait()
+	if serr != nil || cerr != nil {
+		t.Fatalf("server: %v; client: %v", serr, cerr)
+	}
+	out = filepath.Join(dir, "run")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(e, cdir, sdir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ci, cdir, sdir, out
 }
 
 func abs(x float64) float64 {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/netip"
@@ -70,7 +69,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	var tickets *ticketCache
 	scfg, ccfg := coreConfig(e), coreConfig(e)
 	if e.Transport.ZeroRTT {
-		tickets = &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+		tickets = newTicketCache()
 		ctls.ClientSessionCache = tickets
 	}
 	scfg.TLS, ccfg.TLS = stls, ctls
@@ -217,8 +216,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
-	early := earlyData(e, cconn)
-	in.EarlyData = early
+	in.EarlyData = earlyData(e, cconn)
 	in.ServerEvents = nonNil(pathEvents(sconn))
 	if cconn != nil {
 		in.ClientEvents = nonNil(pathEvents(cconn))
@@ -240,7 +238,6 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 			return nil, err
 		}
 		in.BaseRTT = baseRTTs(e)
-		in.EarlyData = early
 	}
 	sum := rec.Summarise(e, in)
 	var compRows []func(io.Writer) error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,8 +63,9 @@ count = 5
 	}
 }
 
-// TestZeroRTTSimulatorOnly: the other backends refuse transport.zero_rtt.
-func TestZeroRTTSimulatorOnly(t *testing.T) {
+// TestZeroRTTLoopbackRefused: the loopback backend refuses
+// transport.zero_rtt.
+func TestZeroRTTLoopbackRefused(t *testing.T) {
 	e := load(t, `name = "x"
 backend = "loopback"
 duration = "1s"
@@ -80,5 +82,40 @@ count = 1
 	_, err := Run(context.Background(), e, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "zero_rtt") {
 		t.Fatalf("Run = %v, want a zero_rtt error", err)
+	}
+}
+
+// TestRolesZeroRTT: the two-process roles (netns and hosts) run the
+// warm-up connection before time zero and resume with 0-RTT; the warm-up
+// leaves no trace and no statistics.
+func TestRolesZeroRTT(t *testing.T) {
+	e := load(t, `name = "roles0rtt"
+duration = "1s"
+seed = 5
+[[path]]
+rate = 0
+rtt = "0s"
+[transport]
+multipath = false
+zero_rtt = true
+[[source]]
+name = "pub"
+kind = "stop-and-wait"
+count = 10
+size = 64
+[output]
+qlog = true
+`)
+	res, _, _, _, out := runRoles(t, e)
+	s := res.Summary
+	if z := s.ZeroRTT; z == nil || !z.Resumed || !z.Offered || !z.Accepted || z.PacketsSent == 0 {
+		t.Fatalf("zero_rtt %+v", s.ZeroRTT)
+	}
+	if src := s.Sources[0]; src.Completed != 10 || src.ConnectToFirstMS == nil || src.ConnectToFirstAckMS == nil {
+		t.Fatalf("source %+v", src)
+	}
+	traces, _ := filepath.Glob(filepath.Join(out, "qlog", "*.sqlog"))
+	if len(traces) != 2 {
+		t.Errorf("traces %v, want the measured connection's two", traces)
 	}
 }

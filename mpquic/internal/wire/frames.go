@@ -84,7 +84,26 @@ func truncated(t uint64) error { return frameError(t, "truncated frame") }
 // truncated frames, frame types not encoded minimally and values RFC 9000
 // forbids; multipath frames with a path ID above 2^32-1 are a
 // PROTOCOL_VIOLATION (draft-ietf-quic-multipath-21 Section 4).
-func ParseFrame(b []byte) (Frame, int, error) {
+func ParseFrame(b []byte) (Frame, int, error) { return parseFrame(b, nil) }
+
+// FrameParser parses frames as ParseFrame does, but returns its STREAM,
+// ACK and PATH_ACK frames (the frames of every packet of a transfer) in
+// memory of its own, so that parsing them allocates nothing: such a frame
+// is valid only until the parser's next Parse, and its Data aliases b as
+// with ParseFrame. The zero value is ready to use.
+type FrameParser struct {
+	stream  StreamFrame
+	ack     AckFrame
+	pathAck PathAckFrame
+	// ranges holds the ranges of the last ACK or PATH_ACK.
+	ranges []AckRange
+}
+
+// Parse parses the frame at the start of b (see ParseFrame).
+func (p *FrameParser) Parse(b []byte) (Frame, int, error) { return parseFrame(b, p) }
+
+// parseFrame is ParseFrame, with the frames of sc when it is not nil.
+func parseFrame(b []byte, sc *FrameParser) (Frame, int, error) {
 	if len(b) == 0 {
 		return nil, 0, frameError(0, "empty frame")
 	}
@@ -112,7 +131,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		return &PingFrame{}, 1, nil
 	case t == FrameTypeAck || t == FrameTypeAckECN:
 		var err error
-		if f, err = parseAck(&r, t); err != nil {
+		if f, err = parseAck(&r, t, sc); err != nil {
 			return nil, 0, err
 		}
 	case t == FrameTypeResetStream:
@@ -133,7 +152,13 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		}
 		f = &NewTokenFrame{Token: tok}
 	case t >= FrameTypeStream && t <= FrameTypeStream|0x07:
-		s := &StreamFrame{StreamID: r.varint(), Fin: t&streamBitFin != 0, DataLenPresent: t&streamBitLen != 0}
+		var s *StreamFrame
+		if sc != nil {
+			s = &sc.stream
+		} else {
+			s = new(StreamFrame)
+		}
+		*s = StreamFrame{StreamID: r.varint(), Fin: t&streamBitFin != 0, DataLenPresent: t&streamBitLen != 0}
 		if t&streamBitOff != 0 {
 			s.Offset = r.varint()
 		}
@@ -194,7 +219,7 @@ func ParseFrame(b []byte) (Frame, int, error) {
 		return &HandshakeDoneFrame{}, 1, nil
 	default:
 		var err error
-		if f, err = parseMultipathFrame(&r, t); err != nil {
+		if f, err = parseMultipathFrame(&r, t, sc); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -418,14 +443,24 @@ type ackAlloc struct {
 }
 
 // parseAck parses an ACK frame of type t after its type.
-func parseAck(r *reader, t uint64) (Frame, error) {
-	a := &ackAlloc{}
-	f := &a.f
+func parseAck(r *reader, t uint64, sc *FrameParser) (Frame, error) {
+	var f *AckFrame
+	var buf []AckRange
+	if sc != nil {
+		f, buf = &sc.ack, sc.ranges[:0]
+		*f = AckFrame{}
+	} else {
+		a := new(ackAlloc)
+		f, buf = &a.f, a.buf[:0]
+	}
 	f.HasECN = t == FrameTypeAckECN
 	var ok bool
-	f.Ranges, f.AckDelay, f.ECT0, f.ECT1, f.CE, ok = parseAckBody(r, f.HasECN, a.buf[:0])
+	f.Ranges, f.AckDelay, f.ECT0, f.ECT1, f.CE, ok = parseAckBody(r, f.HasECN, buf)
 	if !ok {
 		return nil, ackError(r, t)
+	}
+	if sc != nil {
+		sc.ranges = f.Ranges
 	}
 	return f, nil
 }

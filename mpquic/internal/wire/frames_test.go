@@ -122,6 +122,7 @@ func framesEqual(a, b Frame) bool {
 }
 
 func TestFrameRoundTrip(t *testing.T) {
+	var parser FrameParser
 	for _, tt := range frameCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			prefix := []byte{0xde, 0xad}
@@ -154,6 +155,22 @@ func TestFrameRoundTrip(t *testing.T) {
 			}
 			if f.Type() != tt.f.Type() || f.Len() != tt.f.Len() {
 				t.Errorf("parsed frame type %#x len %d", f.Type(), f.Len())
+			}
+			// A FrameParser that parsed other frames before parses
+			// the same, and without allocating for STREAM, ACK and
+			// PATH_ACK frames.
+			for _, prev := range frameCases() {
+				parser.Parse(prev.f.Append(nil))
+			}
+			pf, pn, err := parser.Parse(data)
+			if err != nil || pn != n || !framesEqual(pf, tt.f) {
+				t.Errorf("FrameParser parsed %#v, %d bytes, %v", pf, pn, err)
+			}
+			switch tt.f.(type) {
+			case *StreamFrame, *AckFrame, *PathAckFrame:
+				if a := testing.AllocsPerRun(10, func() { parser.Parse(data) }); a != 0 {
+					t.Errorf("FrameParser allocates %v times", a)
+				}
 			}
 		})
 	}

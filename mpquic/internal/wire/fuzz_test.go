@@ -87,8 +87,15 @@ func FuzzParseFrame(f *testing.F) {
 	}
 	f.Add([]byte{0x01, 0x00, 0x00, 0x1e})
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A FrameParser, reused across the frames, parses what
+		// ParseFrame parses.
+		var p FrameParser
 		for len(data) > 0 {
 			fr, n, err := ParseFrame(data)
+			pf, pn, perr := p.Parse(data)
+			if (err == nil) != (perr == nil) || pn != n || err == nil && !framesEqual(fr, pf) {
+				t.Fatalf("FrameParser: %#v, %d, %v; ParseFrame: %#v, %d, %v", pf, pn, perr, fr, n, err)
+			}
 			if err != nil {
 				if fr != nil || n != 0 {
 					t.Fatalf("frame %#v and %d bytes with error %v", fr, n, err)

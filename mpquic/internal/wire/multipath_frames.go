@@ -15,19 +15,29 @@ func pathIDError(t uint64) error {
 
 // parseMultipathFrame parses the frames of draft-ietf-quic-multipath-21
 // after their type; any other type is unknown.
-func parseMultipathFrame(r *reader, t uint64) (Frame, error) {
+func parseMultipathFrame(r *reader, t uint64, sc *FrameParser) (Frame, error) {
 	var f Frame
 	var pathID uint64
 	switch t {
 	case FrameTypePathAck, FrameTypePathAckECN:
-		a := &pathAckAlloc{}
-		pa := &a.f
+		var pa *PathAckFrame
+		var buf []AckRange
+		if sc != nil {
+			pa, buf = &sc.pathAck, sc.ranges[:0]
+			*pa = PathAckFrame{}
+		} else {
+			a := new(pathAckAlloc)
+			pa, buf = &a.f, a.buf[:0]
+		}
 		pa.HasECN = t == FrameTypePathAckECN
 		pa.PathID = r.varint()
 		var ok bool
-		pa.Ranges, pa.AckDelay, pa.ECT0, pa.ECT1, pa.CE, ok = parseAckBody(r, pa.HasECN, a.buf[:0])
+		pa.Ranges, pa.AckDelay, pa.ECT0, pa.ECT1, pa.CE, ok = parseAckBody(r, pa.HasECN, buf)
 		if !ok {
 			return nil, ackError(r, t)
+		}
+		if sc != nil {
+			sc.ranges = pa.Ranges
 		}
 		f, pathID = pa, pa.PathID
 	case FrameTypePathAbandon:

@@ -73,6 +73,18 @@ type (
 	}
 )
 
+// earlyDialer is a Transport with 0-RTT (mpquic's); earlyConn its
+// connections dialled so.
+type (
+	earlyDialer interface {
+		DialEarly(ctx context.Context, addr, local string) (TransportConn, error)
+	}
+	earlyConn interface {
+		OpenEarlyStream(bidi bool) (TransportStream, error)
+		EarlyData() core.EarlyDataState
+	}
+)
+
 // mpquicTransport is the default Transport: package mpquic with the
 // configurations of Config.
 type mpquicTransport struct{ client, server *mpquic.Config }
@@ -82,6 +94,19 @@ func (t mpquicTransport) Dial(ctx context.Context, addr, local string) (Transpor
 		return nil, errors.New("udpenv: no client configuration")
 	}
 	c, err := mpquic.DialWithOptions(ctx, addr, t.client, mpquic.DialOptions{LocalAddr: local})
+	if err != nil {
+		return nil, err
+	}
+	return mpquicConn{c}, nil
+}
+
+// DialEarly dials with mpquic.DialEarly (0-RTT with a session ticket of
+// an earlier connection).
+func (t mpquicTransport) DialEarly(ctx context.Context, addr, local string) (TransportConn, error) {
+	if t.client == nil {
+		return nil, errors.New("udpenv: no client configuration")
+	}
+	c, err := mpquic.DialEarly(ctx, addr, t.client, mpquic.DialOptions{LocalAddr: local})
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +141,22 @@ type mpquicConn struct{ *mpquic.Conn }
 func (c mpquicConn) OpenStream() (TransportStream, error)    { return c.open(true) }
 func (c mpquicConn) OpenUniStream() (TransportStream, error) { return c.open(false) }
 
+// OpenEarlyStream opens a stream of a connection dialled with DialEarly,
+// in 0-RTT packets until the handshake completes.
+func (c mpquicConn) OpenEarlyStream(bidi bool) (TransportStream, error) {
+	return streamOrLimit(c.Conn.OpenEarlyStream(bidi))
+}
+
 func (c mpquicConn) open(bidi bool) (TransportStream, error) {
-	var s *mpquic.Stream
-	var err error
 	if bidi {
-		s, err = c.Conn.OpenStream()
-	} else {
-		s, err = c.Conn.OpenUniStream()
+		return streamOrLimit(c.Conn.OpenStream())
 	}
+	return streamOrLimit(c.Conn.OpenUniStream())
+}
+
+// streamOrLimit returns an opened stream, or the error, wrapping
+// appenv.ErrStreamLimit where the peer's limit is reached.
+func streamOrLimit(s *mpquic.Stream, err error) (TransportStream, error) {
 	if err != nil {
 		if errors.Is(err, core.ErrStreamLimit) {
 			return nil, fmt.Errorf("%w: %w", appenv.ErrStreamLimit, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/mpquic"
+	"github.com/mpq/mpq/mpquic/core"
 )
 
 // Config configures an Env.
@@ -186,9 +187,26 @@ func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
 
 // Dial implements appenv.Env with the transport's Dial (mpquic.Dial by
 // default) on a helper goroutine.
-func (e *Env) Dial(addr string, done func(appenv.Conn, error)) {
+func (e *Env) Dial(addr string, done func(appenv.Conn, error)) { e.dial(addr, false, done) }
+
+// DialEarly implements appenv.EarlyDialer with mpquic.DialEarly: the
+// client's configuration needs Allow0RTT and a TLS ClientSessionCache
+// holding a ticket of an earlier connection to the server. Transports
+// without 0-RTT fail.
+func (e *Env) DialEarly(addr string, done func(appenv.Conn, error)) { e.dial(addr, true, done) }
+
+func (e *Env) dial(addr string, early bool, done func(appenv.Conn, error)) {
+	dial := e.cfg.Transport.Dial
+	if early {
+		ed, ok := e.cfg.Transport.(earlyDialer)
+		if !ok {
+			e.Post(func() { done(nil, errors.New("udpenv: the transport has no 0-RTT")) })
+			return
+		}
+		dial = ed.DialEarly
+	}
 	go func() {
-		mc, err := e.cfg.Transport.Dial(e.ctx, addr, e.cfg.LocalAddr)
+		mc, err := dial(e.ctx, addr, e.cfg.LocalAddr)
 		e.Post(func() {
 			if err != nil {
 				done(nil, err)
@@ -196,6 +214,7 @@ func (e *Env) Dial(addr string, done func(appenv.Conn, error)) {
 			}
 			c := e.newConn(mc)
 			c.dialed = true
+			c.early = early
 			done(c, nil)
 		})
 	}()
@@ -259,6 +278,9 @@ type conn struct {
 	streams map[uint64]*stream
 	// dialed: Dial made the connection (else Listen accepted it).
 	dialed bool
+	// early: dialled with DialEarly: streams opened before the handshake
+	// completes send in 0-RTT packets.
+	early bool
 }
 
 func (e *Env) newConn(mc TransportConn) *conn {
@@ -313,9 +335,12 @@ func (c *conn) ended() {
 func (c *conn) open(bidi bool) (appenv.Stream, error) {
 	var ms TransportStream
 	var err error
-	if bidi {
+	switch {
+	case c.early:
+		ms, err = c.c.(earlyConn).OpenEarlyStream(bidi)
+	case bidi:
 		ms, err = c.c.OpenStream()
-	} else {
+	default:
 		ms, err = c.c.OpenUniStream()
 	}
 	if err != nil {
@@ -341,6 +366,14 @@ func (c *conn) OnStream(f func(appenv.Stream)) {
 			}
 		}
 	})
+}
+
+// EarlyData reports the state of resumption and 0-RTT.
+func (c *conn) EarlyData() core.EarlyDataState {
+	if ec, ok := c.c.(earlyConn); ok {
+		return ec.EarlyData()
+	}
+	return core.EarlyDataState{}
 }
 
 func (c *conn) OnClosed(f func(error))           { c.onClosed = f }

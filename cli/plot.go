@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mpq/mpq/plots"
+)
+
+// plotOptions are plot's flags.
+type plotOptions struct {
+	out, kind, source, title, vantage string
+	labels, where                     setFlags
+	from, to                          time.Duration
+}
+
+// setupPlot registers plot's flags; the command draws a figure (or
+// writes the table behind it) from results directories.
+func setupPlot(fs *flag.FlagSet) runFunc {
+	var o plotOptions
+	fs.StringVar(&o.out, "o", "", "write the figure to `FILE`: .pdf, .svg or .png; or its numbers to .md or .csv (required)")
+	fs.StringVar(&o.kind, "kind", "ccdf", "the figure: `KIND` ("+strings.Join(plots.Kinds, ", ")+")")
+	fs.StringVar(&o.source, "source", "", "the source whose messages are shown, by `NAME` (default: the first priority source)")
+	fs.Var(&o.labels, "label", "name the runs by the values of `KEY` (repeatable; default: the keys whose values differ)")
+	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable); path_scheduler=NAME, and repetition=N for one repetition")
+	fs.StringVar(&o.title, "title", "", "a title above the figure (default none: papers put it in the caption)")
+	fs.DurationVar(&o.from, "from", -1, "start of the time window (cwnd, timeline), e.g. 10s")
+	fs.DurationVar(&o.to, "to", -1, "end of the time window (cwnd, timeline), e.g. 12.5s")
+	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection end whose paths are shown, server or client (default: the source's sender)")
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return runPlot(&o, args, stdout, stderr)
+	}
+}
+
+// runPlot draws the figure of the results directories args.
+func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mpq plot: "+format+"\n%s\n", append(a, synopsis("plot"))...)
+		return exitUsage
+	}
+	if len(args) == 0 {
+		return usageErr("no RESULTS_DIR given")
+	}
+	if o.out == "" {
+		return usageErr("no output file: -o FILE.{pdf,svg,png,md,csv}")
+	}
+	format := plots.FormatOf(o.out)
+	table := slices.Contains(plots.TableFormats, format)
+	if !table && !slices.Contains(plots.Formats, format) {
+		return usageErr("-o %s: unknown format %q (want .pdf, .svg, .png for a figure, .md or .csv for its numbers)", o.out, format)
+	}
+	if !slices.Contains(plots.Kinds, o.kind) {
+		return usageErr("--kind %s: unknown (known: %s)", o.kind, strings.Join(plots.Kinds, ", "))
+	}
+	opts := plots.DefaultOptions()
+	opts.Source, opts.Title, opts.Vantage = o.source, o.title, o.vantage
+	if o.from >= 0 {
+		opts.From = float64(o.from) / 1e6
+	}
+	if o.to >= 0 {
+		opts.To = float64(o.to) / 1e6
+	}
+	if !math.IsNaN(opts.From) && !math.IsNaN(opts.To) && opts.To <= opts.From {
+		return usageErr("--from %v --to %v: an empty window", o.from, o.to)
+	}
+	points, err := plots.Load(args)
+	if err == nil {
+		points, err = plots.Filter(points, o.where)
+	}
+	if err == nil {
+		err = plots.SetLabels(points, o.labels)
+	}
+	if err == nil {
+		if table {
+			var t *plots.Table
+			if t, err = plots.Tabulate(o.kind, points, opts); err == nil {
+				err = t.Save(o.out)
+			}
+		} else {
+			var f *plots.Figure
+			if f, err = plots.Draw(o.kind, points, opts); err == nil {
+				err = f.Save(o.out)
+			}
+		}
+	}
+	if err != nil {
+		printErr(stderr, "plot", err)
+		var ie *plots.InputError
+		if errors.As(err, &ie) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, plots.CountRuns(points), len(points))
+	return 0
+}

@@ -1,0 +1,230 @@
+package scheduler
+
+import "time"
+
+func init() {
+	RegisterPathWithOptions("cwr-plus", cwrPlusOptions(), func(o Options) PathScheduler { return newCWRPlus(o) })
+}
+
+// Options of cwr-plus, each one of its rules (all on by default).
+const (
+	// OptCopies: a priority packet goes on every candidate path whose
+	// window, with the budget beyond it, admits it (off: on the
+	// lowest-RTT one only).
+	OptCopies = "copies"
+	// OptCredit: background data leave the connection's flow-control
+	// credit of the priority messages due within one smoothed RTT.
+	OptCredit = "credit"
+	// OptQueueGuard: background data keep off a path whose latest RTT
+	// shows a queue (QueueGuard above its minimum RTT).
+	OptQueueGuard = "queue_guard"
+)
+
+// cwrPlusOptions are the options of cwr-plus with their defaults.
+func cwrPlusOptions() []Option {
+	return []Option{
+		{Name: OptCopies, Default: "true",
+			Doc: "priority packets on every path whose window, with one message's budget beyond it, admits them (off: on the lowest-RTT one)"},
+		{Name: OptCredit, Default: "true",
+			Doc: "background data leave the connection's flow-control credit of the priority messages due within one smoothed RTT"},
+		{Name: OptQueueGuard, Default: "true",
+			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
+	}
+}
+
+// QueueGuard is how far a path's latest RTT may lie above its minimum
+// before cwr-plus (queue_guard) puts no more background data on it: the
+// queue a priority message would wait behind.
+const QueueGuard = 2 * time.Millisecond
+
+// CWRPlus is the project's own priority scheduler ("cwr-plus"), not the
+// reference paper's: designed from where the messages of cwr, cwr-red and
+// sr later than the one-way delay plus serialization came from at the
+// paper's base point (EXPERIMENTS.md, "Beyond the paper"): the bottleneck
+// queue built by slow start, the connection's flow-control credit used up
+// by background data in slow start, a window that a loss had halved, and
+// lost packets. It keeps no window reservation; its rules, among the
+// candidate paths (as for lowrtt: usable available paths, else usable
+// backup paths, else every validated path):
+//
+//   - Priority data (ClassPriority, or ClassRetransmission of a priority
+//     stream) goes at once on every candidate (rule copies; without it on
+//     the lowest-RTT one of them) whose pacer lets it out and whose window
+//     admits it with a budget beyond it: bytes_in_flight + packet <=
+//     cwnd + budget, the budget being the wire bytes of the largest
+//     announced message plus PacketSlack (one packet's worth without
+//     announced sources). Lowest RTT first; the core sends copies on all
+//     but the first. A window that a loss halved therefore holds no
+//     message back, and a packet lost on one path arrives on the other.
+//   - The bytes of a priority packet beyond its path's window are
+//     borrowed, as in sr: until that packet is acknowledged or declared
+//     lost, the path's usable window for every other packet is smaller
+//     by them, so the congestion controller stays in charge of the
+//     path's bytes in flight over a round trip.
+//   - Other data (ClassBackground, and retransmissions of other streams)
+//     goes on the lowest-RTT candidate p with bytes_in_flight_p + packet
+//   - borrowed_p <= cwnd_p (and room in its pacer), and:
+//     (rule queue_guard) not while p has bytes in flight and its latest
+//     RTT is more than QueueGuard above its minimum RTT: a standing queue
+//     (slow start overshooting the bottleneck) that a priority message
+//     would wait behind; (rule credit) not while some candidate has bytes
+//     in flight and, for new data (ClassBackground: a retransmission
+//     takes no new credit, and holding it back would keep the peer from
+//     reading on, and from granting credit), the connection's flow-control credit
+//     (Work.Waiting.SendWindow) less the packet would fall below the
+//     stream bytes of the announced messages due within the largest
+//     smoothed RTT of the candidates: in slow start the bulk data would
+//     otherwise use up the peer's MAX_DATA and a message wait for the
+//     next. If no path qualifies, nothing is sent now.
+//   - Control-only packets (ClassControl) go on the lowest-RTT candidate
+//     whose window and pacer let them out.
+//
+// Equal RTTs go to the lower index in paths, as in lowrtt. Without
+// announced sources and with the rules' conditions never met (no queue,
+// ample credit), background data go as with lowrtt.
+type CWRPlus struct {
+	cand, order []int
+	sources     []Source
+	ledger      borrowLedger
+	// lastPriority is the priority flag of the last Select: OnPacketSent
+	// reports the class of the packet, not the stream's flag.
+	lastPriority               bool
+	copies, credit, queueGuard bool
+}
+
+func newCWRPlus(o Options) *CWRPlus {
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard)}
+}
+
+// Name implements PathScheduler.
+func (*CWRPlus) Name() string { return "cwr-plus" }
+
+// Announce implements SourceAware.
+func (s *CWRPlus) Announce(src Source) {
+	for i := range s.sources {
+		if s.sources[i].ID == src.ID {
+			s.sources[i] = src
+			return
+		}
+	}
+	s.sources = append(s.sources, src)
+}
+
+// Withdraw implements SourceAware.
+func (s *CWRPlus) Withdraw(id uint64) {
+	for i := range s.sources {
+		if s.sources[i].ID == id {
+			s.sources = append(s.sources[:i], s.sources[i+1:]...)
+			return
+		}
+	}
+}
+
+// budget is how many bytes a priority packet may take beyond the window
+// of p: the largest announced message's wire bytes and PacketSlack, at
+// least one packet.
+func (s *CWRPlus) budget(p *PathInfo) uint64 {
+	b := uint64(p.MaxPacketSize)
+	for i := range s.sources {
+		b = max(b, uint64(WireBytes(s.sources[i].Size, p))+PacketSlack)
+	}
+	return b
+}
+
+// Select implements PathScheduler.
+func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
+	s.lastPriority = w.Priority
+	s.cand = candidates(paths, s.cand)
+	if isPriority(w) {
+		s.order = byRTT(paths, s.cand, s.order)
+		for _, i := range s.order {
+			p := &paths[i]
+			if !p.Validated || p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
+				continue
+			}
+			dst = append(dst, p.ID)
+			if !s.copies {
+				break
+			}
+		}
+		return dst
+	}
+	if w.Class == ClassControl {
+		if i := pickPath(paths, s.cand, w.Size, nil, false); i >= 0 {
+			dst = append(dst, paths[i].ID)
+		}
+		return dst
+	}
+	if s.credit && w.Class == ClassBackground && s.creditShort(now, paths, w) {
+		return dst
+	}
+	best := -1
+	for _, i := range s.cand {
+		p := &paths[i]
+		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
+			continue
+		}
+		if s.queueGuard && w.Class == ClassBackground && queued(p) {
+			continue
+		}
+		if best < 0 || p.SRTT < paths[best].SRTT {
+			best = i
+		}
+	}
+	if best >= 0 {
+		dst = append(dst, paths[best].ID)
+	}
+	return dst
+}
+
+// queued reports whether p shows a standing queue: its latest RTT more
+// than QueueGuard above its minimum while at least two packets are in
+// flight (a lone packet's acknowledgement may be delayed by the peer's
+// max_ack_delay, which is no queue).
+func queued(p *PathInfo) bool {
+	return p.BytesInFlight >= 2*uint64(p.MaxPacketSize) && p.HasRTTSample && p.LatestRTT > p.MinRTT+QueueGuard
+}
+
+// creditShort reports whether a background packet would leave less
+// flow-control credit than the announced messages due within the largest
+// smoothed RTT of the candidates need, while some candidate has bytes in
+// flight (so that an acknowledgement, and the peer's MAX_DATA, can come).
+func (s *CWRPlus) creditShort(now time.Time, paths []PathInfo, w Work) bool {
+	if len(s.sources) == 0 {
+		return false
+	}
+	var srtt time.Duration
+	busy := false
+	for _, i := range s.cand {
+		srtt = max(srtt, paths[i].SRTT)
+		busy = busy || paths[i].BytesInFlight > 0
+	}
+	if !busy {
+		return false
+	}
+	var need uint64
+	for k := range s.sources {
+		src := &s.sources[k]
+		src.Due(now, now.Add(srtt), func(time.Time) { need += uint64(src.Size) })
+	}
+	return need > 0 && w.Waiting.SendWindow < need+uint64(w.Size)
+}
+
+// OnPacketSent implements PacketObserver: a priority packet sent beyond
+// the window borrows the excess.
+func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
+	if class == ClassPriority || class == ClassRetransmission && s.lastPriority {
+		s.ledger.sent(info, pn, size)
+	}
+}
+
+// OnPacketAcked implements PacketObserver.
+func (s *CWRPlus) OnPacketAcked(_ time.Time, pathID, pn uint64) { s.ledger.settled(pathID, pn) }
+
+// OnPacketLost implements PacketObserver.
+func (s *CWRPlus) OnPacketLost(_ time.Time, pathID, pn uint64) { s.ledger.settled(pathID, pn) }
+
+var (
+	_ SourceAware    = (*CWRPlus)(nil)
+	_ PacketObserver = (*CWRPlus)(nil)
+)
