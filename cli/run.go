@@ -462,12 +462,23 @@ func sanitize(s string) string {
 // each end's throughput, and the paths the client could not open.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
+	if k := s.Transport.Kind; k != "" && k != experiment.KindMPQ {
+		fmt.Fprintf(&b, "%s: %s", dir, k)
+		if s.Transport.Congestion != "" {
+			fmt.Fprintf(&b, " (%s)", s.Transport.Congestion)
+		}
+	} else {
+		fmt.Fprintf(&b, "%s: %s/%s", dir, s.PathScheduler, s.StreamScheduler)
+	}
 	for _, src := range s.Sources {
 		b.WriteString("  ")
 		b.WriteString(headline(src))
 	}
-	fmt.Fprintf(&b, "  throughput server %.1f client %.1f Mbit/s", s.ThroughputMbps.Server.Total, s.ThroughputMbps.Client.Total)
+	if s.Transport.Kind == experiment.KindMPTCP {
+		b.WriteString("  throughput not measured (mptcp)")
+	} else {
+		fmt.Fprintf(&b, "  throughput server %.1f client %.1f Mbit/s", s.ThroughputMbps.Server.Total, s.ThroughputMbps.Client.Total)
+	}
 	for _, f := range s.PathsFailed {
 		fmt.Fprintf(&b, "  path %d failed", f.Path)
 	}

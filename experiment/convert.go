@@ -325,7 +325,8 @@ func (d *document) convert() (Experiment, Errors) {
 	}
 	e.Drain = root.duration("drain", DefaultDrain(maxRTT))
 	e.Repeat = int(root.integer("repeat", 1, 1, MaxRepeat))
-	e.Transport = convertTransport(root.sub("transport"), e.Backend)
+	tt := root.sub("transport")
+	e.Transport = convertTransport(tt, e.Backend)
 	names := map[string]bool{}
 	for i, st := range root.array("source") {
 		s := convertSource(st, i)
@@ -362,6 +363,7 @@ func (d *document) convert() (Experiment, Errors) {
 		}
 		ot.done()
 	}
+	checkKind(root, tt, &e)
 	root.done()
 	return e, errs
 }
@@ -481,7 +483,7 @@ func convertPath(t *table) Path {
 const MinReceiveWindow = 16 << 10
 
 func convertTransport(t *table, backend string) Transport {
-	tr := Transport{PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+	tr := Transport{Kind: KindMPQ, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
 		SimNullProtection: DefaultSimNullProtection(backend)}
 	if t == nil {
@@ -518,6 +520,8 @@ func convertTransport(t *table, backend string) Transport {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
 	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
+	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
+	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

@@ -182,8 +182,15 @@ func (l Link) QueueLimit(rtt time.Duration) int64 {
 	return max(q, 16*1500)
 }
 
-// Transport configures the QUIC connection.
+// Transport configures the connection.
 type Transport struct {
+	// Kind is the transport (transport.kind): KindMPQ (default) or one of
+	// the baselines, KindQuicGo, KindTCP, KindTLS, KindMPTCP (see
+	// kind.go); every key but multipath configures mpq alone.
+	Kind string
+	// TCPCongestion is the kernel's congestion controller of the kernel
+	// transports (transport.tcp_congestion; "": the kernel's default).
+	TCPCongestion string
 	PathScheduler string
 	// SchedulerOptions are the path scheduler's options
 	// (transport.scheduler_options), every one with its value, set or

@@ -33,18 +33,7 @@ func TestSchedulerOptionsCheckedAtLoad(t *testing.T) {
 			doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr-red"`, 1)
 			doc = strings.Replace(doc, "stream_scheduler = \"priority-fifo\"\n", "stream_scheduler = \"priority-fifo\"\n"+tc.replace, 1)
 			_, err := Parse("e.toml", []byte(doc), overrides(t, tc.over...))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			lines := strings.Split(err.Error(), "\n")
-			if len(lines) != len(tc.want) {
-				t.Fatalf("%d problems, want %d:\n%v", len(lines), len(tc.want), err)
-			}
-			for i, w := range tc.want {
-				if !strings.HasPrefix(lines[i], w) {
-					t.Errorf("problem %d:\n%s\nwant\n%s", i, lines[i], w)
-				}
-			}
+			checkProblems(t, err, tc.want)
 		})
 	}
 }

@@ -54,6 +54,40 @@ func (e *Experiment) ResolvedTOML() []byte {
 	}
 	t := e.Transport
 	b.WriteString("\n[transport]\n")
+	if t.Kind != "" && t.Kind != KindMPQ {
+		// The baselines: their keys alone (kind mpq writes no kind, so
+		// that the configurations of runs from before the key existed
+		// stay the same).
+		w("kind", q(t.Kind))
+		if t.TCPCongestion != "" {
+			w("tcp_congestion", q(t.TCPCongestion))
+		}
+		w("multipath", strconv.FormatBool(t.Multipath))
+	} else {
+		writeMPQTransport(&b, w, e)
+	}
+	writeSources(&b, w, e)
+	writeCompetitors(&b, e)
+	b.WriteString("\n[output]\n")
+	w("qlog", strconv.FormatBool(e.Output.Qlog))
+	w("interval", q(dur(e.Output.Interval)))
+	w("path_interval", q(dur(e.Output.PathInterval)))
+	if !e.Output.Series {
+		// Written only when off, as warmup.
+		w("series", "false")
+	}
+	if e.Output.Warmup > 0 {
+		// Written only when set: the configurations (and hashes) of
+		// runs without a warm-up stay those of earlier versions.
+		w("warmup", q(dur(e.Output.Warmup)))
+	}
+	return []byte(b.String())
+}
+
+// writeMPQTransport writes mpq's transport keys.
+func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment) {
+	q := strconv.Quote
+	t := e.Transport
 	w("path_scheduler", q(t.PathScheduler))
 	w("stream_scheduler", q(t.StreamScheduler))
 	w("congestion", q(t.Congestion))
@@ -95,6 +129,11 @@ func (e *Experiment) ResolvedTOML() []byte {
 	} else if t.SimNullProtection {
 		b.WriteString("# sim_null_protection = true (the simulator's default: null 1-RTT packet protection, same results as AES-GCM)\n")
 	}
+}
+
+// writeSources writes the [[source]] tables.
+func writeSources(b *strings.Builder, w func(key, v string), e *Experiment) {
+	q := strconv.Quote
 	for _, s := range e.Sources {
 		b.WriteString("\n[[source]]\n")
 		w("name", q(s.Name))
@@ -124,21 +163,6 @@ func (e *Experiment) ResolvedTOML() []byte {
 			}
 		}
 	}
-	writeCompetitors(&b, e)
-	b.WriteString("\n[output]\n")
-	w("qlog", strconv.FormatBool(e.Output.Qlog))
-	w("interval", q(dur(e.Output.Interval)))
-	w("path_interval", q(dur(e.Output.PathInterval)))
-	if !e.Output.Series {
-		// Written only when off, as warmup.
-		w("series", "false")
-	}
-	if e.Output.Warmup > 0 {
-		// Written only when set: the configurations (and hashes) of
-		// runs without a warm-up stay those of earlier versions.
-		w("warmup", q(dur(e.Output.Warmup)))
-	}
-	return []byte(b.String())
 }
 
 // writeLink writes a link's keys; the path's up link goes in [[path]],

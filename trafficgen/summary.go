@@ -176,10 +176,15 @@ type Summary struct {
 	// WarmupS is output.warmup: the per-source statistics leave out the
 	// messages created before it (counted in each source's
 	// warmup_excluded).
-	WarmupS         float64 `json:"warmup_s"`
-	PathScheduler   string  `json:"path_scheduler"`
-	StreamScheduler string  `json:"stream_scheduler"`
-	Congestion      string  `json:"congestion"`
+	WarmupS float64 `json:"warmup_s"`
+	// Transport says which transport ran (transport.kind), and for the
+	// kernel's transports which kernel and congestion controller.
+	Transport TransportSummary `json:"transport"`
+	// PathScheduler, StreamScheduler, Congestion and NewRenoGrowth are
+	// mpq's settings (empty for the other transports).
+	PathScheduler   string `json:"path_scheduler"`
+	StreamScheduler string `json:"stream_scheduler"`
+	Congestion      string `json:"congestion"`
 	// NewRenoGrowth is transport.newreno_growth, for newreno and
 	// newreno-cwl only.
 	NewRenoGrowth string `json:"newreno_growth,omitempty"`
@@ -231,6 +236,22 @@ type ZeroRTTSummary struct {
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 }
 
+// TransportSummary describes the transport of a run.
+type TransportSummary struct {
+	// Kind is transport.kind: mpq, quic-go, tcp, tls or mptcp (over
+	// real sockets the runner replaces it with the kind of the
+	// connection that ran).
+	Kind string `json:"kind"`
+	// Kernel is the client's kernel release (uname -r) and Congestion the
+	// congestion controller the kernel ran on the client's socket
+	// (TCP_CONGESTION read back), for tcp, tls and mptcp.
+	Kernel     string `json:"kernel,omitempty"`
+	Congestion string `json:"congestion,omitempty"`
+	// Note says what the transport's numbers mean where they differ from
+	// mpq's (see EXPERIMENTS.md, Baseline transports).
+	Note string `json:"note,omitempty"`
+}
+
 // SummaryInput is what the runner knows at the end of a run.
 type SummaryInput struct {
 	// Server and Client are the connection ends' path statistics at the
@@ -269,6 +290,14 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		Congestion: e.Transport.Congestion, Multipath: in.Multipath, Problems: r.problems, PathsFailed: r.pathsFailed}
 	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
 		s.NewRenoGrowth = e.Transport.NewRenoGrowth
+	}
+	s.Transport = TransportSummary{Kind: e.Transport.Kind}
+	if s.Transport.Kind == "" {
+		s.Transport.Kind = experiment.KindMPQ
+	}
+	if s.Transport.Kind != experiment.KindMPQ {
+		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth = "", "", "", ""
+		s.Transport.Note = TransportNote(s.Transport.Kind)
 	}
 	if d := in.EarlyData; d != nil {
 		s.ZeroRTT = &ZeroRTTSummary{Resumed: d.Resumed, Offered: d.Offered, Accepted: d.Accepted,
@@ -521,4 +550,18 @@ func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e
 		n := LateSince(r.msgs[i], r.start.Add(at-rtt), rtt)
 		ss.LateAfterChange = &n
 	}
+}
+
+// TransportNote is what summary.json says about the numbers of a
+// baseline transport.
+func TransportNote(kind string) string {
+	switch kind {
+	case experiment.KindQuicGo:
+		return "throughput_mbps counts the stream bytes quic-go's streams took from the application (not the bytes it sent); paths[] are quic-go's connection statistics (QUIC packet bytes); single path"
+	case experiment.KindTCP, experiment.KindTLS:
+		return "streams are frames on one connection (no priorities: one byte stream); throughput_mbps counts the stream bytes the kernel's socket took; paths[] are the kernel's tcp_info (TCP payload bytes, TLS records included)"
+	case experiment.KindMPTCP:
+		return "streams are frames on one connection (no priorities); throughput_mbps is not measured (the kernel splits the bytes over subflows; no per-path hand-over count); paths[] are the client's tcp_info per subflow"
+	}
+	return ""
 }

@@ -60,6 +60,10 @@ type Topology struct {
 	// MaxPacketSize is the experiment's largest UDP payload: netem's
 	// queue is in packets of that size (see netemCmd).
 	MaxPacketSize int
+	// MPTCP: the experiment runs the kernel's MPTCP over its paths; the
+	// client's address on every path but the first is an MPTCP subflow
+	// endpoint, and both ends accept that many subflows.
+	MPTCP bool
 }
 
 // Path is one path of a topology.
@@ -127,7 +131,8 @@ func FromExperiment(e *experiment.Experiment, tag string, mode Mode) (*Topology,
 	if mode == "" && NeedsForwarder(e) != "" {
 		mode = ModeForwarder
 	}
-	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks, MaxPacketSize: e.Transport.MaxPacketSize}
+	t := &Topology{Tag: tag, Mode: mode, Seed: e.Seed, Bottlenecks: e.Bottlenecks, MaxPacketSize: e.Transport.MaxPacketSize,
+		MPTCP: e.Transport.Kind == experiment.KindMPTCP && e.Transport.Multipath}
 	for i, p := range e.Paths {
 		c, s := e.Addrs(i)
 		t.Paths = append(t.Paths, Path{Up: p.Up, Down: p.Down, RTT: p.RTT(), Client: c, Server: s, Changes: p.Changes,
@@ -241,6 +246,27 @@ func (t *Topology) UpPlan() []Cmd {
 		v6 := path.Client.Addr().Is6()
 		p = append(p, netemCmd("add", c, ci, path.Up, path.RTT, t.MaxPacketSize, v6, false))
 		p = append(p, netemCmd("add", s, si, path.Down, path.RTT, t.MaxPacketSize, v6, false))
+	}
+	return append(p, t.mptcpPlan()...)
+}
+
+// mptcpPlan configures the kernel's MPTCP path manager for a topology
+// with MPTCP: both ends accept a subflow per path beyond the first, and
+// the client's address on each of those paths is a subflow endpoint, so
+// that the client opens a subflow from it (over that path, by the
+// client's routing rules) to the server's address of the first.
+func (t *Topology) mptcpPlan() []Cmd {
+	n := len(t.Paths) - 1
+	if !t.MPTCP || n < 1 {
+		return nil
+	}
+	k := strconv.Itoa(min(n, 8))
+	var p []Cmd
+	for _, ns := range []string{t.Client(), t.Server()} {
+		p = append(p, cmd("ip", "-n", ns, "mptcp", "limits", "set", "subflow", k, "add_addr_accepted", k))
+	}
+	for i, path := range t.Paths[1:] {
+		p = append(p, cmd("ip", "-n", t.Client(), "mptcp", "endpoint", "add", path.Client.Addr().String(), "dev", endIf(i+1), "subflow"))
 	}
 	return p
 }

@@ -182,3 +182,39 @@ func TestChargedBytes(t *testing.T) {
 		}
 	}
 }
+
+// An MPTCP experiment's plan makes the client's address on every path but
+// the first a subflow endpoint, and lets both ends have that many
+// subflows; other kinds get no MPTCP commands.
+func TestMPTCPPlan(t *testing.T) {
+	e := loadGolden(t)
+	tcp, err := FromExperiment(e, "mpqtest", ModeForwarder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range tcp.UpPlan() {
+		if strings.Contains(c.String(), "mptcp") {
+			t.Errorf("mpq plan has %s", c)
+		}
+	}
+	e.Transport.Kind = experiment.KindMPTCP
+	m, err := FromExperiment(e, "mpqtest", ModeForwarder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range m.UpPlan() {
+		if strings.Contains(c.String(), "mptcp") {
+			got = append(got, c.String())
+		}
+	}
+	c1, _ := e.Addrs(1)
+	want := []string{
+		"ip -n mpqtest-client mptcp limits set subflow 1 add_addr_accepted 1",
+		"ip -n mpqtest-server mptcp limits set subflow 1 add_addr_accepted 1",
+		"ip -n mpqtest-client mptcp endpoint add " + c1.Addr().String() + " dev p1 subflow",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("MPTCP commands:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -60,7 +60,14 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		// A run that fails or is interrupted leaves no trace open.
 		defer traces.Close()
 	}
-	ev := udpenv.New(udpenv.Config{Client: &ccfg, Server: &scfg, LocalAddr: loopbackClient(0)})
+	// Owned by the loop.
+	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
+	uc, err := envConfig(e, ends{client: &ccfg, server: &scfg, clientTLS: ccfg.TLS, serverTLS: scfg.TLS}, loopbackClient(0),
+		func() *trafficgen.Recorder { return rec })
+	if err != nil {
+		return nil, err
+	}
+	ev := udpenv.New(uc)
 	var emu *linkemu.Emulator
 	closeAll := func() {
 		ev.Close()
@@ -69,10 +76,8 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		}
 	}
 
-	// Owned by the loop.
 	var sconn, cconn appenv.Conn
 	var peers []*trafficgen.Peer
-	rec := trafficgen.NewRecorder(recorderConfig(e, t0))
 	failed := make(chan error, 1)
 	fail := func(err error) {
 		select {
@@ -194,6 +199,8 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		rec.Finish()
 		sum := rec.Summarise(e, in)
 		sum.Competitors = compSums
+		// The transport that ran, not the one asked for.
+		sum.Transport.Kind = kindOf(sconn)
 		if err = writeResults(dir, e, rec, sum, started, compRows...); err != nil {
 			return
 		}

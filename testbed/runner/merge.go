@@ -45,6 +45,12 @@ type RoleInfo struct {
 	// PathIndex maps the connection's path IDs to the experiment's paths
 	// (the client's view: path i starts at its i-th --local address).
 	PathIndex map[uint64]int `json:"path_index,omitempty"`
+	// Kernel and Congestion are, for the kernel's transports, the
+	// client's kernel release and the controller its socket ran.
+	Kernel     string `json:"kernel,omitempty"`
+	Congestion string `json:"congestion,omitempty"`
+	// Kind is the transport the client's connection ran (kindOf).
+	Kind string `json:"kind,omitempty"`
 }
 
 // writeJSON writes v to name through a temporary file, so that name is
@@ -154,6 +160,10 @@ func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend 
 		return nil, err
 	}
 	sum := rec.Summarise(e, in)
+	sum.Transport.Kernel, sum.Transport.Congestion = ci.Kernel, ci.Congestion
+	if ci.Kind != "" {
+		sum.Transport.Kind = ci.Kind
+	}
 	if amend != nil {
 		amend(sum)
 	}

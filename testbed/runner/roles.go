@@ -36,7 +36,9 @@ type Role struct {
 	// path reaches it.
 	Listen []netip.AddrPort
 	// Connect (client) is the server's address on each path, Local the
-	// client's: path i runs from Local[i] to Connect[i].
+	// client's: path i runs from Local[i] to Connect[i]. With multipath
+	// off (and for the single-path baselines) the connection stays on
+	// path 0.
 	Connect []netip.AddrPort
 	Local   []netip.Addr
 	// Wait bounds the server's wait for the client's start of a run, and
@@ -70,9 +72,6 @@ func (r *Role) Check(e *experiment.Experiment) error {
 		if len(r.Connect) != n || len(r.Local) != n {
 			return fmt.Errorf("--role client needs one --connect and one --local address per path: %d paths, %d --connect, %d --local",
 				n, len(r.Connect), len(r.Local))
-		}
-		if !e.Transport.Multipath && n > 1 {
-			return errors.New("multipath is off: give one path")
 		}
 	default:
 		return fmt.Errorf("--role %q: want server or client", r.Side)
@@ -187,14 +186,14 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 		for _, a := range r.Listen {
 			info.Local = append(info.Local, a.String())
 		}
-		err = runServerRole(ctx, e, r, dir, &cfg, obs, info)
+		err = runServerRole(ctx, e, r, dir, &cfg, stls, obs, info)
 	} else {
 		cfg.TLS = ctls
 		for i := range r.Connect {
 			info.Local = append(info.Local, r.Local[i].String())
 			info.Remote = append(info.Remote, r.Connect[i].String())
 		}
-		err = runClientRole(ctx, e, r, dir, &cfg, obs, info)
+		err = runClientRole(ctx, e, r, dir, &cfg, ctls, obs, info)
 	}
 	if err != nil {
 		return nil, err
@@ -286,7 +285,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 	return h, nil
 }
 
-func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, obs *observerQueue, info *RoleInfo) error {
+func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
 	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
 	listen := r.Listen[0]
 	if len(r.Listen) > 1 {
@@ -304,11 +303,16 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	started := r.sync.expect(configKey(e), func(t0ns int64) {
 		t0 = time.Unix(0, t0ns)
 		cfg.QlogReferenceTime = t0
-		ev := udpenv.New(udpenv.Config{Server: cfg})
-		rr.ev = ev
 		rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
+		var uc udpenv.Config
+		uc, setupErr = envConfig(e, ends{server: cfg, serverTLS: tlsConf}, "", func() *trafficgen.Recorder { return rr.rec })
+		ev := udpenv.New(uc)
+		rr.ev = ev
 		obs.start(ev.Post, rr.rec)
 		ev.Exec(func() {
+			if setupErr != nil {
+				return
+			}
 			_, setupErr = ev.Listen(listen.String(), func(c appenv.Conn) {
 				if rr.conn != nil {
 					c.Close(0x101, "one connection per experiment")
@@ -361,7 +365,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	return nil
 }
 
-func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, obs *observerQueue, info *RoleInfo) error {
+func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
 	server := netip.AddrPortFrom(r.Connect[0].Addr(), SyncPort(r.Connect[0].Port()))
 	sc, err := newSyncClient(netip.AddrPortFrom(r.Local[0], 0).String(), server, configKey(e))
 	if err != nil {
@@ -416,10 +420,15 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		}
 	}
 	cfg.QlogReferenceTime = t0
-	ev := udpenv.New(udpenv.Config{Client: cfg, LocalAddr: localAddr(0)})
-	defer ev.Close()
-	rr := &roleRun{e: e, ev: ev, obs: obs, fail: make(chan error, 1)}
+	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
 	rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
+	uc, err := envConfig(e, ends{client: cfg, clientTLS: tlsConf}, localAddr(0), func() *trafficgen.Recorder { return rr.rec })
+	if err != nil {
+		return err
+	}
+	ev := udpenv.New(uc)
+	defer ev.Close()
+	rr.ev = ev
 	if d := time.Until(t0); d > 0 {
 		select {
 		case <-time.After(d):
@@ -455,6 +464,10 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		clock.End = ClockSample{Probes: probes}
 	}
 	info.Clock = clock
-	ev.Exec(func() { rr.conn.Close(0, "experiment over") })
+	ev.Exec(func() {
+		info.Kernel, info.Congestion = kernelInfo(rr.conn)
+		info.Kind = kindOf(rr.conn)
+		rr.conn.Close(0, "experiment over")
+	})
 	return writeHalf(dir, h, info)
 }

@@ -340,7 +340,9 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 		p.Start(e.Sources, t0)
 		peer(p, c)
 		pa, ok := c.(pathAdder)
-		if !e.Transport.Multipath || !ok {
+		if !e.Transport.Multipath || !ok || e.Transport.Kind != "" && e.Transport.Kind != experiment.KindMPQ {
+			// The baselines open no paths of their own: MPTCP's
+			// subflows come from the kernel's endpoints.
 			return
 		}
 		// The path of the handshake has ID 0 (draft-ietf-quic-multipath-21

@@ -1,6 +1,7 @@
 package udpenv
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -18,41 +19,95 @@ import (
 // picks one) and calls done on the loop with the path's ID once it is
 // validated, or with the error that ended the attempt (the server did not
 // negotiate multipath, validation failed, the connection or the
-// environment closed). A helper goroutine waits for mpquic's AddPathTo;
-// several paths may be opening at once, and their IDs then follow the
-// order in which mpquic started them, not necessarily the order of the
-// calls.
+// environment closed, the transport has no paths of its own). A helper
+// goroutine waits for mpquic's AddPathTo; several paths may be opening at
+// once, and their IDs then follow the order in which mpquic started them,
+// not necessarily the order of the calls.
 func (c *conn) AddPath(local, remote string, done func(id uint64, err error)) {
+	po, ok := c.c.(pathOpener)
+	if !ok {
+		c.e.Post(func() { done(0, errors.New("udpenv: the transport opens no paths")) })
+		return
+	}
 	go func() {
-		id, err := c.c.AddPathTo(c.e.ctx, local, remote)
+		id, err := po.AddPathTo(c.e.ctx, local, remote)
 		c.e.Post(func() { done(id, err) })
 	}()
 }
 
 // SetPathStatus sends PATH_STATUS_BACKUP (backup) or PATH_STATUS_AVAILABLE
-// for path id; our own path scheduler follows it too.
+// for path id; our own path scheduler follows it too. Transports without
+// paths of their own fail.
 func (c *conn) SetPathStatus(id uint64, backup bool) error {
-	if err := c.c.SetPathStatus(id, backup); err != nil {
+	ps, ok := c.c.(pathStatusSetter)
+	if !ok {
+		return fmt.Errorf("udpenv: status of path %d: the transport has no path status", id)
+	}
+	if err := ps.SetPathStatus(id, backup); err != nil {
 		return fmt.Errorf("udpenv: status of path %d: %w", id, err)
 	}
 	return nil
 }
 
-// AnnounceSource passes a periodic source to the path scheduler.
-func (c *conn) AnnounceSource(s scheduler.Source) { c.c.AnnounceSource(s) }
+type pathStatusSetter interface {
+	SetPathStatus(id uint64, backup bool) error
+}
+
+// AnnounceSource passes a periodic source to the path scheduler, if the
+// transport has one.
+func (c *conn) AnnounceSource(s scheduler.Source) {
+	if a, ok := c.c.(announcer); ok {
+		a.AnnounceSource(s)
+	}
+}
 
 // WithdrawSource removes an announced source.
-func (c *conn) WithdrawSource(id uint64) { c.c.WithdrawSource(id) }
+func (c *conn) WithdrawSource(id uint64) {
+	if a, ok := c.c.(announcer); ok {
+		a.WithdrawSource(id)
+	}
+}
 
-// PathStats returns the statistics of every path.
-func (c *conn) PathStats() []core.PathStats { return c.c.Paths() }
+type announcer interface {
+	AnnounceSource(s scheduler.Source)
+	WithdrawSource(id uint64)
+}
 
-// PathEvents returns the connection's path events.
-func (c *conn) PathEvents() []core.PathEvent { return c.c.PathEvents() }
+// PathStats returns the statistics of every path (nil if the transport
+// keeps none).
+func (c *conn) PathStats() []core.PathStats {
+	if p, ok := c.c.(pathStatser); ok {
+		return p.Paths()
+	}
+	return nil
+}
 
-// MultipathEnabled reports whether both ends negotiated multipath.
-func (c *conn) MultipathEnabled() bool { return c.c.MultipathEnabled() }
+// PathEvents returns the connection's path events (nil without).
+func (c *conn) PathEvents() []core.PathEvent {
+	if p, ok := c.c.(pathEventer); ok {
+		return p.PathEvents()
+	}
+	return nil
+}
+
+// MultipathEnabled reports whether both ends negotiated multipath (for a
+// transport without the notion: whether it reports more than one path).
+func (c *conn) MultipathEnabled() bool {
+	if m, ok := c.c.(multipather); ok {
+		return m.MultipathEnabled()
+	}
+	return false
+}
 
 // CopiesDropped returns, per reason, the copies the path scheduler asked
-// for that were not sent.
-func (c *conn) CopiesDropped() map[string]uint64 { return c.c.CopiesDropped() }
+// for that were not sent (nil for transports without path schedulers).
+func (c *conn) CopiesDropped() map[string]uint64 {
+	if d, ok := c.c.(copyDropper); ok {
+		return d.CopiesDropped()
+	}
+	return nil
+}
+
+// Transport returns the connection of the environment's transport, for
+// what only that transport offers (kernel statistics, for example).
+func (c *conn) Transport() TransportConn { return c.c }

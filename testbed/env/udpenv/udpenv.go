@@ -9,7 +9,6 @@ package udpenv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +23,16 @@ type Config struct {
 	Client *mpquic.Config
 	// Server configures the connections Listen accepts (nil: Listen fails).
 	Server *mpquic.Config
+	// Transport, if not nil, replaces mpquic (and Client and Server): the
+	// baselines' transports (another QUIC implementation, streams over
+	// TCP) run the same applications through it.
+	Transport Transport
+	// OnWritten, if not nil, runs on the loop each time the transport
+	// took bytes of a stream (its Write returned), with whether the
+	// stream's connection is one Dial made, the stream's ID and priority
+	// flag: the hand-over count of transports that report no sent bytes
+	// of their own.
+	OnWritten func(dialed bool, stream uint64, priority bool, n int)
 	// LocalAddr is the local UDP address Dial binds ("host:port", port 0
 	// for any); default any address of the server's family.
 	LocalAddr string
@@ -63,6 +72,9 @@ func New(cfg Config) *Env {
 	}
 	if cfg.ReadAhead <= 0 {
 		cfg.ReadAhead = 64 << 10
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = mpquicTransport{client: cfg.Client, server: cfg.Server}
 	}
 	e := &Env{cfg: cfg, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
@@ -173,43 +185,45 @@ func (e *Env) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
-// Dial implements appenv.Env with mpquic.Dial on a helper goroutine.
+// Dial implements appenv.Env with the transport's Dial (mpquic.Dial by
+// default) on a helper goroutine.
 func (e *Env) Dial(addr string, done func(appenv.Conn, error)) { e.dial(addr, false, done) }
 
 // DialEarly implements appenv.EarlyDialer with mpquic.DialEarly: the
 // client's configuration needs Allow0RTT and a TLS ClientSessionCache
-// holding a ticket of an earlier connection to the server.
+// holding a ticket of an earlier connection to the server. Transports
+// without 0-RTT fail.
 func (e *Env) DialEarly(addr string, done func(appenv.Conn, error)) { e.dial(addr, true, done) }
 
 func (e *Env) dial(addr string, early bool, done func(appenv.Conn, error)) {
-	if e.cfg.Client == nil {
-		e.Post(func() { done(nil, errors.New("udpenv: no client configuration")) })
-		return
-	}
-	dial := mpquic.DialWithOptions
+	dial := e.cfg.Transport.Dial
 	if early {
-		dial = mpquic.DialEarly
+		ed, ok := e.cfg.Transport.(earlyDialer)
+		if !ok {
+			e.Post(func() { done(nil, errors.New("udpenv: the transport has no 0-RTT")) })
+			return
+		}
+		dial = ed.DialEarly
 	}
 	go func() {
-		mc, err := dial(e.ctx, addr, e.cfg.Client, mpquic.DialOptions{LocalAddr: e.cfg.LocalAddr})
+		mc, err := dial(e.ctx, addr, e.cfg.LocalAddr)
 		e.Post(func() {
 			if err != nil {
 				done(nil, err)
 				return
 			}
 			c := e.newConn(mc)
+			c.dialed = true
 			c.early = early
 			done(c, nil)
 		})
 	}()
 }
 
-// Listen implements appenv.Env with mpquic.Listen; a helper goroutine accepts.
+// Listen implements appenv.Env with the transport's Listen (mpquic.Listen
+// by default); a helper goroutine accepts.
 func (e *Env) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, error) {
-	if e.cfg.Server == nil {
-		return nil, errors.New("udpenv: no server configuration")
-	}
-	ml, err := mpquic.Listen(addr, e.cfg.Server)
+	ml, err := e.cfg.Transport.Listen(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +249,7 @@ func (e *Env) Listen(addr string, accept func(appenv.Conn)) (appenv.Listener, er
 
 type listener struct {
 	e      *Env
-	l      *mpquic.Listener
+	l      TransportListener
 	closed bool
 }
 
@@ -251,10 +265,10 @@ func (l *listener) Close() error {
 	return nil
 }
 
-// conn adapts an mpquic.Conn; its fields are owned by the loop.
+// conn adapts a TransportConn; its fields are owned by the loop.
 type conn struct {
 	e        *Env
-	c        *mpquic.Conn
+	c        TransportConn
 	onStream func(appenv.Stream)
 	pending  []*stream
 	onClosed func(error)
@@ -262,15 +276,17 @@ type conn struct {
 	closeErr error
 	// streams are those the application may still hear from.
 	streams map[uint64]*stream
+	// dialed: Dial made the connection (else Listen accepted it).
+	dialed bool
 	// early: dialled with DialEarly: streams opened before the handshake
 	// completes send in 0-RTT packets.
 	early bool
 }
 
-func (e *Env) newConn(mc *mpquic.Conn) *conn {
+func (e *Env) newConn(mc TransportConn) *conn {
 	c := &conn{e: e, c: mc, streams: map[uint64]*stream{}}
 	e.conns = append(e.conns, c)
-	accept := func(acc func(context.Context) (*mpquic.Stream, error), bidi bool) {
+	accept := func(acc func(context.Context) (TransportStream, error), bidi bool) {
 		for {
 			ms, err := acc(mc.Context())
 			if err != nil {
@@ -282,7 +298,7 @@ func (e *Env) newConn(mc *mpquic.Conn) *conn {
 	go accept(mc.AcceptStream, true)
 	go accept(mc.AcceptUniStream, false)
 	go func() {
-		<-mc.Done()
+		<-mc.Context().Done()
 		e.Post(c.ended)
 	}()
 	return c
@@ -317,20 +333,17 @@ func (c *conn) ended() {
 }
 
 func (c *conn) open(bidi bool) (appenv.Stream, error) {
-	var ms *mpquic.Stream
+	var ms TransportStream
 	var err error
 	switch {
 	case c.early:
-		ms, err = c.c.OpenEarlyStream(bidi)
+		ms, err = c.c.(earlyConn).OpenEarlyStream(bidi)
 	case bidi:
 		ms, err = c.c.OpenStream()
 	default:
 		ms, err = c.c.OpenUniStream()
 	}
 	if err != nil {
-		if errors.Is(err, core.ErrStreamLimit) {
-			return nil, fmt.Errorf("%w: %w", appenv.ErrStreamLimit, err)
-		}
 		return nil, err
 	}
 	return c.wrap(ms, true, bidi), nil
@@ -356,13 +369,18 @@ func (c *conn) OnStream(f func(appenv.Stream)) {
 }
 
 // EarlyData reports the state of resumption and 0-RTT.
-func (c *conn) EarlyData() core.EarlyDataState { return c.c.EarlyData() }
+func (c *conn) EarlyData() core.EarlyDataState {
+	if ec, ok := c.c.(earlyConn); ok {
+		return ec.EarlyData()
+	}
+	return core.EarlyDataState{}
+}
 
 func (c *conn) OnClosed(f func(error))           { c.onClosed = f }
 func (c *conn) Close(code uint64, reason string) { c.c.CloseWithError(code, reason) }
 func (c *conn) LocalAddr() string                { return c.c.LocalAddr().String() }
 func (c *conn) RemoteAddr() string               { return c.c.RemoteAddr().String() }
-func (c *conn) wrap(ms *mpquic.Stream, send, recv bool) *stream {
+func (c *conn) wrap(ms TransportStream, send, recv bool) *stream {
 	s := &stream{c: c, s: ms, canWrite: send, canRead: recv, readEnded: !recv, writeEnded: !send}
 	c.streams[ms.StreamID()] = s
 	if recv {
@@ -380,12 +398,12 @@ func (c *conn) wrap(ms *mpquic.Stream, send, recv bool) *stream {
 	return s
 }
 
-// stream adapts an mpquic.Stream. A reader goroutine fills buffers from
+// stream adapts a TransportStream. A reader goroutine fills buffers from
 // the free list and posts them; the loop returns them once read. A writer
 // goroutine writes what the loop queued.
 type stream struct {
 	c                 *conn
-	s                 *mpquic.Stream
+	s                 TransportStream
 	canRead, canWrite bool
 
 	// Read side, owned by the loop (free is the goroutine's credit).
@@ -410,12 +428,13 @@ type stream struct {
 	wclosed    bool
 	wantWrite  bool
 	onWritable func()
+	priority   bool // loop: the last SetPriority
 }
 
 func (s *stream) ID() uint64 { return s.s.StreamID() }
 
 func (s *stream) readLoop() {
-	done := s.c.c.Done()
+	done := s.c.c.Context().Done()
 	for {
 		var buf []byte
 		select {
@@ -505,7 +524,7 @@ func (s *stream) OnReadable(f func()) {
 }
 
 func (s *stream) writeLoop() {
-	done := s.c.c.Done()
+	done := s.c.c.Context().Done()
 	for {
 		s.wmu.Lock()
 		q, fin := s.wq, s.wfin
@@ -540,6 +559,9 @@ func (s *stream) writeLoop() {
 // mpquic.
 func (s *stream) wrote(n int, err error) {
 	s.buffered -= n
+	if n > 0 && s.c.e.cfg.OnWritten != nil {
+		s.c.e.cfg.OnWritten(s.c.dialed, s.s.StreamID(), s.priority, n)
+	}
 	if err != nil && s.werr == nil {
 		s.werr = err
 	}
@@ -627,4 +649,7 @@ func (s *stream) CancelRead(code uint64) {
 	}
 }
 
-func (s *stream) SetPriority(p bool) { s.s.SetPriority(p) }
+func (s *stream) SetPriority(p bool) {
+	s.priority = p
+	s.s.SetPriority(p)
+}

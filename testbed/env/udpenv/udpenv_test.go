@@ -8,7 +8,7 @@ import (
 	"github.com/mpq/mpq/appenv"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/mpquic"
-	"github.com/mpq/mpq/testbed/env/internal/echo"
+	"github.com/mpq/mpq/testbed/env/internal/envtest"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 )
 
@@ -31,45 +31,7 @@ func newEnvs(t *testing.T) (client, server *udpenv.Env) {
 // loopback UDP sockets.
 func TestEchoLoopback(t *testing.T) {
 	client, server := newEnvs(t)
-	var addr string
-	var err error
-	server.Exec(func() {
-		var l appenv.Listener
-		l, err = echo.Serve(server, "127.0.0.1:0")
-		if err == nil {
-			addr = l.Addr()
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type outcome struct {
-		res []echo.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	cfg := echo.Config{Addr: addr, Sizes: []int{100, 10_000, 1_000_000, 100, 50_000}, Interval: 5 * time.Millisecond, Timeout: 20 * time.Second}
-	client.Exec(func() {
-		echo.Run(client, cfg, func(r []echo.Result, err error) { done <- outcome{r, err} })
-	})
-	var o outcome
-	select {
-	case o = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("echo did not finish")
-	}
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	for i, r := range o.res {
-		if r.Err != nil {
-			t.Errorf("exchange %d: %v", i, r.Err)
-		}
-		if r.End < r.Start {
-			t.Errorf("exchange %d: ended at %v before its start %v", i, r.End, r.Start)
-		}
-		t.Logf("exchange %d: %d bytes at %v in %v", i, r.Size, r.Start, r.End-r.Start)
-	}
+	envtest.Echo(t, client, server, "127.0.0.1:0", []int{100, 10_000, 1_000_000, 100, 50_000}, 5*time.Millisecond)
 }
 
 // Timers run on the loop in order, cancellation wins over an expiry not

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpq/mpq/experiment"
+)
+
+// referenceFiles are the reproductions of the reference papers.
+func referenceFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../experiments/references/00[0-2]-*.toml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("reference files: %v, %v", files, err)
+	}
+	return files
+}
+
+// TestReferencesLoad: every reference file loads as written (on the
+// namespace backend, every transport of its sweep) and each of its runs
+// names its transport.
+func TestReferencesLoad(t *testing.T) {
+	for _, f := range referenceFiles(t) {
+		runs, err := experiment.Load(f, nil)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		kinds := map[string]bool{}
+		for _, r := range runs {
+			kinds[r.Transport.Kind] = true
+		}
+		for _, k := range []string{"mpq", "quic-go", "tcp", "tls"} {
+			if !kinds[k] {
+				t.Errorf("%s: no run over %s", f, k)
+			}
+		}
+	}
+}
+
+// TestReferencesShortSim runs every reference file shortened in the
+// simulator over mpq (the other transports need the namespace backend,
+// TestNetnsReferences).
+func TestReferencesShortSim(t *testing.T) {
+	for _, f := range referenceFiles(t) {
+		out := t.TempDir()
+		code, stdout, stderr := runCmd(t, "run", f, "--set", "duration=2s", "--set", "backend=sim", "--set", "transport.kind=mpq", "--out", out)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", f, code, stdout, stderr)
+			continue
+		}
+		sums, _ := filepath.Glob(filepath.Join(out, "*", "*", "summary.json"))
+		if len(sums) < 6 {
+			t.Errorf("%s: %d runs", f, len(sums))
+		}
+	}
+}
+
+// TestNetnsReferences runs every reference file shortened on the
+// namespace backend over every transport of its sweep, at one grid point
+// of its other keys (the first value of each).
+func TestNetnsReferences(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("a minute of namespace runs")
+	}
+	t.Setenv("MPQ_TEST_AS_MPQ", "1")
+	for _, f := range referenceFiles(t) {
+		out := t.TempDir()
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"run", f, "--set", "duration=2s", "--emulator", "forwarder", "--out", out}
+		// The first value of every swept key but the transport's.
+		for _, l := range strings.Split(string(b[strings.Index(string(b), "[sweep]"):]), "\n")[1:] {
+			k, v, ok := strings.Cut(l, " = [")
+			if !ok || strings.Contains(k, "transport.kind") {
+				continue
+			}
+			first, _, _ := strings.Cut(v, ",")
+			args = append(args, "--set", strings.Trim(k, `"`)+"="+strings.Trim(first, `" ]`))
+		}
+		code, stdout, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", f, code, stdout, stderr)
+			continue
+		}
+		t.Log(strings.TrimSpace(stdout))
+		if sums, _ := filepath.Glob(filepath.Join(out, "*", "*", "summary.json")); len(sums) != 4 {
+			t.Errorf("%s: %d runs, want one per transport", f, len(sums))
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package experiment
+
+import (
+	"regexp"
+	"strconv"
+)
+
+// Transport kinds (transport.kind).
+const (
+	// KindMPQ is this project's multipath QUIC (package mpquic).
+	KindMPQ = "mpq"
+	// KindQuicGo is quic-go, a second QUIC implementation, single path.
+	KindQuicGo = "quic-go"
+	// KindTCP, KindTLS and KindMPTCP are the kernel's TCP, TLS 1.3 over
+	// it (crypto/tls) and the kernel's MPTCP, the streams framed on one
+	// connection.
+	KindTCP   = "tcp"
+	KindTLS   = "tls"
+	KindMPTCP = "mptcp"
+)
+
+// TransportKinds lists the transport kinds.
+func TransportKinds() []string { return []string{KindMPQ, KindQuicGo, KindTCP, KindTLS, KindMPTCP} }
+
+// Kernel reports whether a kind is a kernel transport (TCP, TLS, MPTCP).
+func Kernel(kind string) bool { return kind == KindTCP || kind == KindTLS || kind == KindMPTCP }
+
+// mpqOnlyKeys are the transport keys that configure mpq alone.
+var mpqOnlyKeys = []string{"path_scheduler", "scheduler_options", "stream_scheduler", "congestion", "newreno_growth",
+	"max_packet_size", "pacing", "initial_rtt", "path_failure", "path_abandon_after", "receive_window", "zero_rtt",
+	"sim_null_protection"}
+
+var congestionName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+// checkKind refuses the combinations of a transport kind that mean
+// nothing: keys of mpq's alone, a backend that cannot carry the kind,
+// several paths for a single-path transport, announcements to a path
+// scheduler the transport does not have. tt is the transport table (nil:
+// none, kind mpq).
+func checkKind(root, tt *table, e *Experiment) {
+	k := e.Transport.Kind
+	if tt == nil || tt.failed["kind"] {
+		return
+	}
+	if _, given := tt.m["tcp_congestion"]; given {
+		if !Kernel(k) {
+			tt.fail("tcp_congestion", "the kernel's congestion controller applies to kind tcp, tls and mptcp, not %q", k)
+		} else if !congestionName.MatchString(e.Transport.TCPCongestion) {
+			tt.fail("tcp_congestion", "%q is not a kernel congestion controller's name (see /proc/sys/net/ipv4/tcp_available_congestion_control)", e.Transport.TCPCongestion)
+		}
+	}
+	if k == KindMPQ {
+		return
+	}
+	for _, key := range mpqOnlyKeys {
+		if _, given := tt.m[key]; given {
+			tt.fail(key, "configures mpq; kind %q has no such setting (see EXPERIMENTS.md, Baseline transports)", k)
+		}
+	}
+	switch e.Backend {
+	case BackendSim:
+		tt.fail("kind", "%q does not run in the simulator (no user-space %s on its virtual clock): use backend = \"netns\" (as root)%s", k, k, loopbackHint(k))
+	case BackendLoopback:
+		if k != KindQuicGo {
+			tt.fail("kind", "%q does not run on the loopback backend, whose emulator relays UDP datagrams: use backend = \"netns\" (as root)", k)
+		}
+	}
+	if k != KindMPTCP && e.Transport.Multipath && len(e.Paths) > 1 {
+		tt.fail("kind", "%q is a single-path transport: give one [[path]], or multipath = false (then path 0 alone carries it)", k)
+	}
+	// announce defaults to priority: refused only where the file says so.
+	arr, _ := root.m["source"].([]any)
+	for i := range e.Sources {
+		if i < len(arr) {
+			if m, ok := arr[i].(map[string]any); ok && m["announce"] == true {
+				root.d.table("source."+strconv.Itoa(i), m, root.errs).fail("announce", "announcements go to mpq's path scheduler; kind %q has none", k)
+			}
+		}
+		e.Sources[i].Announce = false
+	}
+	if len(e.Competitors) > 0 {
+		root.fail("competitor", "competitors run beside kind mpq only, not %q", k)
+	}
+	if e.Output.Qlog {
+		root.d.table("output", nil, root.errs).fail("qlog", "qlog traces come from mpq; kind %q writes none", k)
+	}
+}
+
+func loopbackHint(k string) string {
+	if k == KindQuicGo {
+		return " or \"loopback\""
+	}
+	return ""
+}

@@ -1,0 +1,127 @@
+package kernelnet
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"slices"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mpq/mpq/mpquic/core"
+)
+
+// MPTCP socket options (linux/mptcp.h).
+const (
+	solMPTCP           = 284
+	mptcpTCPInfo       = 2
+	mptcpSubflowAddrs  = 3
+	subflowDataHdr     = 16  // struct mptcp_subflow_data
+	subflowAddrsLen    = 256 // struct mptcp_subflow_addrs: two sockaddr_storage
+	sockaddrStorageLen = 128
+)
+
+func setCongestion(fd int, name string) error {
+	return unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+}
+
+func getCongestion(rc syscall.RawConn) (string, error) {
+	var name string
+	var serr error
+	err := rc.Control(func(fd uintptr) {
+		name, serr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	})
+	if err == nil {
+		err = serr
+	}
+	return name, err
+}
+
+// fromTCPInfo converts the kernel's tcp_info.
+func fromTCPInfo(ti *unix.TCPInfo) core.PathStats {
+	us := func(v uint32) time.Duration { return time.Duration(v) * time.Microsecond }
+	return core.PathStats{
+		PacketsSent: uint64(ti.Segs_out), PacketsReceived: uint64(ti.Segs_in), PacketsLost: uint64(ti.Total_retrans),
+		BytesSent: ti.Bytes_sent, BytesReceived: ti.Bytes_received, BytesLost: ti.Bytes_retrans,
+		SmoothedRTT: us(ti.Rtt), MinRTT: us(ti.Min_rtt), LatestRTT: us(ti.Rtt), RTTVariance: us(ti.Rttvar),
+		CongestionWindow: uint64(ti.Snd_cwnd) * uint64(ti.Snd_mss), SSThresh: uint64(ti.Snd_ssthresh) * uint64(ti.Snd_mss),
+		Validated: true, Status: "available", State: "active",
+	}
+}
+
+func tcpStats(rc syscall.RawConn) (core.PathStats, error) {
+	var ti *unix.TCPInfo
+	var serr error
+	err := rc.Control(func(fd uintptr) { ti, serr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return core.PathStats{}, err
+	}
+	return fromTCPInfo(ti), nil
+}
+
+// getsockopt reads an MPTCP subflow option: a struct mptcp_subflow_data
+// header asking for elements of size elem, then up to max elements.
+func getsockopt(fd int, opt int, elem, max int) ([]byte, int, error) {
+	buf := make([]byte, subflowDataHdr+elem*max)
+	binary.NativeEndian.PutUint32(buf[0:], subflowDataHdr)
+	binary.NativeEndian.PutUint32(buf[12:], uint32(elem))
+	l := uint32(len(buf))
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), solMPTCP, uintptr(opt),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 {
+		return nil, 0, e
+	}
+	n := int(binary.NativeEndian.Uint32(buf[4:]))
+	if int(binary.NativeEndian.Uint32(buf[12:])) != elem {
+		return nil, 0, errors.New("kernelnet: the kernel's subflow element size differs")
+	}
+	return buf, min(n, max), nil
+}
+
+// subflowStats returns the statistics of an MPTCP connection's subflows,
+// in the order of their local addresses, numbered from 0.
+func subflowStats(rc syscall.RawConn) []core.PathStats {
+	const most = 8
+	var out []core.PathStats
+	rc.Control(func(fd uintptr) {
+		infos, n, err := getsockopt(int(fd), mptcpTCPInfo, unix.SizeofTCPInfo, most)
+		if err != nil {
+			return
+		}
+		addrs, m, err := getsockopt(int(fd), mptcpSubflowAddrs, subflowAddrsLen, most)
+		if err != nil || m != n {
+			return
+		}
+		for i := range n {
+			var ti unix.TCPInfo
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&ti)), unix.SizeofTCPInfo), infos[subflowDataHdr+i*unix.SizeofTCPInfo:])
+			ps := fromTCPInfo(&ti)
+			a := addrs[subflowDataHdr+i*subflowAddrsLen:]
+			ps.Local, ps.Remote = sockaddr(a[:sockaddrStorageLen]), sockaddr(a[sockaddrStorageLen:])
+			out = append(out, ps)
+		}
+	})
+	slices.SortStableFunc(out, func(a, b core.PathStats) int { return a.Local.Compare(b.Local) })
+	for i := range out {
+		out[i].ID = uint64(i)
+	}
+	return out
+}
+
+// sockaddr decodes a sockaddr_in or sockaddr_in6.
+func sockaddr(b []byte) netip.AddrPort {
+	port := binary.BigEndian.Uint16(b[2:])
+	switch binary.NativeEndian.Uint16(b) {
+	case unix.AF_INET:
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), port)
+	case unix.AF_INET6:
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), port)
+	}
+	return netip.AddrPort{}
+}

@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"crypto/tls"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	quic "github.com/quic-go/quic-go"
+
+	"github.com/mpq/mpq/appenv"
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/testbed/env/kernelnet"
+	"github.com/mpq/mpq/testbed/env/quicgo"
+	"github.com/mpq/mpq/testbed/env/udpenv"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// ends are the configurations of the ends an environment runs: a
+// client's (Dial), a server's (Listen), or both on loopback.
+type ends struct {
+	client, server       *core.Config
+	clientTLS, serverTLS *tls.Config
+}
+
+// envConfig is the udpenv configuration of the ends of a run over real
+// sockets for the experiment's transport kind: mpq with the ends' core
+// configurations, or a baseline (quic-go, the kernel's TCP, TLS, MPTCP)
+// with their TLS configurations. For the baselines the bytes each
+// stream hands to the transport go to rec (path 0) as the sending end's
+// sent bytes, except MPTCP's, whose split over subflows only the kernel
+// knows.
+func envConfig(e *experiment.Experiment, c ends, local string, rec func() *trafficgen.Recorder) (udpenv.Config, error) {
+	uc := udpenv.Config{LocalAddr: local}
+	kind := e.Transport.Kind
+	switch kind {
+	case "", experiment.KindMPQ:
+		uc.Client, uc.Server = c.client, c.server
+		return uc, nil
+	case experiment.KindQuicGo:
+		uc.Transport = quicgo.New(quicgo.Config{ClientTLS: c.clientTLS, ServerTLS: c.serverTLS, QUIC: &quic.Config{
+			MaxIncomingStreams: 1000, MaxIncomingUniStreams: 1000, MaxIdleTimeout: max(30*time.Second, e.Duration)}})
+	default:
+		if c.clientTLS != nil && c.serverTLS != nil {
+			return uc, fmt.Errorf("kind %q runs its two ends in two processes (netns or two hosts)", kind)
+		}
+		tlsConf := c.clientTLS
+		if tlsConf == nil {
+			tlsConf = c.serverTLS
+		}
+		tr, err := kernelnet.New(kernelnet.Config{Kind: kind, TLS: tlsConf, Congestion: e.Transport.TCPCongestion})
+		if err != nil {
+			return uc, err
+		}
+		uc.Transport = tr
+	}
+	if kind != experiment.KindMPTCP {
+		uc.OnWritten = func(dialed bool, stream uint64, priority bool, n int) {
+			side := "server"
+			if dialed {
+				side = "client"
+			}
+			if r := rec(); r != nil {
+				r.Observer(side).StreamDataSent(time.Now(), 0, stream, priority, n)
+			}
+		}
+	}
+	return uc, nil
+}
+
+// transportOf returns the connection of the baseline transport under an
+// environment's connection (nil for mpq's).
+func transportOf(c appenv.Conn) udpenv.TransportConn {
+	if t, ok := c.(interface{ Transport() udpenv.TransportConn }); ok {
+		return t.Transport()
+	}
+	return nil
+}
+
+// kernelInfo is the kernel release and the congestion controller the
+// kernel runs on a connection of the kernel's transports ("", "" for
+// others).
+func kernelInfo(c appenv.Conn) (kernel, congestion string) {
+	kc, ok := transportOf(c).(*kernelnet.Conn)
+	if !ok {
+		return "", ""
+	}
+	return KernelRelease(), kc.Congestion()
+}
+
+// kindOf names the transport a connection actually runs (not the one
+// the configuration asked for): summary.json's transport.kind comes from
+// it.
+func kindOf(c appenv.Conn) string {
+	switch tc := transportOf(c).(type) {
+	case *kernelnet.Conn:
+		return tc.Kind()
+	case *quicgo.Conn:
+		return experiment.KindQuicGo
+	case nil:
+		if c == nil {
+			return ""
+		}
+	}
+	return experiment.KindMPQ
+}
+
+// KernelRelease is the running kernel's release (uname -r).
+func KernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
