@@ -208,7 +208,12 @@ func TestNetnsRun(t *testing.T) {
 		}
 	}
 	readJSON(t, filepath.Join(run, "emulator.json"), &emu)
+	// fwLate is the forwarder's own account of a busy machine: its
+	// largest mean lateness in releasing packets, over paths and
+	// directions.
+	var fwLate float64
 	for _, p := range emu {
+		fwLate = max(fwLate, p.Up.LateMeanMS, p.Down.LateMeanMS)
 		if p.Up.Delivered < 500 || p.Down.Delivered < 500 || p.Up.Foreign+p.Down.Foreign != 0 {
 			t.Errorf("forwarder path %d: %+v", p.Path, p)
 		}
@@ -239,8 +244,8 @@ func TestNetnsRun(t *testing.T) {
 		// machines) says nothing of the emulator; CI's machine is not.
 		if raceEnabled {
 			t.Logf("under the race detector the endpoints run several times slower: not failing on the median")
-		} else if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond {
-			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after): not failing on it", lagBefore, lag)
+		} else if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond || fwLate > 0.3 {
+			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after; the forwarder released packets %.3f ms late on average): not failing on it", lagBefore, lag, fwLate)
 		} else {
 			t.Errorf("median priority MCT %.3f ms, the simulator's %.3f ms: more than 2 ms apart", mg, mw)
 		}
