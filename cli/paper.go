@@ -78,6 +78,11 @@ func runPaper(ctx context.Context, o *paperOptions, stdout, stderr io.Writer) in
 			}
 		}
 	}
+	if fi, err := os.Stat(o.out); err != nil || !fi.IsDir() {
+		// Before making any directory: nothing to draw from.
+		logf("%s: no such directory of results (mpq paper without --plots-only runs the experiments)", o.out)
+		return exitUsage
+	}
 	pdfs := filepath.Join(o.out, "figures")
 	for _, d := range []string{o.figures, pdfs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -78,8 +78,16 @@ func TestPaper(t *testing.T) {
 	if b, _ := os.ReadFile(bad); code != exitFailure || !strings.Contains(stderr, "no markers") || string(b) != "no markers\n" {
 		t.Errorf("document without markers: exit %d, %q, now %q", code, stderr, b)
 	}
-	code, _, stderr = runCmd(t, "paper", "--plots-only", "--out", filepath.Join(dir, "none"), "--doc", "")
+	// Without results nothing is made, not even the default figures
+	// directory (relative to the working directory).
+	t.Chdir(dir)
+	code, _, stderr = runCmd(t, "paper", "--plots-only", "--out", "none", "--doc", "")
 	if code != exitUsage || !strings.Contains(stderr, "no such directory") {
 		t.Errorf("no results: exit %d, %q", code, stderr)
+	}
+	for _, made := range []string{"none", "docs"} {
+		if _, err := os.Stat(made); err == nil {
+			t.Errorf("mpq paper --plots-only without results made %s", made)
+		}
 	}
 }
