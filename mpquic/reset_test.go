@@ -2,6 +2,7 @@ package mpquic_test
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -98,7 +99,35 @@ func TestStatelessResetAfterRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := first.Accept(ctx); err != nil { // the server's handshake is done too
+			sc, err := first.Accept(ctx) // the server's handshake is done too
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One exchange before the restart, so that the client has the
+			// server's acknowledgement of its Finished and HANDSHAKE_DONE:
+			// the server completes its handshake on the client's
+			// Finished, and what it sends then could still be on its way
+			// when the relay moves (and be dropped). The client would
+			// then probe with Handshake packets, which a server that
+			// knows nothing of the connection drops without a reset.
+			cs, err := c.OpenStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.Write([]byte("ping")); err != nil {
+				t.Fatal(err)
+			}
+			ss, err := sc.AcceptStream(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(ss, make([]byte, 4)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ss.Write([]byte("pong")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(cs, make([]byte, 4)); err != nil {
 				t.Fatal(err)
 			}
 			// The server restarts: the relay now leads to a new
