@@ -58,7 +58,7 @@ func TestZeroRTTMpquicClientQuicgoServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tc := clientTLS(t)
-	tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	tc.ClientSessionCache = newTicketCache()
 	cfg := &mpquic.Config{TLS: tc, Allow0RTT: true}
 	for i, wantEarly := range []bool{false, true} {
 		c, err := mpquic.DialEarly(ctx, addr, cfg, mpquic.DialOptions{})
@@ -97,16 +97,42 @@ func TestZeroRTTMpquicClientQuicgoServer(t *testing.T) {
 	}
 }
 
+// ticketCache is a client session cache that says when a ticket is
+// stored.
+type ticketCache struct {
+	tls.ClientSessionCache
+	stored chan struct{}
+}
+
+func newTicketCache() *ticketCache {
+	return &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(4), stored: make(chan struct{}, 16)}
+}
+
+// Put stores the session and signals it.
+func (c *ticketCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		select {
+		case c.stored <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // waitTicket waits until the cache holds the test server's ticket.
 func waitTicket(t *testing.T, cache tls.ClientSessionCache) {
 	t.Helper()
-	for range 500 {
-		if _, ok := cache.Get("localhost"); ok {
+	c := cache.(*ticketCache)
+	for {
+		if _, ok := c.Get("localhost"); ok {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-c.stored:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no session ticket")
+		}
 	}
-	t.Fatal("no session ticket")
 }
 
 func TestZeroRTTQuicgoClientMpquicServer(t *testing.T) {
@@ -151,7 +177,7 @@ func TestZeroRTTQuicgoClientMpquicServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	tc := clientTLS(t)
-	tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	tc.ClientSessionCache = newTicketCache()
 	for i, wantEarly := range []bool{false, true} {
 		c, err := quicgo.DialAddrEarly(ctx, addr, tc, &quicgo.Config{})
 		if err != nil {
