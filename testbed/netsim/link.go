@@ -62,6 +62,12 @@ type Link struct {
 	sim     *Sim
 	deliver func(*Packet)
 	tracers []*Tracer
+	// head is the link's packet event in the simulator's heap, parked
+	// the ones behind it, lastAt the time of the last of them (see
+	// Sim.deliverAt).
+	head   *event
+	parked eventFIFO
+	lastAt int64
 
 	// Counters.
 	Sent, Delivered, DroppedQueue, DroppedLoss uint64

@@ -22,6 +22,9 @@ type Sim struct {
 	free   []*event
 	seq    uint64
 	seed   uint64
+	// parked counts the packet events waiting behind their link's
+	// event in the heap (see deliverAt).
+	parked int
 	// Processed counts the events run so far.
 	Processed uint64
 	// StepLimit, if not zero, bounds Processed: once it is reached, Step
@@ -87,12 +90,36 @@ func (s *Sim) ns(t time.Time) int64 {
 
 // deliverAt schedules the arrival of p at the end of l at ns since Epoch;
 // unlike At it allocates nothing.
+//
+// A link delivers its packets almost always in the order it accepted
+// them, so only its earliest packet's event is in the heap: the ones
+// behind it wait in the link's FIFO (parked) and the next enters the heap
+// when the one before runs. The heap then holds a few events instead of
+// every packet in flight, and the order of events is unchanged: a FIFO
+// holds its events in (at, seq) order (a packet that would arrive before
+// the FIFO's last one, with jitter, goes into the heap on its own), so
+// the heap's least event is still the least of all.
 func (s *Sim) deliverAt(ns int64, l *Link, p *Packet) {
-	ev := s.schedule(max(ns, s.nowNs))
+	at := max(ns, s.nowNs)
+	var ev *event
+	switch {
+	case l.head == nil:
+		ev = s.schedule(at)
+		l.head, l.lastAt = ev, at
+	case at >= l.lastAt:
+		ev = s.newEvent(at)
+		l.parked.push(ev)
+		l.lastAt = at
+		s.parked++
+	default:
+		ev = s.schedule(at)
+	}
 	ev.link, ev.pkt = l, p
 }
 
-func (s *Sim) schedule(at int64) *event {
+// newEvent takes an event off the free list (or allocates one) and gives
+// it time at and the next sequence number, without scheduling it.
+func (s *Sim) newEvent(at int64) *event {
 	var ev *event
 	if n := len(s.free); n > 0 {
 		ev = s.free[n-1]
@@ -102,10 +129,21 @@ func (s *Sim) schedule(at int64) *event {
 	}
 	ev.at, ev.seq = at, s.seq
 	s.seq++
+	ev.idx = -1
+	return ev
+}
+
+func (s *Sim) schedule(at int64) *event {
+	ev := s.newEvent(at)
+	s.push(ev)
+	return ev
+}
+
+// push puts ev into the heap.
+func (s *Sim) push(ev *event) {
 	ev.idx = len(s.events)
 	s.events = append(s.events, ev)
 	s.up(ev.idx)
-	return ev
 }
 
 // After schedules f after d.
@@ -132,6 +170,15 @@ func (s *Sim) Step() bool {
 	}
 	s.Processed++
 	f, l, p := ev.f, ev.link, ev.pkt
+	if l != nil && l.head == ev {
+		// The link's next packet enters the heap.
+		l.head = nil
+		if next, ok := l.parked.pop(); ok {
+			s.parked--
+			l.head = next
+			s.push(next)
+		}
+	}
 	ev.f, ev.link, ev.pkt = nil, nil, nil
 	s.free = append(s.free, ev)
 	if l != nil {
@@ -184,7 +231,7 @@ func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 func (s *Sim) Exhausted() bool { return s.StepLimit != 0 && s.Processed >= s.StepLimit }
 
 // Pending is the number of scheduled events.
-func (s *Sim) Pending() int { return len(s.events) }
+func (s *Sim) Pending() int { return len(s.events) + s.parked }
 
 // event is a scheduled function call or packet arrival. Events are
 // recycled; a Timer recognises its own by seq.
@@ -199,6 +246,35 @@ type event struct {
 
 func (a *event) before(b *event) bool {
 	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+// eventFIFO is a queue of events in a ring buffer (a link's parked
+// packets, see deliverAt).
+type eventFIFO struct {
+	buf        []*event
+	head, size int
+}
+
+func (q *eventFIFO) push(ev *event) {
+	if q.size == len(q.buf) {
+		buf := make([]*event, max(16, 2*len(q.buf)))
+		n := copy(buf, q.buf[q.head:])
+		copy(buf[n:], q.buf[:q.head])
+		q.buf, q.head = buf, 0
+	}
+	q.buf[(q.head+q.size)%len(q.buf)] = ev
+	q.size++
+}
+
+func (q *eventFIFO) pop() (*event, bool) {
+	if q.size == 0 {
+		return nil, false
+	}
+	ev := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return ev, true
 }
 
 // The events form a binary min-heap ordered by (at, seq).

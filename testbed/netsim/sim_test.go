@@ -1,7 +1,9 @@
 package netsim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -93,5 +95,87 @@ func TestSimStepLimit(t *testing.T) {
 	sim.RunFor(time.Second)
 	if sim.Processed != 150 {
 		t.Errorf("raised limit: %d steps", sim.Processed)
+	}
+}
+
+// Packets of links run in time order among the timers, ties in
+// scheduling order, whether they keep the order their link accepted them
+// in (parked behind the link's first, see Sim.deliverAt) or overtake
+// (jitter): the order is the one a single heap of every event gives,
+// (time, scheduling order). Packets are scheduled from events too, as
+// links do, and Pending counts the parked ones.
+func TestSimLinkPacketOrder(t *testing.T) {
+	sim := New(1)
+	r := sim.Rand("order")
+	type sched struct {
+		at  int64
+		seq int
+	}
+	var want []sched
+	var got []int
+	seq := 0
+	var links [3]*Link
+	for i := range links {
+		l, err := NewLink(sim, fmt.Sprint("l", i), LinkConfig{Rate: 1e6}, func(p *Packet) { got = append(got, int(p.Data[0])<<8|int(p.Data[1])) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		links[i] = l
+	}
+	// schedule sends a packet on a random link, or sets a timer, at a
+	// time that is mostly later than the link's last (in order) and
+	// sometimes earlier, or equal.
+	last := make([]int64, len(links))
+	var schedule func()
+	schedule = func() {
+		if seq >= 3000 {
+			return
+		}
+		s := seq
+		seq++
+		i := r.IntN(len(links) + 1)
+		now := sim.nowNs
+		var at int64
+		if i == len(links) {
+			at = now + int64(r.IntN(5))*int64(time.Microsecond)
+			sim.At(Epoch.Add(time.Duration(at)), func() { got = append(got, s); schedule(); schedule() })
+		} else {
+			switch r.IntN(4) {
+			case 0: // overtakes
+				at = max(now, last[i]-int64(r.IntN(3))*int64(time.Microsecond))
+			case 1: // ties
+				at = max(now, last[i])
+			default:
+				at = max(now, last[i]) + int64(r.IntN(3))*int64(time.Microsecond)
+			}
+			last[i] = max(last[i], at)
+			sim.deliverAt(at, links[i], &Packet{Data: []byte{byte(s >> 8), byte(s)}})
+		}
+		want = append(want, sched{max(at, now), s})
+	}
+	for range 20 {
+		schedule()
+	}
+	if sim.Pending() != 20 {
+		t.Fatalf("Pending() = %d, want 20", sim.Pending())
+	}
+	// Each event run schedules up to two more: run them all, then
+	// compare with (time, scheduling order).
+	for sim.Step() {
+		if len(got)%7 == 0 && seq < 3000 {
+			schedule()
+		}
+	}
+	slices.SortStableFunc(want, func(a, b sched) int { return cmp.Compare(a.at, b.at) })
+	if len(got) != len(want) {
+		t.Fatalf("%d events ran, %d scheduled", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i].seq {
+			t.Fatalf("event %d: ran %d, want %d (at %d)", i, got[i], want[i].seq, want[i].at)
+		}
+	}
+	if sim.Pending() != 0 {
+		t.Fatalf("Pending() = %d after the run", sim.Pending())
 	}
 }
