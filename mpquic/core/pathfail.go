@@ -125,20 +125,28 @@ func (c *Conn) failAfter(p *path) time.Duration {
 	return d << min(p.spuriousFailures, maxFailBackoff)
 }
 
-// failDeadline returns when path p is declared failed, and whether that
-// is decided: false while p has nothing unacknowledged or no other path
-// has acknowledged a packet sent since p's oldest unacknowledged one.
-func (c *Conn) failDeadline(p *path) (time.Time, bool) {
+// failureTimer returns, for a path p that the failure detection watches
+// and that is silent (see silentSince), the time t0 + D(p), and whether
+// that is when p is declared failed (decided: another path has
+// acknowledged a packet sent since p's oldest unacknowledged one, see
+// witnesses) or when the idle paths are asked to witness p's silence
+// (below). set is false when neither is due: p is not silent, or its
+// witnesses were asked for this silence and none answered yet. Both at
+// once, since the timer and the check run for every path at every event.
+func (c *Conn) failureTimer(p *path) (at time.Time, decided, set bool) {
 	t0, ok := c.silentSince(p)
 	if !ok {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	for _, q := range c.paths {
 		if q != p && c.witnesses(q, t0) {
-			return t0.Add(c.failAfter(p)), true
+			return t0.Add(c.failAfter(p)), true, true
 		}
 	}
-	return time.Time{}, false
+	if p.health.witnessAsked.Equal(t0) {
+		return time.Time{}, false, false
+	}
+	return t0.Add(c.failAfter(p)), false, true
 }
 
 // silentSince returns t0 of path p, the send time of its oldest
@@ -166,19 +174,6 @@ func (c *Conn) silentSince(p *path) (time.Time, bool) {
 // acknowledgement, one round trip of that path later, is the witness and
 // p is declared failed. Once per silence of p (per t0).
 
-// witnessDue returns when the idle paths are asked to witness p's
-// silence, and whether they are still to be asked.
-func (c *Conn) witnessDue(p *path) (time.Time, bool) {
-	t0, ok := c.silentSince(p)
-	if !ok || p.health.witnessAsked.Equal(t0) {
-		return time.Time{}, false
-	}
-	if _, decided := c.failDeadline(p); decided {
-		return time.Time{}, false
-	}
-	return t0.Add(c.failAfter(p)), true
-}
-
 // askWitnesses makes the idle paths probe once for p (see above).
 func (c *Conn) askWitnesses(p *path) {
 	t0, _ := c.silentSince(p)
@@ -195,7 +190,7 @@ func (c *Conn) askWitnesses(p *path) {
 }
 
 // witnesses reports whether path q shows that the network delivers
-// packets sent at or after t0 (see failDeadline).
+// packets sent at or after t0 (see failureTimer).
 func (c *Conn) witnesses(q *path, t0 time.Time) bool {
 	if q.state != pathActive || q.health.failed || !c.ownAckPath(q) || q.health.newestAckedSent.Before(t0) {
 		return false
@@ -210,9 +205,13 @@ func (c *Conn) checkPathFailures(now time.Time) {
 		return
 	}
 	for _, p := range c.paths {
-		if dl, ok := c.failDeadline(p); ok && !now.Before(dl) {
+		at, decided, set := c.failureTimer(p)
+		if !set || now.Before(at) {
+			continue
+		}
+		if decided {
 			c.pathFailed(now, p)
-		} else if at, ok := c.witnessDue(p); ok && !now.Before(at) {
+		} else {
 			c.askWitnesses(p)
 		}
 	}
@@ -385,9 +384,7 @@ func (c *Conn) nextFailureTimer() time.Time {
 	for _, p := range c.paths {
 		h := &p.health
 		if !h.failed {
-			if dl, ok := c.failDeadline(p); ok {
-				earliest(dl)
-			} else if at, ok := c.witnessDue(p); ok {
+			if at, _, set := c.failureTimer(p); set {
 				earliest(at)
 			}
 			continue
