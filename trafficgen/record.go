@@ -480,7 +480,21 @@ func (r *Recorder) Observer(vantage string) core.Observer { return &observer{r: 
 type observer struct {
 	r       *Recorder
 	vantage string
+	// sentBy caches the Recorder's sent and sentWin entries of the
+	// vantage by path ID (below maxCachedPathID), so that a packet
+	// sent costs no map lookups.
+	sentBy []sentPath
 }
+
+// sentPath is where an observer counts the bytes sent on one path.
+type sentPath struct {
+	bins *[2][]uint64
+	win  *[2]uint64
+}
+
+// maxCachedPathID bounds observer.sentBy: path IDs are small in practice
+// (one per path opened), and larger ones take the map lookups.
+const maxCachedPathID = 64
 
 func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 	o.r.pathMetrics(PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
@@ -525,6 +539,24 @@ func (o *observer) StreamDataSent(now time.Time, pathID, _ uint64, priority bool
 	if r.finished {
 		return
 	}
+	var sp sentPath
+	if pathID < uint64(len(o.sentBy)) {
+		sp = o.sentBy[pathID]
+	}
+	if sp.bins == nil {
+		sp = o.sentPath(pathID)
+	}
+	class := classOf(priority)
+	addBin(&sp.bins[class], r.bin(now), uint64(n))
+	if r.inWindow(now) {
+		sp.win[class] += uint64(n)
+	}
+}
+
+// sentPath returns (making them if needed) the Recorder's counters of the
+// bytes the vantage sent on path pathID, and caches them.
+func (o *observer) sentPath(pathID uint64) sentPath {
+	r := o.r
 	paths := r.sent[o.vantage]
 	if paths == nil {
 		paths = map[uint64]*[2][]uint64{}
@@ -537,11 +569,14 @@ func (o *observer) StreamDataSent(now time.Time, pathID, _ uint64, priority bool
 		paths[pathID] = b
 		r.sentWin[o.vantage][pathID] = &[2]uint64{}
 	}
-	class := classOf(priority)
-	addBin(&b[class], r.bin(now), uint64(n))
-	if r.inWindow(now) {
-		r.sentWin[o.vantage][pathID][class] += uint64(n)
+	sp := sentPath{bins: b, win: r.sentWin[o.vantage][pathID]}
+	if pathID < maxCachedPathID {
+		for uint64(len(o.sentBy)) <= pathID {
+			o.sentBy = append(o.sentBy, sentPath{})
+		}
+		o.sentBy[pathID] = sp
 	}
+	return sp
 }
 
 // Interval is the width of the throughput bins.
