@@ -125,6 +125,14 @@ type Stream interface {
 	SetPriority(priority bool)
 }
 
+// Discarder is a Stream that can drop received data without copying it
+// out (the simulator's, where copying what a bulk receiver only counts
+// was a few percent of a saturated run). Discard(max) is Read of a
+// buffer of max bytes in every respect but the copy.
+type Discarder interface {
+	Discard(max int) (int, error)
+}
+
 // ErrStreamLimit is wrapped by OpenStream and OpenUniStream errors while
 // the peer's stream limit is reached.
 var ErrStreamLimit = errors.New("env: peer's stream limit reached")

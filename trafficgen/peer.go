@@ -212,10 +212,22 @@ func (p *Peer) accept(s appenv.Stream) {
 }
 
 func (is *inStream) readable() {
+	d, _ := is.s.(appenv.Discarder)
 	for {
-		n, err := is.s.Read(is.p.buf)
-		if n > 0 {
-			is.consume(is.p.buf[:n])
+		var n int
+		var err error
+		if is.bulk && d != nil {
+			// The body of a bulk message is only counted: as Read
+			// and consume, without the copy.
+			n, err = d.Discard(len(is.p.buf))
+			if n > 0 {
+				is.p.rec.received(is.p.env.Now(), is.sender, is.class, int(is.hdr.Source), false, n)
+			}
+		} else {
+			n, err = is.s.Read(is.p.buf)
+			if n > 0 {
+				is.consume(is.p.buf[:n])
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && is.inHdr && !is.bulk {

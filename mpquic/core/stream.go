@@ -19,11 +19,24 @@ func (s *Stream) ID() uint64 { return s.s.id }
 // io.EOF; after a reset by the peer, a *StreamError. With nothing to read
 // yet it returns 0, nil and an EventStreamReadable follows when data comes.
 func (s *Stream) Read(p []byte) (int, error) {
-	st := s.s
-	if st.recv == nil {
+	if s.s.recv == nil {
 		return 0, errNoRecv
 	}
-	n, err := st.recv.Read(p)
+	return s.take(s.s.recv.Read(p))
+}
+
+// Discard is Read of up to max bytes that drops them instead of copying
+// them out (an application that only counts what it receives).
+func (s *Stream) Discard(max int) (int, error) {
+	if s.s.recv == nil {
+		return 0, errNoRecv
+	}
+	return s.take(s.s.recv.Discard(max))
+}
+
+// take finishes a Read or Discard that returned n and err.
+func (s *Stream) take(n int, err error) (int, error) {
+	st := s.s
 	if n == 0 && err == nil {
 		if cerr := s.c.Err(); cerr != nil {
 			return 0, cerr

@@ -137,7 +137,15 @@ func (r *RecvStream) maybeRelease() {
 // the FIN was read, a *qerr.StreamError after the peer reset the stream
 // (Remote true) or after StopSending (Remote false), and 0, nil when no data
 // is available yet.
-func (r *RecvStream) Read(p []byte) (int, error) {
+func (r *RecvStream) Read(p []byte) (int, error) { return r.take(p, len(p)) }
+
+// Discard is Read of up to max bytes that drops them instead of copying
+// them out: the stream's state, flow control included, changes as with
+// Read of a buffer of max bytes.
+func (r *RecvStream) Discard(max int) (int, error) { return r.take(nil, max) }
+
+// take reads up to max bytes into p, or drops them if p is nil.
+func (r *RecvStream) take(p []byte, max int) (int, error) {
 	switch {
 	case r.resetRecvd:
 		return 0, &qerr.StreamError{StreamID: r.id, Code: r.resetCode, Remote: true}
@@ -145,11 +153,15 @@ func (r *RecvStream) Read(p []byte) (int, error) {
 		return 0, &qerr.StreamError{StreamID: r.id, Code: r.stopCode}
 	case r.finalKnown && r.readOff == r.finalSize:
 		return 0, io.EOF
-	case len(p) == 0 || len(r.recvd) == 0 || r.recvd[0].start != r.readOff:
+	case max <= 0 || len(r.recvd) == 0 || r.recvd[0].start != r.readOff:
 		return 0, nil
 	}
-	n := min(uint64(len(p)), r.recvd[0].end-r.readOff)
-	r.buf.read(p[:n])
+	n := min(uint64(max), r.recvd[0].end-r.readOff)
+	if p != nil {
+		r.buf.read(p[:n])
+	} else {
+		r.buf.skip(int(n))
+	}
 	r.readOff += n
 	if r.recvd[0].start = r.readOff; r.recvd[0].start == r.recvd[0].end {
 		r.recvd.popFront()

@@ -479,3 +479,53 @@ func TestRecvStreamAbandonedBytes(t *testing.T) {
 		t.Fatalf("FinalSize %d %v, ReadOffset %d", fs, ok, r.ReadOffset())
 	}
 }
+
+// Discard is Read without the copy: two streams given the same data, one
+// read and one discarded in the same steps, return the same counts and
+// errors and stay in the same state (flow control included), and what
+// follows a discard reads as it would after a read, across the ring's
+// wrap.
+func TestRecvDiscardIsRead(t *testing.T) {
+	const window = 4096
+	a, b := NewRecvStream(0, window), NewRecvStream(0, window)
+	now := time.Unix(0, 0)
+	var off uint64
+	for i, n := range []int{1000, 3000, 2500, 1, 4000, 700} {
+		data := patternBytes(off, n)
+		na, ea := a.Push(off, data, i == 5)
+		nb, eb := b.Push(off, data, i == 5)
+		if na != nb || (ea == nil) != (eb == nil) {
+			t.Fatalf("step %d: Push %d %v vs %d %v", i, na, ea, nb, eb)
+		}
+		off += uint64(n)
+		// Discard a part on b (read it on a), then read the rest on
+		// both and compare the bytes.
+		part := n / 3
+		p := make([]byte, part)
+		ra, rea := a.Read(p)
+		rb, reb := b.Discard(part)
+		if ra != rb || rea != reb {
+			t.Fatalf("step %d: Read %d %v, Discard %d %v", i, ra, rea, rb, reb)
+		}
+		if snapshot(a) != snapshot(b) {
+			t.Fatalf("step %d: %+v after Read, %+v after Discard", i, snapshot(a), snapshot(b))
+		}
+		pa, pb := make([]byte, window), make([]byte, window)
+		ra, rea = a.Read(pa)
+		rb, reb = b.Read(pb)
+		if ra != rb || rea != reb || string(pa[:ra]) != string(pb[:rb]) {
+			t.Fatalf("step %d: reads differ after a discard: %d %v, %d %v", i, ra, rea, rb, reb)
+		}
+		la, oka := a.WindowUpdate(now, time.Millisecond)
+		lb, okb := b.WindowUpdate(now, time.Millisecond)
+		if la != lb || oka != okb {
+			t.Fatalf("step %d: window update %d %v vs %d %v", i, la, oka, lb, okb)
+		}
+	}
+	if n, err := b.Discard(10); n != 0 || err != io.EOF {
+		t.Fatalf("Discard at the end = %d, %v; want 0, EOF", n, err)
+	}
+	if n, err := NewRecvStream(0, window).Discard(0); n != 0 || err != nil {
+		t.Fatalf("Discard(0) = %d, %v", n, err)
+	}
+}

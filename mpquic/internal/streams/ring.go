@@ -119,7 +119,12 @@ func (r *recvRing) write(rel uint64, p []byte) {
 func (r *recvRing) read(p []byte) {
 	c := copy(p, r.b[r.head:])
 	copy(p[c:], r.b)
-	r.head += len(p)
+	r.skip(len(p))
+}
+
+// skip advances the head past n bytes without copying them.
+func (r *recvRing) skip(n int) {
+	r.head += n
 	if r.head >= len(r.b) {
 		r.head -= len(r.b)
 	}

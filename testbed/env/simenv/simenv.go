@@ -332,7 +332,17 @@ func (s *stream) ID() uint64 { return s.s.ID() }
 
 func (s *stream) Read(p []byte) (int, error) {
 	s.c.nc.Advance(s.c.h.sim.Now())
-	n, err := s.s.Read(p)
+	return s.took(s.s.Read(p))
+}
+
+// Discard implements appenv.Discarder.
+func (s *stream) Discard(max int) (int, error) {
+	s.c.nc.Advance(s.c.h.sim.Now())
+	return s.took(s.s.Discard(max))
+}
+
+// took finishes a Read or Discard that returned n and err.
+func (s *stream) took(n int, err error) (int, error) {
 	if n > 0 {
 		s.c.nc.Kick() // flow-control credit may be due
 	}
