@@ -66,7 +66,9 @@ func Main(args []string) int {
 		<-ctx.Done()
 		stop()
 	}()
+	endProfiles := startProfiles(os.Stderr)
 	code := run(ctx, args, os.Stdout, os.Stderr)
+	endProfiles()
 	stop()
 	return code
 }
