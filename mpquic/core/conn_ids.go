@@ -90,6 +90,10 @@ func splitCIDKey(k uint64) (pathID, seq uint64) { return k >> 32, k & 0xffffffff
 type connIDs struct {
 	host idHost
 	sets map[uint64]*cidSet
+	// small holds the sets of path IDs below maxSmallPathID too, by
+	// index: dcidFor runs several times per packet (sets are never
+	// removed, so it cannot go stale).
+	small []*cidSet
 	// byCID maps our unretired connection IDs to their path ID, to find
 	// the path of a short-header packet.
 	byCID map[string]uint64
@@ -110,8 +114,28 @@ func (ids *connIDs) set(pathID uint64) *cidSet {
 	if s == nil {
 		s = &cidSet{}
 		ids.sets[pathID] = s
+		if pathID < maxSmallPathID {
+			for uint64(len(ids.small)) <= pathID {
+				ids.small = append(ids.small, nil)
+			}
+			ids.small[pathID] = s
+		}
 	}
 	return s
+}
+
+// maxSmallPathID bounds connIDs.small.
+const maxSmallPathID = 64
+
+// get returns the set of a path ID, nil if there is none.
+func (ids *connIDs) get(pathID uint64) *cidSet {
+	if pathID < uint64(len(ids.small)) {
+		return ids.small[pathID]
+	}
+	if pathID < maxSmallPathID {
+		return nil // small holds every set below maxSmallPathID
+	}
+	return ids.sets[pathID]
 }
 
 // p0 is the set of the handshake path.
@@ -123,7 +147,7 @@ func (ids *connIDs) dcid() []byte { return ids.p0().remote[ids.p0().active].cid 
 // dcidFor returns the destination connection ID to use on a path, if the
 // peer gave one that is not retired.
 func (ids *connIDs) dcidFor(pathID uint64) ([]byte, bool) {
-	s := ids.sets[pathID]
+	s := ids.get(pathID)
 	if s == nil || len(s.remote) == 0 || s.remote[s.active].retired {
 		return nil, false
 	}
