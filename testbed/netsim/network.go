@@ -14,7 +14,13 @@ type Network struct {
 	order   []*Link
 	tracers []*Tracer
 	sockets map[netip.AddrPort]func(*Packet)
-	nextID  uint64
+	// routes and binds cache the first few address pairs' links and
+	// addresses' sockets that packets used, so that most packets cost
+	// no map lookup (links and sockets are never removed: the caches
+	// cannot go stale).
+	routes []route
+	binds  []bind
+	nextID uint64
 	// free and freePkts recycle packet buffers and packets.
 	free     [][]byte
 	freePkts []*Packet
@@ -25,6 +31,49 @@ type Network struct {
 // NewNetwork returns an empty network.
 func NewNetwork(sim *Sim) *Network {
 	return &Network{sim: sim, links: map[[2]netip.Addr]*Link{}, sockets: map[netip.AddrPort]func(*Packet){}}
+}
+
+// route and bind are entries of Network.routes and Network.binds.
+type route struct {
+	src, dst netip.Addr
+	l        *Link
+}
+
+type bind struct {
+	addr netip.AddrPort
+	recv func(*Packet)
+}
+
+// maxCached bounds Network.routes and Network.binds (a scan of a few
+// entries is cheaper than hashing netip addresses).
+const maxCached = 8
+
+// link returns the link from src to dst, or nil.
+func (n *Network) link(src, dst netip.Addr) *Link {
+	for i := range n.routes {
+		if r := &n.routes[i]; r.src == src && r.dst == dst {
+			return r.l
+		}
+	}
+	l := n.links[[2]netip.Addr{src, dst}]
+	if l != nil && len(n.routes) < maxCached {
+		n.routes = append(n.routes, route{src, dst, l})
+	}
+	return l
+}
+
+// socket returns the receiver bound to addr, or nil.
+func (n *Network) socket(addr netip.AddrPort) func(*Packet) {
+	for i := range n.binds {
+		if b := &n.binds[i]; b.addr == addr {
+			return b.recv
+		}
+	}
+	recv := n.sockets[addr]
+	if recv != nil && len(n.binds) < maxCached {
+		n.binds = append(n.binds, bind{addr, recv})
+	}
+	return recv
 }
 
 // Sim returns the simulation.
@@ -113,7 +162,7 @@ func (n *Network) Buffer(size int) []byte {
 // Send puts a datagram on the link from src to dst; data should come from
 // Buffer, and belongs to the network afterwards.
 func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
-	l := n.links[[2]netip.Addr{src.Addr(), dst.Addr()}]
+	l := n.link(src.Addr(), dst.Addr())
 	if l == nil {
 		n.Unroutable++
 		n.recycle(data)
@@ -134,7 +183,7 @@ func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
 }
 
 func (n *Network) arrive(p *Packet) {
-	recv := n.sockets[p.Dst]
+	recv := n.socket(p.Dst)
 	if recv == nil {
 		n.Unroutable++
 	} else {

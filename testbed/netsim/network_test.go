@@ -79,3 +79,50 @@ func TestTopologyBad(t *testing.T) {
 		}
 	}
 }
+
+// Packets take the link of their address pair and reach the socket of
+// their destination, for more pairs and sockets than the network caches
+// (maxCached), used in turns, with unroutable ones counted.
+func TestNetworkRoutesManyPairs(t *testing.T) {
+	sim := New(1)
+	n := NewNetwork(sim)
+	const pairs = 2*maxCached + 3
+	src := make([]netip.AddrPort, pairs)
+	dst := make([]netip.AddrPort, pairs)
+	links := make([]*Link, pairs)
+	got := make([]int, pairs)
+	for i := range pairs {
+		src[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}), 1000)
+		dst[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, 0, byte(i)}), 443)
+		l, err := n.Connect("l", src[i].Addr(), dst[i].Addr(), LinkConfig{Delay: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		links[i] = l
+		if err := n.Bind(dst[i], func(*Packet) { got[i]++ }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		for i := range pairs {
+			// Pair i, i+1 times per round, in turns with the others.
+			for range i%3 + 1 {
+				n.Send(src[i], dst[i], n.Buffer(100))
+			}
+		}
+		// Between two addresses with no link, and to an address with
+		// a link but no socket.
+		n.Send(src[0], dst[1], n.Buffer(100))
+		n.Send(src[round], netip.AddrPortFrom(dst[round].Addr(), 1), n.Buffer(100))
+		sim.RunFor(10 * time.Millisecond)
+	}
+	for i := range pairs {
+		want := 3 * (i%3 + 1)
+		if got[i] != want || int(links[i].Delivered) < want {
+			t.Errorf("pair %d: socket got %d, link delivered %d; want %d", i, got[i], links[i].Delivered, want)
+		}
+	}
+	if n.Unroutable != 6 {
+		t.Errorf("unroutable %d, want 6", n.Unroutable)
+	}
+}
