@@ -480,10 +480,11 @@ func (r *Recorder) Observer(vantage string) core.Observer { return &observer{r: 
 type observer struct {
 	r       *Recorder
 	vantage string
-	// sentBy caches the Recorder's sent and sentWin entries of the
-	// vantage by path ID (below maxCachedPathID), so that a packet
-	// sent costs no map lookups.
+	// sentBy and logs cache the Recorder's sent and sentWin entries
+	// and path logs of the vantage by path ID (below maxCachedPathID),
+	// so that a packet sent costs no map lookups.
 	sentBy []sentPath
+	logs   []*pathLog
 }
 
 // sentPath is where an observer counts the bytes sent on one path.
@@ -497,26 +498,43 @@ type sentPath struct {
 const maxCachedPathID = 64
 
 func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
-	o.r.pathMetrics(PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
-}
-
-// pathMetrics takes a path state change: the congestion window growth
-// counts it within the measurement window, and paths.csv keeps it if it
-// changes the congestion state (with the last sample before it), if it is
-// the path's first, or if PathInterval passed since the last kept one;
-// then also the last sample before it if that was not kept and is
-// PathInterval or more older (the path went quiet: its state during the
-// quiet time is that sample's, not the last kept one's).
-func (r *Recorder) pathMetrics(s PathSample) {
-	if r.finished {
+	if o.r.finished {
 		return
 	}
-	k := pathKey{s.Vantage, s.PathID}
+	var pl *pathLog
+	if m.PathID < uint64(len(o.logs)) {
+		pl = o.logs[m.PathID]
+	}
+	if pl == nil {
+		pl = o.r.pathLog(pathKey{o.vantage, m.PathID})
+		if m.PathID < maxCachedPathID {
+			for uint64(len(o.logs)) <= m.PathID {
+				o.logs = append(o.logs, nil)
+			}
+			o.logs[m.PathID] = pl
+		}
+	}
+	o.r.addPathSample(pl, PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
+}
+
+// pathLog returns the log of a path, making it if needed.
+func (r *Recorder) pathLog(k pathKey) *pathLog {
 	pl := r.paths[k]
 	if pl == nil {
 		pl = &pathLog{}
 		r.paths[k] = pl
 	}
+	return pl
+}
+
+// addPathSample takes a path state change s of the path whose log is
+// pl: the congestion window growth counts it within the measurement
+// window, and paths.csv keeps it if it changes the congestion state (with the last sample before it), if it is
+// the path's first, or if PathInterval passed since the last kept one;
+// then also the last sample before it if that was not kept and is
+// PathInterval or more older (the path went quiet: its state during the
+// quiet time is that sample's, not the last kept one's).
+func (r *Recorder) addPathSample(pl *pathLog, s PathSample) {
 	if r.inWindow(s.At) {
 		pl.ca.add(s)
 	}
