@@ -93,8 +93,8 @@ func (c *Conn) pathFor(d Datagram, hdr wire.Header) *path {
 			return p
 		}
 	}
-	// A single path without multipath: accept a changed remote address on
-	// it (NAT rebinding is not handled yet: the path keeps its address).
+	// A single path without multipath: a changed remote address is a NAT
+	// rebinding or a migration of the path (migrate.go).
 	return c.pathByID(0)
 }
 
@@ -359,7 +359,11 @@ func (c *Conn) processReplay(now time.Time) {
 // processPayload parses and acts on the frames of a decrypted packet that
 // arrived in rx.
 func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, sp *pnSpace, hdr wire.Header, pn uint64, payload []byte, size int) error {
-	ackEliciting := false
+	ackEliciting, nonProbing := false, false
+	largest := int64(-1)
+	if lr, ok := sp.recv.LargestReceived(); ok {
+		largest = int64(lr)
+	}
 	var trace []qlog.Frame
 	tracing := c.qlog != nil
 	for len(payload) > 0 {
@@ -376,6 +380,9 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 		if wire.AckEliciting(f) {
 			ackEliciting = true
 		}
+		if !isProbingFrame(f) {
+			nonProbing = true
+		}
 		if err := c.handleFrame(now, rx, p, l, hdr, f); err != nil {
 			return err
 		}
@@ -389,6 +396,11 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 			pt = "0RTT"
 		}
 		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: pt, PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
+	}
+	if l == levelApp && c.state == stateActive {
+		if err := c.maybeMigrate(now, p, rx, pn, largest, nonProbing); err != nil {
+			return err
+		}
 	}
 	p.packetsReceived++
 	p.unreachable = 0

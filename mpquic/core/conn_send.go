@@ -587,7 +587,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		// leaves it to a packet of its own.
 		room = c.appendPathResponses(d, pk, p, room)
 	}
-	if p.challengeSend && p.state == pathValidating && bp.tuple == nil {
+	if p.challengeSend && (p.state == pathValidating || p.migration.active) && bp.tuple == nil {
 		if left := c.appendFrame(d, pk, &wire.PathChallengeFrame{Data: p.challengeData}, room); left >= 0 {
 			room = left
 			pk.pathBound = true
