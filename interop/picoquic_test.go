@@ -300,7 +300,8 @@ func TestPicoquicServer(t *testing.T) {
 // TestPicoquicClient: picoquicdemo's client downloads the file from our
 // server: over one path, over two (multipath, -A), after a simulated NAT
 // rebinding (-f 1: its port changes after the handshake and packets to the
-// old one are lost) and after a migration to a new port (-f 3).
+// old one are lost), after a migration to a new port (-f 3), and over two
+// paths with a rebinding of the first.
 func TestPicoquicClient(t *testing.T) {
 	picoquicDemo(t)
 	for _, tc := range []struct {
@@ -315,6 +316,7 @@ func TestPicoquicClient(t *testing.T) {
 		{"multipath", true, nil, false},
 		{"nat rebinding", false, []string{"-f", "1"}, true},
 		{"migration", false, []string{"-f", "3"}, true},
+		{"multipath nat rebinding", true, []string{"-f", "1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
