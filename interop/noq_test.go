@@ -441,18 +441,7 @@ func TestNoqServerAbandon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, c, id := startNoqServer(t, ctx, f)
-	abandoned := false
-	download(t, ctx, c, f, func(n int64) {
-		if !abandoned && n >= fileSize/4 {
-			abandoned = true
-			if err := c.AbandonPath(id, 0); err != nil {
-				t.Errorf("abandon path %d: %v", id, err)
-			}
-		}
-	})
-	if !abandoned {
-		t.Fatal("the path was not abandoned")
-	}
+	downloadAbandoning(t, ctx, c, f, id)
 	served := srv.next(t, ctx, "served line")
 	t.Logf("noq served the file in %.1f ms, path 1 abandoned after a quarter", served.Ms)
 	for _, p := range c.Paths() {

@@ -406,3 +406,49 @@ func checkMoved(t *testing.T, events []qlogEvent, paths []mpquic.PathStats) {
 		t.Error("our server reports no paths")
 	}
 }
+
+// TestPicoquicServerAbandon: our client abandons its second path
+// (PATH_ABANDON) while picoquic sends the file over both; picoquic must
+// send what was in flight there again on the first path, and the file
+// arrives whole.
+func TestPicoquicServerAbandon(t *testing.T) {
+	picoquicDemo(t)
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port := freeUDPPort(t)
+	runPicoquic(t, ctx, t.TempDir(), picoquicServerArgs(f, port, true)...)
+	cfg := f.config(t, false)
+	trace := captureQlog(cfg)
+	c := dialStarting(t, ctx, fmt.Sprintf("127.0.0.1:%d", port), cfg)
+	defer c.Close()
+	if !c.MultipathEnabled() {
+		t.Fatal("multipath not negotiated with picoquic")
+	}
+	id, err := c.AddPath(ctx, clientAddr2+":0")
+	if err != nil {
+		t.Fatalf("add path from %s: %v", clientAddr2, err)
+	}
+	downloadAbandoning(t, ctx, c, f, id)
+	for _, p := range c.Paths() {
+		t.Logf("our client path %d %v->%v: received %d bytes, state %s", p.ID, p.Local, p.Remote, p.BytesReceived, p.State)
+		if p.ID == id && p.State != "closing" {
+			t.Errorf("path %d is %s after PATH_ABANDON", id, p.State)
+		}
+	}
+	events := parseQlog(t, trace.bytes())
+	sent, got := false, false
+	for _, e := range events {
+		for _, fr := range e.Data.Frames {
+			if fr.Type == "path_abandon" {
+				sent = sent || e.Name == "quic:packet_sent"
+				got = got || e.Name == "quic:packet_received"
+			}
+		}
+	}
+	t.Logf("PATH_ABANDON sent: %v, picoquic's PATH_ABANDON received: %v", sent, got)
+	if !sent {
+		t.Error("our client sent no PATH_ABANDON")
+	}
+	checkPathResponses(t, events)
+}

@@ -70,3 +70,21 @@ func waitServed(t *testing.T, ctx context.Context, end <-chan served, multipath 
 	}
 	return e
 }
+
+// downloadAbandoning downloads the file over c and abandons path id
+// (PATH_ABANDON) once a quarter of it arrived.
+func downloadAbandoning(t *testing.T, ctx context.Context, c *mpquic.Conn, f *fixture, id uint64) {
+	t.Helper()
+	abandoned := false
+	download(t, ctx, c, f, func(n int64) {
+		if !abandoned && n >= fileSize/4 {
+			abandoned = true
+			if err := c.AbandonPath(id, 0); err != nil {
+				t.Errorf("abandon path %d: %v", id, err)
+			}
+		}
+	})
+	if !abandoned {
+		t.Fatal("the path was not abandoned")
+	}
+}
