@@ -1,6 +1,7 @@
 package trafficgen
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -209,6 +210,12 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
+	// ReceiveQueueDropped counts, per end ("client", "server"), the
+	// datagrams the end's connection dropped because its receive queue
+	// was full: losses in the receiving process, which the transport
+	// sees as network losses. Only for real sockets (the simulator has
+	// no such queue) and the ends whose transport counts them (mpq).
+	ReceiveQueueDropped map[string]uint64 `json:"receive_queue_dropped,omitempty"`
 	// LinkChanges are the run's scheduled link changes (see
 	// LinkChangeSummary).
 	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
@@ -272,6 +279,10 @@ type SummaryInput struct {
 	ServerEvents, ClientEvents []core.PathEvent
 	// EarlyData is the client's 0-RTT state, with transport.zero_rtt.
 	EarlyData *core.EarlyDataState
+	// ReceiveQueueDropped is, per end ("client", "server"), what its
+	// connection dropped at its full receive queue, for the ends that
+	// count it (nil: none does).
+	ReceiveQueueDropped map[string]uint64
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -307,6 +318,9 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		ss := r.sourceSummary(i, src, dur)
 		r.disruption(&ss, i, src, e)
 		s.Sources = append(s.Sources, ss)
+	}
+	if len(in.ReceiveQueueDropped) > 0 {
+		s.ReceiveQueueDropped = maps.Clone(in.ReceiveQueueDropped)
 	}
 	for reason, n := range in.CopiesDropped {
 		if n == 0 {
