@@ -398,7 +398,7 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: pt, PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
 	}
 	if l == levelApp && c.state == stateActive {
-		if err := c.maybeMigrate(now, p, rx, pn, largest, nonProbing); err != nil {
+		if err := c.maybeMigrate(now, p, rx, pn, largest, nonProbing, hdr.DstConnID); err != nil {
 			return err
 		}
 	}

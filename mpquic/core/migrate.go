@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"io"
 	"net/netip"
 	"time"
@@ -32,6 +33,9 @@ type migration struct {
 	// so the congestion controller and RTT estimator start afresh once
 	// the address is validated (RFC 9000 Section 9.4).
 	resetEstimators bool
+	// peerDCID is the destination connection ID (one of ours) of the
+	// highest-numbered 1-RTT packet received on the path so far.
+	peerDCID []byte
 }
 
 // isProbingFrame reports whether f is a probing frame (RFC 9000 Section
@@ -46,17 +50,32 @@ func isProbingFrame(f wire.Frame) bool {
 	return false
 }
 
-// maybeMigrate runs for a 1-RTT packet of the server's path p that
-// arrived from other addresses than p's: if it is the highest-numbered
-// packet of the path so far and carries a non-probing frame, the peer
-// moved there (RFC 9000 Section 9.3) and p follows it. largest is the
-// largest packet number received on p before this one (-1 if none).
-func (c *Conn) maybeMigrate(now time.Time, p *path, rx *rxDatagram, pn uint64, largest int64, nonProbing bool) error {
-	if c.isClient || !nonProbing || int64(pn) <= largest || rx.early || p.state == pathClosing {
+// maybeMigrate runs for a 1-RTT packet of the server's path p: if it
+// arrived from other addresses than p's, is the highest-numbered packet of
+// the path so far and carries a non-probing frame, the peer moved there
+// (RFC 9000 Section 9.3) and p follows it. largest is the largest packet
+// number received on p before this one (-1 if none), dcid the packet's
+// destination connection ID.
+func (c *Conn) maybeMigrate(now time.Time, p *path, rx *rxDatagram, pn uint64, largest int64, nonProbing bool, dcid []byte) error {
+	if c.isClient || int64(pn) <= largest || rx.early || p.state == pathClosing {
 		return nil
 	}
-	if rx.d.Remote == p.remote && rx.d.Local == p.local {
+	prev := p.migration.peerDCID
+	if prev == nil && p.id == 0 {
+		// The handshake's connection ID, if no 1-RTT packet came yet.
+		prev = c.ids.srcCID()
+	}
+	newDCID := prev != nil && !bytes.Equal(prev, dcid)
+	p.migration.peerDCID = append(p.migration.peerDCID[:0], dcid...)
+	if !nonProbing || rx.d.Remote == p.remote && rx.d.Local == p.local {
 		return nil
+	}
+	if newDCID {
+		// The peer moved with a new connection ID: so do we, so that
+		// no connection ID of ours is seen at both addresses
+		// (RFC 9000 Section 9.5). With none to spare we keep ours,
+		// as after a NAT rebinding, where the peer's stays the same.
+		c.rotateDCID(p.id)
 	}
 	if !p.migration.active && p.validated {
 		p.migration.prevLocal, p.migration.prevRemote, p.migration.hasPrev = p.local, p.remote, true
@@ -137,5 +156,25 @@ func (c *Conn) resetEstimators(p *path) {
 	p.rtt = recovery.NewRTT(c.cfg.InitialRTT)
 	if p.pacer != nil {
 		p.pacer = newPacer(c.cfg)
+	}
+}
+
+// rotateDCID moves path pathID to another of the peer's connection IDs
+// and retires the one in use, if the peer gave one to spare.
+func (c *Conn) rotateDCID(pathID uint64) {
+	s := c.ids.set(pathID)
+	if len(s.remote) == 0 {
+		return
+	}
+	for i := range s.remote {
+		if i == s.active || s.remote[i].retired {
+			continue
+		}
+		old := &s.remote[s.active]
+		c.retireRemote(old)
+		c.ids.retireQueue = append(c.ids.retireQueue, cidKey(pathID, old.seq))
+		c.ctrl.retire = true
+		s.active = i
+		return
 	}
 }

@@ -15,15 +15,22 @@ import (
 // PATH_CHALLENGE and carry data there (RFC 9000 Section 9.3;
 // draft-ietf-quic-multipath-21 Section 3.1.3 for a path ID of a multipath
 // connection). picoquicdemo -f 1 (interop/picoquic_test.go) does this.
+// A client that moves with a new connection ID of the server's (newCID)
+// gets packets with a new connection ID of its own as well (RFC 9000
+// Section 9.5); after a rebinding, where the client keeps its, the server
+// keeps its too.
 func TestServerFollowsPeerAddressChange(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		multipath bool
 		to        netip.AddrPort
+		newCID    bool
 	}{
-		{"rebinding", false, netip.MustParseAddrPort("10.0.0.1:6001")},
-		{"new address", false, netip.MustParseAddrPort("10.0.0.9:5000")},
-		{"multipath rebinding", true, netip.MustParseAddrPort("10.0.0.1:6001")},
+		{"rebinding", false, netip.MustParseAddrPort("10.0.0.1:6001"), false},
+		{"new address", false, netip.MustParseAddrPort("10.0.0.9:5000"), false},
+		{"migration with a new connection ID", false, netip.MustParseAddrPort("10.0.0.9:5000"), true},
+		{"multipath rebinding", true, netip.MustParseAddrPort("10.0.0.1:6001"), false},
+		{"multipath migration with a new connection ID", true, netip.MustParseAddrPort("10.0.0.1:6001"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc, sc := testConfigs(t)
@@ -37,6 +44,22 @@ func TestServerFollowsPeerAddressChange(t *testing.T) {
 				t.Fatalf("multipath enabled: %v, want %v", p.server.MultipathEnabled(), tc.multipath)
 			}
 
+			before, _ := p.server.ids.dcidFor(0)
+			if tc.newCID {
+				// The client moves to another connection ID of the
+				// server's for path 0.
+				s := p.client.ids.p0()
+				moved := false
+				for i := range s.remote {
+					if i != s.active && !s.remote[i].retired {
+						s.active, moved = i, true
+						break
+					}
+				}
+				if !moved {
+					t.Fatal("the server gave the client no spare connection ID")
+				}
+			}
 			p.rewrite = func(toServer bool, d *Datagram) {
 				if toServer && d.Local == clientAddr {
 					d.Local = tc.to
@@ -54,6 +77,10 @@ func TestServerFollowsPeerAddressChange(t *testing.T) {
 			}
 			if !bytes.Contains(trace.Bytes(), []byte(`"path_challenge"`)) {
 				t.Fatal("the server did not validate the client's new address with PATH_CHALLENGE")
+			}
+			after, _ := p.server.ids.dcidFor(0)
+			if changed := !bytes.Equal(before, after); changed != tc.newCID {
+				t.Fatalf("server's connection ID for the client changed: %v, want %v (%x -> %x)", changed, tc.newCID, before, after)
 			}
 		})
 	}
