@@ -189,7 +189,10 @@ type Summary struct {
 	// NewRenoGrowth is transport.newreno_growth, for newreno and
 	// newreno-cwl only.
 	NewRenoGrowth string `json:"newreno_growth,omitempty"`
-	Multipath     bool   `json:"multipath"`
+	// SlowStart is transport.slow_start, resolved ("standard" or
+	// "hystart++"; empty for bbr and the other transports).
+	SlowStart string `json:"slow_start,omitempty"`
+	Multipath bool   `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
 	WallS      float64         `json:"wall_s"`
 	Provenance *Provenance     `json:"provenance,omitempty"`
@@ -302,12 +305,13 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
 		s.NewRenoGrowth = e.Transport.NewRenoGrowth
 	}
+	s.SlowStart = e.Transport.SlowStart
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {
 		s.Transport.Kind = experiment.KindMPQ
 	}
 	if s.Transport.Kind != experiment.KindMPQ {
-		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth = "", "", "", ""
+		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth, s.SlowStart = "", "", "", "", ""
 		s.Transport.Note = TransportNote(s.Transport.Kind)
 	}
 	if d := in.EarlyData; d != nil {

@@ -79,6 +79,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
+		SlowStart:     t.SlowStart,
 		Pacing:        t.Pacing,
 		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
