@@ -30,6 +30,12 @@ type RecvStream struct {
 	resetCode  uint64
 	stopped    bool // the application asked the peer to stop: data is discarded
 	stopCode   uint64
+
+	// repair (EnableRepair): REPAIR parities are taken; hist holds the
+	// last bytes read, [readOff-len(hist), readOff), for them.
+	repair, rebuilding bool
+	hist               []byte
+	parities           []parityEntry
 }
 
 // NewRecvStream returns the receiving half of stream id, advertising window
@@ -103,6 +109,13 @@ func (r *RecvStream) Push(offset uint64, data []byte, fin bool) (newBytes uint64
 	}
 	r.recvd.add(start, end)
 	r.maybeRelease()
+	if len(r.parities) > 0 {
+		n, err := r.rebuild()
+		newBytes += n
+		if err != nil {
+			return newBytes, err
+		}
+	}
 	return newBytes, nil
 }
 
@@ -131,6 +144,9 @@ func (r *RecvStream) maybeRelease() {
 	if r.buf.b != nil && (r.discarding() || r.finalKnown && r.readOff == r.finalSize) {
 		r.buf.release()
 	}
+	if r.discarding() || r.finalKnown && r.readOff == r.finalSize {
+		r.hist, r.parities = nil, nil
+	}
 }
 
 // Read copies in-order data into p. It returns io.EOF once all data up to
@@ -151,6 +167,7 @@ func (r *RecvStream) Read(p []byte) (int, error) {
 	n := min(uint64(len(p)), r.recvd[0].end-r.readOff)
 	r.buf.read(p[:n])
 	r.readOff += n
+	r.keepHistory(p[:n])
 	if r.recvd[0].start = r.readOff; r.recvd[0].start == r.recvd[0].end {
 		r.recvd.popFront()
 	}
