@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 func init() {
 	RegisterPathWithOptions("cwr-plus", cwrPlusOptions(), func(o Options) PathScheduler { return newCWRPlus(o) })
@@ -18,6 +21,10 @@ const (
 	// OptQueueGuard: background data keep off a path whose latest RTT
 	// shows a queue (QueueGuard above its minimum RTT).
 	OptQueueGuard = "queue_guard"
+	// OptParity: each priority message gets one XOR parity packet
+	// (REPAIR frames) on another path (Repairer); needs both ends'
+	// transport.repair.
+	OptParity = "parity"
 )
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
@@ -29,6 +36,8 @@ func cwrPlusOptions() []Option {
 			Doc: "background data leave the connection's flow-control credit of the priority messages due within one smoothed RTT"},
 		{Name: OptQueueGuard, Default: "true",
 			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
+		{Name: OptParity, Default: "false",
+			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames; both ends need transport.repair = true)"},
 	}
 }
 
@@ -91,12 +100,12 @@ type CWRPlus struct {
 	ledger      borrowLedger
 	// lastPriority is the priority flag of the last Select: OnPacketSent
 	// reports the class of the packet, not the stream's flag.
-	lastPriority               bool
-	copies, credit, queueGuard bool
+	lastPriority                       bool
+	copies, credit, queueGuard, parity bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
-	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard)}
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard), parity: o.Bool(OptParity)}
 }
 
 // Name implements PathScheduler.
@@ -213,6 +222,37 @@ func (s *CWRPlus) creditShort(now time.Time, paths []PathInfo, w Work) bool {
 	return need > 0 && w.Waiting.SendWindow < need+uint64(w.Size)
 }
 
+// Repair implements Repairer (rule parity): a priority stream's parity
+// goes on the lowest-RTT candidate that carried none of its data, else on
+// the lowest-RTT candidate (one path: the parity still repairs a random
+// loss), among those whose window admits a full packet with the budget
+// beyond it, as for priority data; the bytes beyond the window are
+// borrowed (OnPacketSent). Other streams get none.
+func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint64, bool) {
+	if !s.parity || !req.Priority {
+		return 0, false
+	}
+	s.cand = candidates(paths, s.cand)
+	s.order = byRTT(paths, s.cand, s.order)
+	best := -1
+	for _, i := range s.order {
+		p := &paths[i]
+		if !p.Validated || p.BytesInFlight+uint64(p.MaxPacketSize) > p.CWND+s.budget(p) {
+			continue
+		}
+		if !slices.Contains(req.DataPaths, p.ID) {
+			return p.ID, true
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return paths[best].ID, true
+}
+
 // OnPacketSent implements PacketObserver: a priority packet sent beyond
 // the window borrows the excess.
 func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
@@ -230,4 +270,5 @@ func (s *CWRPlus) OnPacketLost(_ time.Time, pathID, pn uint64) { s.ledger.settle
 var (
 	_ SourceAware    = (*CWRPlus)(nil)
 	_ PacketObserver = (*CWRPlus)(nil)
+	_ Repairer       = (*CWRPlus)(nil)
 )

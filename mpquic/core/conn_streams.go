@@ -40,6 +40,12 @@ type stream struct {
 	// waits.
 	pinned  bool
 	pinPath uint64
+	// REPAIR (repair.go): repairChunk is the most new bytes one STREAM
+	// frame carried, repairPaths the paths they went on; repairAsked:
+	// the policy was asked about the stream.
+	repairChunk uint64
+	repairPaths []uint64
+	repairAsked bool
 }
 
 // dir indexes per-type arrays: 0 bidirectional, 1 unidirectional.
@@ -117,6 +123,9 @@ func (c *Conn) newStream(id uint64) *stream {
 	if bidi || !local {
 		s.recv = streams.NewRecvStream(id, c.cfg.InitialStreamWindow)
 		s.recv.SetMaxWindow(c.cfg.MaxStreamWindow)
+		if c.cfg.Repair {
+			s.recv.EnableRepair()
+		}
 	}
 	s.handle = &Stream{c: c, s: s}
 	c.streams.m[id] = s
