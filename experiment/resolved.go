@@ -124,6 +124,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}
+	if t.Repair {
+		w("repair", "true")
+	}
 	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
 		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
 	} else if t.SimNullProtection {
