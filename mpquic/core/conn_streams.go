@@ -40,12 +40,9 @@ type stream struct {
 	// waits.
 	pinned  bool
 	pinPath uint64
-	// REPAIR (repair.go): repairChunk is the most new bytes one STREAM
-	// frame carried, repairPaths the paths they went on; repairAsked:
-	// the policy was asked about the stream.
-	repairChunk uint64
-	repairPaths []uint64
-	repairAsked bool
+	// burst is the data sent since the last REPAIR policy request
+	// (repair.go).
+	burst repairBurst
 }
 
 // dir indexes per-type arrays: 0 bidirectional, 1 unidirectional.

@@ -15,13 +15,14 @@ import (
 // wire.TPRepair); it is negotiated when both ends offer it. The receiving
 // side (handleRepairFrame) rebuilds the bytes a parity can
 // (streams.RecvStream.AddRepair). The sending side carries out the
-// decisions of a path scheduler that implements scheduler.Repairer: once a
-// stream's FIN was sent for the first time, the core asks it, and sends the
-// parity of the whole stream on the path it names, at once.
+// decisions of a path scheduler that implements scheduler.Repairer: once
+// every byte the application wrote on a stream was sent, the core asks it
+// about the burst sent since the last time, and sends the parity of those
+// bytes on the path it names, at once.
 
 // Reasons a parity is not sent (RepairStats.Dropped).
 const (
-	// RepairTooLong: the stream is longer than streams.MaxRepairHistory.
+	// RepairTooLong: the burst is longer than streams.MaxRepairHistory.
 	RepairTooLong = "too_long"
 	// RepairReleased: some of its bytes were acknowledged and released
 	// before the parity could be computed.
@@ -34,7 +35,7 @@ const (
 
 // RepairStats counts the parities of a connection.
 type RepairStats struct {
-	// Asked: streams the path scheduler was asked about; Sent: parities
+	// Asked: bursts the path scheduler was asked about; Sent: parities
 	// it asked for and the core sent (completely); Frames and Bytes: the
 	// REPAIR frames sent and their parity bytes.
 	Asked, Sent, Frames, Bytes uint64
@@ -52,10 +53,19 @@ type repairJob struct {
 // repairState is a connection's REPAIR sending state.
 type repairState struct {
 	policy scheduler.Repairer
-	// ask are the streams whose FIN just left for the first time.
-	ask   []uint64
+	// ask are the bursts just sent whole.
+	ask   []scheduler.RepairRequest
 	queue []repairJob
 	stats RepairStats
+}
+
+// repairBurst is a stream's burst being sent: the bytes sent once since
+// its last burst.
+type repairBurst struct {
+	open  bool
+	from  uint64
+	chunk uint64
+	paths []uint64
 }
 
 // repairNegotiated reports whether both ends offered REPAIR frames.
@@ -84,18 +94,22 @@ func (c *Conn) repairDrop(reason string) {
 // noteStreamSent records, for the REPAIR policy, a STREAM frame of s just
 // put in a packet on path p.
 func (c *Conn) noteStreamSent(s *stream, p *path, ch streams.Chunk) {
-	if c.repair.policy == nil || !c.repairNegotiated() {
+	if c.repair.policy == nil || !c.repairNegotiated() || ch.NewBytes == 0 {
 		return
 	}
-	if ch.NewBytes > 0 {
-		s.repairChunk = max(s.repairChunk, uint64(len(ch.Data)))
-		if p != nil && !containsID(s.repairPaths, p.id) {
-			s.repairPaths = append(s.repairPaths, p.id)
-		}
+	b := &s.burst
+	if !b.open {
+		end := ch.Offset + uint64(len(ch.Data))
+		*b = repairBurst{open: true, from: end - uint64(ch.NewBytes), paths: b.paths[:0]}
 	}
-	if ch.Fin && !s.repairAsked {
-		s.repairAsked = true
-		c.repair.ask = append(c.repair.ask, s.id)
+	b.chunk = max(b.chunk, uint64(len(ch.Data)))
+	if p != nil && !containsID(b.paths, p.id) {
+		b.paths = append(b.paths, p.id)
+	}
+	if from, to := s.send.Unsent(); from == to {
+		b.open = false
+		c.repair.ask = append(c.repair.ask, scheduler.RepairRequest{StreamID: s.id, Priority: s.priority,
+			Offset: b.from, End: from, ChunkLen: b.chunk, DataPaths: append([]uint64(nil), b.paths...)})
 	}
 }
 
@@ -120,29 +134,29 @@ func (c *Conn) askRepairs(now time.Time) {
 	for _, p := range c.paths {
 		c.pathBuf = append(c.pathBuf, c.info(p, now))
 	}
-	for _, id := range ask {
-		s := c.streams.m[id]
-		if s == nil || s.send == nil || s.repairChunk == 0 {
+	for _, req := range ask {
+		s := c.streams.m[req.StreamID]
+		if s == nil || s.send == nil || req.End <= req.Offset || req.ChunkLen == 0 {
 			continue
 		}
-		size := s.send.NextOffset()
-		req := scheduler.RepairRequest{StreamID: id, Priority: s.priority, Size: size, ChunkLen: s.repairChunk, DataPaths: s.repairPaths}
 		c.repair.stats.Asked++
 		pid, ok := c.repair.policy.Repair(now, c.pathBuf, req)
 		if !ok {
 			continue
 		}
-		if size > streams.MaxRepairHistory {
+		n := req.End - req.Offset
+		if n > streams.MaxRepairHistory {
 			c.repairDrop(RepairTooLong)
 			continue
 		}
-		parity := make([]byte, min(s.repairChunk, size))
-		if !s.send.Parity(0, size, parity) {
+		parity := make([]byte, min(req.ChunkLen, n))
+		if !s.send.Parity(req.Offset, req.End, parity) {
 			c.repairDrop(RepairReleased)
 			continue
 		}
+		fin := s.send.Closed() && s.send.Written() == req.End
 		c.repair.queue = append(c.repair.queue, repairJob{path: pid, frame: wire.RepairFrame{
-			StreamID: id, Offset: 0, ChunkLen: uint64(len(parity)), End: size, Fin: true, Parity: parity}})
+			StreamID: req.StreamID, Offset: req.Offset, ChunkLen: uint64(len(parity)), End: req.End, Fin: fin, Parity: parity}})
 	}
 }
 

@@ -40,6 +40,17 @@ func (s *SendStream) Parity(offset, end uint64, dst []byte) bool {
 	return true
 }
 
+// Closed reports whether the application closed the stream: its final
+// size is Written.
+func (s *SendStream) Closed() bool { return s.closed }
+
+// Written returns how many bytes the application wrote.
+func (s *SendStream) Written() uint64 { return s.written }
+
+// Unsent returns the offsets of the written bytes never sent yet:
+// [SentHigh, written).
+func (s *SendStream) Unsent() (from, to uint64) { return s.sentHigh, s.written }
+
 // parityEntry is a parity the receiver holds: of [off, end) in chunks of
 // len(parity) bytes, with its columns in have.
 type parityEntry struct {
