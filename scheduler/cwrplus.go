@@ -25,6 +25,16 @@ const (
 	// (REPAIR frames) on another path (Repairer); needs both ends'
 	// transport.repair.
 	OptParity = "parity"
+	// OptQueuedCopies: without copies, a priority packet is still copied
+	// while its path shows a queue or has lost nothing yet (its first
+	// slow start).
+	OptQueuedCopies = "queued_copies"
+	// OptDrain: priority data try the candidates in the order of
+	// SRTT x (1 + bytes_in_flight/cwnd) rather than of SRTT.
+	OptDrain = "drain"
+	// OptGuardOne: queue_guard holds background data off a queued path
+	// only while no other candidate is clear of a queue.
+	OptGuardOne = "guard_one"
 )
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
@@ -38,6 +48,12 @@ func cwrPlusOptions() []Option {
 			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
 		{Name: OptParity, Default: "false",
 			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames; both ends need transport.repair = true)"},
+		{Name: OptQueuedCopies, Default: "false",
+			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
+		{Name: OptDrain, Default: "false",
+			Doc: "priority data try the paths in the order of SRTT x (1 + bytes_in_flight / cwnd), what is ahead of them, rather than of SRTT"},
+		{Name: OptGuardOne, Default: "false",
+			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 	}
 }
 
@@ -100,12 +116,13 @@ type CWRPlus struct {
 	ledger      borrowLedger
 	// lastPriority is the priority flag of the last Select: OnPacketSent
 	// reports the class of the packet, not the stream's flag.
-	lastPriority                       bool
-	copies, credit, queueGuard, parity bool
+	lastPriority                                                      bool
+	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
-	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard), parity: o.Bool(OptParity)}
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
+		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne)}
 }
 
 // Name implements PathScheduler.
@@ -149,13 +166,16 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 	s.cand = candidates(paths, s.cand)
 	if isPriority(w) {
 		s.order = byRTT(paths, s.cand, s.order)
+		if s.drain {
+			byDrain(paths, s.order)
+		}
 		for _, i := range s.order {
 			p := &paths[i]
 			if !p.Validated || p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
 				continue
 			}
 			dst = append(dst, p.ID)
-			if !s.copies {
+			if !s.copies && (!s.queuedCopies || len(dst) > 1 || !queued(p) && p.PacketsLost > 0) {
 				break
 			}
 		}
@@ -176,7 +196,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
 			continue
 		}
-		if s.queueGuard && w.Class == ClassBackground && queued(p) {
+		if s.queueGuard && w.Class == ClassBackground && queued(p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -187,6 +207,30 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		dst = append(dst, paths[best].ID)
 	}
 	return dst
+}
+
+// someClear reports whether some candidate shows no queue.
+func (s *CWRPlus) someClear(paths []PathInfo) bool {
+	for _, i := range s.cand {
+		if !queued(&paths[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// byDrain sorts order (stable) by SRTT x (1 + bytes_in_flight / cwnd):
+// how long what is in flight on the path takes to drain at the rate of a
+// window per round trip, plus a round trip.
+func byDrain(paths []PathInfo, order []int) {
+	drain := func(p *PathInfo) float64 {
+		return float64(p.SRTT) * (1 + float64(p.BytesInFlight)/float64(max(p.CWND, 1)))
+	}
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && drain(&paths[order[j]]) < drain(&paths[order[j-1]]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
 }
 
 // queued reports whether p shows a standing queue: its latest RTT more
