@@ -123,19 +123,25 @@ func (r *RecvStream) Push(offset uint64, data []byte, fin bool) (newBytes uint64
 // data holds them from start on.
 func (r *RecvStream) store(start, end uint64, data []byte) {
 	r.buf.grow(end-r.readOff, r.w.limit-r.readOff)
-	cur := start
-	for i := r.recvd.firstEndAtLeast(start + 1); i < len(r.recvd) && cur < end; i++ {
+	r.eachGap(start, end, func(a, b uint64) { r.buf.write(a-r.readOff, data[a-start:b-start]) })
+}
+
+// eachGap calls f with every range of [lo, end) not received, in order;
+// lo is at least readOff.
+func (r *RecvStream) eachGap(lo, end uint64, f func(a, b uint64)) {
+	cur := lo
+	for i := r.recvd.firstEndAtLeast(lo + 1); i < len(r.recvd) && cur < end; i++ {
 		sp := r.recvd[i]
 		if sp.start >= end {
 			break
 		}
 		if sp.start > cur {
-			r.buf.write(cur-r.readOff, data[cur-start:sp.start-start])
+			f(cur, sp.start)
 		}
 		cur = max(cur, sp.end)
 	}
 	if cur < end {
-		r.buf.write(cur-r.readOff, data[cur-start:end-start])
+		f(cur, end)
 	}
 }
 

@@ -246,20 +246,7 @@ func (r *RecvStream) rebuildByte(e *parityEntry, x uint64, count []uint8) (byte,
 // readOff.
 func (r *RecvStream) missingIn(lo, end uint64) []span {
 	var out []span
-	cur := lo
-	for i := r.recvd.firstEndAtLeast(lo + 1); i < len(r.recvd) && cur < end; i++ {
-		sp := r.recvd[i]
-		if sp.start >= end {
-			break
-		}
-		if sp.start > cur {
-			out = append(out, span{cur, sp.start})
-		}
-		cur = max(cur, sp.end)
-	}
-	if cur < end {
-		out = append(out, span{cur, end})
-	}
+	r.eachGap(lo, end, func(a, b uint64) { out = append(out, span{a, b}) })
 	return out
 }
 
