@@ -414,6 +414,10 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 // handleFrame dispatches one frame; frames not allowed in the packet type
 // are a PROTOCOL_VIOLATION (RFC 9000 Section 12.4, Table 3).
 func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr wire.Header, f wire.Frame) error {
+	if _, ok := f.(*wire.RepairFrame); ok && !c.cfg.Repair {
+		// An extension we did not offer: an unknown frame type.
+		return qerr.NewFrame(qerr.FrameEncodingError, f.Type(), "unknown frame type 0x%x", f.Type())
+	}
 	if rx.early && !allowedInEarly(f) {
 		return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "frame not allowed in a 0-RTT packet")
 	}
@@ -444,6 +448,8 @@ func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr 
 		return c.handleCryptoFrame(l, f)
 	case *wire.StreamFrame:
 		return c.handleStreamFrame(f)
+	case *wire.RepairFrame:
+		return c.handleRepairFrame(f)
 	case *wire.ResetStreamFrame:
 		return c.handleResetStream(f)
 	case *wire.StopSendingFrame:
