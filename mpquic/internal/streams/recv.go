@@ -179,13 +179,21 @@ func (r *RecvStream) take(p []byte, max int) (int, error) {
 		return 0, nil
 	}
 	n := min(uint64(max), r.recvd[0].end-r.readOff)
-	if p != nil {
-		r.buf.read(p[:n])
-	} else {
+	var got []byte
+	switch {
+	case p != nil:
+		got = p[:n]
+		r.buf.read(got)
+	case r.repair:
+		// The repair history keeps the bytes read: a Discard copies
+		// them out for it as a Read would.
+		got = make([]byte, n)
+		r.buf.read(got)
+	default:
 		r.buf.skip(int(n))
 	}
 	r.readOff += n
-	r.keepHistory(p[:n])
+	r.keepHistory(got)
 	if r.recvd[0].start = r.readOff; r.recvd[0].start == r.recvd[0].end {
 		r.recvd.popFront()
 	}

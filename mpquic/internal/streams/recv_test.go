@@ -486,8 +486,19 @@ func TestRecvStreamAbandonedBytes(t *testing.T) {
 // follows a discard reads as it would after a read, across the ring's
 // wrap.
 func TestRecvDiscardIsRead(t *testing.T) {
+	for _, repair := range []bool{false, true} {
+		testRecvDiscardIsRead(t, repair)
+	}
+}
+
+func testRecvDiscardIsRead(t *testing.T, repair bool) {
 	const window = 4096
 	a, b := NewRecvStream(0, window), NewRecvStream(0, window)
+	if repair {
+		// With repair the history of the bytes read is the same too.
+		a.EnableRepair()
+		b.EnableRepair()
+	}
 	now := time.Unix(0, 0)
 	var off uint64
 	for i, n := range []int{1000, 3000, 2500, 1, 4000, 700} {
@@ -509,6 +520,9 @@ func TestRecvDiscardIsRead(t *testing.T) {
 		}
 		if snapshot(a) != snapshot(b) {
 			t.Fatalf("step %d: %+v after Read, %+v after Discard", i, snapshot(a), snapshot(b))
+		}
+		if string(a.hist) != string(b.hist) || repair && i == 0 && len(b.hist) == 0 {
+			t.Fatalf("step %d (repair %v): history of %d bytes after Read, %d after Discard", i, repair, len(a.hist), len(b.hist))
 		}
 		pa, pb := make([]byte, window), make([]byte, window)
 		ra, rea = a.Read(pa)
