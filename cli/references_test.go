@@ -47,7 +47,7 @@ func TestReferencesLoad(t *testing.T) {
 func TestReferencesShortSim(t *testing.T) {
 	for _, f := range referenceFiles(t) {
 		out := t.TempDir()
-		code, stdout, stderr := runCmd(t, "run", f, "--set", "duration=2s", "--set", "backend=sim", "--set", "transport.kind=mpq", "--out", out)
+		code, stdout, stderr := runCmd(t, "run", f, "--set", "duration=2s", "--set", "backend=sim", "--set", "transport.kind=mpq", "--set", "transport.connection=shared", "--out", out)
 		if code != 0 {
 			t.Errorf("%s: exit %d\n%s%s", f, code, stdout, stderr)
 			continue
