@@ -95,3 +95,27 @@ func TestNetnsReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestR3BaselinesLoad: reference 003's baselines file loads as written:
+// per loss rate, mpq with and without 0-RTT, tls and tcp.
+func TestR3BaselinesLoad(t *testing.T) {
+	runs, err := experiment.Load("../experiments/references/r3-mqtt-baselines.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range runs {
+		k := r.Transport.Kind
+		if r.Transport.ZeroRTT {
+			k += "-0rtt"
+		}
+		count[k]++
+	}
+	// Three loss rates, 20 repetitions each.
+	want := map[string]int{"mpq": 60, "mpq-0rtt": 60, "tls": 60, "tcp": 60}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("%d runs over %s, want %d (all: %v)", count[k], k, n, count)
+		}
+	}
+}
