@@ -459,7 +459,8 @@ func sanitize(s string) string {
 // frames: response time; file: completion time; stop-and-wait:
 // completion ratio and time; bulk: goodput), with the messages completed
 // of those generated (after the warm-up, whose messages it counts apart),
-// each end's throughput, and the paths the client could not open.
+// each end's throughput, the paths the client could not open, and the
+// datagrams an end dropped at its full receive queue.
 func oneLine(dir string, s *trafficgen.Summary) string {
 	var b strings.Builder
 	if k := s.Transport.Kind; k != "" && k != experiment.KindMPQ {
@@ -481,6 +482,13 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 	}
 	for _, f := range s.PathsFailed {
 		fmt.Fprintf(&b, "  path %d failed", f.Path)
+	}
+	// Losses in the receiving process, not on the network: the machine
+	// did not keep up (summary.json's receive_queue_dropped).
+	for _, side := range []string{"client", "server"} {
+		if n := s.ReceiveQueueDropped[side]; n > 0 {
+			fmt.Fprintf(&b, "  %s receive queue dropped %d datagrams", side, n)
+		}
 	}
 	return b.String()
 }

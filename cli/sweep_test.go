@@ -360,6 +360,11 @@ func TestConsoleHeadlines(t *testing.T) {
 	if got := oneLine("dir", s); got != want+"  path 1 failed" {
 		t.Fatalf("with a failed path: %s", got)
 	}
+	// Receive-queue drops are shown only where there are some.
+	s.ReceiveQueueDropped = map[string]uint64{"client": 12, "server": 0}
+	if got := oneLine("dir", s); got != want+"  path 1 failed  client receive queue dropped 12 datagrams" {
+		t.Fatalf("with receive-queue drops: %s", got)
+	}
 	// Messages of the warm-up are counted apart.
 	s.Sources[0].WarmupExcluded = 3
 	if got := oneLine("dir", s); !strings.Contains(got, "p mct p50 25.8ms p99 51.9ms (10/10, 3 in warm-up)") {

@@ -478,12 +478,28 @@ func convertPath(t *table) Path {
 	return p
 }
 
+// convertSlowStart reads transport.slow_start for the congestion
+// controller cc: its default when not set, refused for a controller
+// without a slow start (bbr).
+func convertSlowStart(t *table, cc string) string {
+	def := string(congestion.DefaultSlowStart(cc))
+	s := t.name("slow_start", def, func(s string) string {
+		return names.Check("slow start", s, congestion.SlowStarts())
+	})
+	if _, given := t.m["slow_start"]; given && def == "" && !t.failed["slow_start"] {
+		t.fail("slow_start", "congestion = %q has no slow start to choose (its startup is its own)", cc)
+		return def
+	}
+	return s
+}
+
 // MinReceiveWindow is the smallest transport.receive_window: 16 KiB, a
 // dozen full packets.
 const MinReceiveWindow = 16 << 10
 
 func convertTransport(t *table, backend string) Transport {
 	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+		SlowStart:     string(congestion.SlowStartStandard),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
 		SimNullProtection: DefaultSimNullProtection(backend)}
 	if t == nil {
@@ -507,6 +523,7 @@ func convertTransport(t *table, backend string) Transport {
 	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
 		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
 	}
+	tr.SlowStart = convertSlowStart(t, tr.Congestion)
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)

@@ -208,6 +208,12 @@ type Transport struct {
 	// (default: the reference experiments') or "per-rtt"
 	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
 	NewRenoGrowth string
+	// SlowStart is transport.slow_start, how the congestion controller
+	// leaves its initial slow start: "standard" or "hystart++" (RFC 9406);
+	// the controller's default when not set (congestion.DefaultSlowStart:
+	// "hystart++" for cubic, "standard" for the others, "" for bbr, which
+	// refuses the key).
+	SlowStart     string
 	MaxPacketSize int
 	Pacing        bool
 	// Multipath false keeps the connection on the first path.

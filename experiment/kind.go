@@ -46,7 +46,7 @@ func TransportKinds() []string { return []string{KindMPQ, KindQuicGo, KindTCP, K
 func Kernel(kind string) bool { return kind == KindTCP || kind == KindTLS || kind == KindMPTCP }
 
 // mpqOnlyKeys are the transport keys that configure mpq alone.
-var mpqOnlyKeys = []string{"path_scheduler", "scheduler_options", "stream_scheduler", "congestion", "newreno_growth",
+var mpqOnlyKeys = []string{"path_scheduler", "scheduler_options", "stream_scheduler", "congestion", "newreno_growth", "slow_start",
 	"max_packet_size", "pacing", "initial_rtt", "path_failure", "path_abandon_after", "receive_window", "zero_rtt",
 	"sim_null_protection"}
 

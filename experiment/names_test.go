@@ -130,3 +130,66 @@ func TestNewRenoGrowthAtLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowStartAtLoad: transport.slow_start is a checked name (error with
+// file, line and key), defaults to the controller's own (standard for
+// newreno, hystart++ for cubic), is refused with bbr, sweeps, and is
+// written into the resolved file only when not the default, so that the
+// configurations (and hashes) of runs without it stay the same.
+func TestSlowStartAtLoad(t *testing.T) {
+	base, err := Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ transport, want, err string }{
+		{"", "standard", ""},
+		{"slow_start = \"standard\"", "standard", ""},
+		{"slow_start = \"hystart++\"", "hystart++", ""},
+		{"congestion = \"olia\"\nslow_start = \"hystart++\"", "hystart++", ""},
+		{"congestion = \"cubic\"", "hystart++", ""},
+		{"congestion = \"cubic\"\nslow_start = \"standard\"", "standard", ""},
+		{"congestion = \"bbr\"", "", ""},
+		{"congestion = \"bbr\"\nslow_start = \"standard\"", "", `e.toml:20: transport.slow_start: congestion = "bbr" has no slow start to choose`},
+		{"slow_start = \"hystart\"", "", `e.toml:19: transport.slow_start: unknown slow start "hystart" (known: standard, hystart++)`},
+	} {
+		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
+		es, err := Parse("e.toml", []byte(doc), nil)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.transport, err)
+			continue
+		}
+		e := &es[0]
+		resolved := string(e.ResolvedTOML())
+		written := strings.Contains(resolved, "slow_start")
+		def := !strings.Contains(tc.transport, "slow_start") || !strings.Contains(tc.transport, "cubic") && tc.want == "standard" ||
+			strings.Contains(tc.transport, "cubic") && tc.want == "hystart++"
+		if e.Transport.SlowStart != tc.want || written == def {
+			t.Errorf("%q: slow start %q (written %v), want %q (written %v)", tc.transport, e.Transport.SlowStart, written, tc.want, !def)
+		}
+		again, err := Parse("r.toml", []byte(resolved), nil)
+		if err != nil || again[0].Transport.SlowStart != tc.want {
+			t.Errorf("%q: resolved file reads back as %v, %v", tc.transport, again, err)
+		}
+		if tc.transport == "slow_start = \"standard\"" && e.PointSHA256() != base[0].PointSHA256() {
+			t.Errorf("the default written out changes the configuration's hash")
+		}
+	}
+	o, err := ParseOverride("transport.slow_start=hystart++")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := Parse("e.toml", []byte(paperFile), []Override{o})
+	if err != nil || es[0].Transport.SlowStart != "hystart++" {
+		t.Errorf("--set transport.slow_start=hystart++: %v", err)
+	}
+	es, err = Parse("e.toml", []byte(paperFile+"\n[sweep]\n\"transport.slow_start\" = [\"standard\", \"hystart++\"]\n"), nil)
+	if err != nil || len(es) != 2 || es[0].Transport.SlowStart != "standard" || es[1].Transport.SlowStart != "hystart++" {
+		t.Errorf("sweep over transport.slow_start: %d runs, %v", len(es), err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
 )
 
 // ResolvedTOML writes the run as an experiment file with every value
@@ -127,6 +129,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	}
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
+	}
+	if t.SlowStart != "" && t.SlowStart != string(congestion.DefaultSlowStart(t.Congestion)) {
+		w("slow_start", q(t.SlowStart))
 	}
 	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
 		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))

@@ -22,17 +22,20 @@ type inDatagram struct {
 
 // inbox queues the datagrams routed to a connection until its goroutine
 // takes them. It grows with use up to its limit, beyond which datagrams
-// are dropped as a full socket buffer would; dropped, if set, counts them.
+// are dropped as a full socket buffer would; dropped counts them, and
+// shared, if set (a listener's count over its connections), too.
 type inbox struct {
 	mu      sync.Mutex
 	q       []inDatagram
 	limit   int
 	sig     chan struct{}
-	dropped *atomic.Uint64
+	dropped atomic.Uint64
+	shared  *atomic.Uint64
+	closed  bool
 }
 
-func newInbox(dropped *atomic.Uint64) *inbox {
-	return &inbox{limit: inboxHandshake, sig: make(chan struct{}, 1), dropped: dropped}
+func newInbox(shared *atomic.Uint64) *inbox {
+	return &inbox{limit: inboxHandshake, sig: make(chan struct{}, 1), shared: shared}
 }
 
 // pushAll queues datagrams in order, with one wake-up of the connection's
@@ -42,11 +45,15 @@ func (b *inbox) pushAll(ins []inDatagram) {
 	b.mu.Lock()
 	room := max(0, min(len(ins), b.limit-len(b.q)))
 	b.q = append(b.q, ins[:room]...)
+	closed := b.closed
 	b.mu.Unlock()
 	for _, in := range ins[room:] {
 		putBuf(in.buf)
-		if b.dropped != nil {
-			b.dropped.Add(1)
+	}
+	if n := uint64(len(ins) - room); n > 0 && !closed {
+		b.dropped.Add(n)
+		if b.shared != nil {
+			b.shared.Add(n)
 		}
 	}
 	if room > 0 {
@@ -64,16 +71,21 @@ func (b *inbox) take(spare []inDatagram) []inDatagram {
 	return q
 }
 
-// setLimit changes how many datagrams may wait.
+// setLimit changes how many datagrams may wait (none once closed).
 func (b *inbox) setLimit(n int) {
 	b.mu.Lock()
-	b.limit = n
+	if !b.closed {
+		b.limit = n
+	}
 	b.mu.Unlock()
 }
 
-// close drops every queued datagram and any that comes later.
+// close drops every queued datagram and any that comes later (those are
+// not counted: the connection is gone).
 func (b *inbox) close() {
-	b.setLimit(0)
+	b.mu.Lock()
+	b.limit, b.closed = 0, true
+	b.mu.Unlock()
 	for _, in := range b.take(nil) {
 		putBuf(in.buf)
 	}

@@ -131,6 +131,12 @@ func (c *Conn) CopiesDropped() map[string]uint64 {
 	return c.c.CopiesDropped()
 }
 
+// ReceiveQueueDropped returns how many datagrams for this connection
+// were dropped because its receive queue (the datagrams read from the
+// socket that its goroutine had not yet taken) was full: on a real
+// socket, losses that happen in this process, not on the network.
+func (c *Conn) ReceiveQueueDropped() uint64 { return c.in.dropped.Load() }
+
 // pathEvent wakes AddPath callers; called with c.mu held.
 func (c *Conn) pathEvent(e core.Event) {
 	switch e.Kind {

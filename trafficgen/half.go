@@ -53,6 +53,13 @@ type Half struct {
 	Drained    time.Duration    `json:"drained_ns"`
 	// EarlyData is the client's 0-RTT state (transport.zero_rtt).
 	EarlyData *core.EarlyDataState `json:"early_data,omitempty"`
+	// CopiesDropped counts, per reason, the copies this end's path
+	// scheduler asked for that were not sent, up to the end of the
+	// window.
+	CopiesDropped map[string]uint64 `json:"copies_dropped,omitempty"`
+	// ReceiveQueueDropped is what this end's connection dropped at its
+	// full receive queue (nil: its transport does not count it).
+	ReceiveQueueDropped *uint64 `json:"receive_queue_dropped,omitempty"`
 }
 
 // HalfGrowth is the state of one path's congestion window growth (see
@@ -79,6 +86,10 @@ func (r *Recorder) Half(side string, in SummaryInput) *Half {
 		Multipath: in.Multipath, Drained: in.Drained, Paths: in.Server, PathEvents: in.ServerEvents}
 	if side == "client" {
 		h.Paths, h.PathEvents, h.EarlyData = in.Client, in.ClientEvents, in.EarlyData
+	}
+	h.CopiesDropped = in.CopiesDropped
+	if n, ok := in.ReceiveQueueDropped[side]; ok {
+		h.ReceiveQueueDropped = &n
 	}
 	for _, k := range sortedPathKeys(r.paths) {
 		g := r.paths[k].ca
@@ -204,6 +215,20 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 	in = SummaryInput{Server: server.Paths, Client: client.Paths, Multipath: server.Multipath, Drained: max(client.Drained, server.Drained),
 		ServerEvents: shiftEvents(server.PathEvents, server.Start, r.start), ClientEvents: shiftEvents(client.PathEvents, client.Start, r.start)}
 	in.EarlyData = client.EarlyData
+	for _, h := range []*Half{client, server} {
+		for reason, n := range h.CopiesDropped {
+			if in.CopiesDropped == nil {
+				in.CopiesDropped = map[string]uint64{}
+			}
+			in.CopiesDropped[reason] += n
+		}
+		if h.ReceiveQueueDropped != nil {
+			if in.ReceiveQueueDropped == nil {
+				in.ReceiveQueueDropped = map[string]uint64{}
+			}
+			in.ReceiveQueueDropped[h.Side] = *h.ReceiveQueueDropped
+		}
+	}
 	return r, in, nil
 }
 

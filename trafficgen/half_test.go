@@ -46,12 +46,24 @@ func TestMergeHalvesRules(t *testing.T) {
 	server.Finish()
 	client.Finish()
 
-	r, in, err := MergeHalves(e, client.Half("client", SummaryInput{Multipath: true}), server.Half("server", SummaryInput{Multipath: true}))
+	// Each end's dropped copies and receive-queue drops travel in its
+	// half: copies add up per reason, queue drops stay per end (the
+	// client's transport here does not count them).
+	r, in, err := MergeHalves(e,
+		client.Half("client", SummaryInput{Multipath: true, CopiesDropped: map[string]uint64{"window": 2}}),
+		server.Half("server", SummaryInput{Multipath: true, CopiesDropped: map[string]uint64{"window": 3, "path": 1},
+			ReceiveQueueDropped: map[string]uint64{"server": 7, "client": 99}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !in.Multipath {
 		t.Error("multipath lost")
+	}
+	if c := in.CopiesDropped; len(c) != 2 || c["window"] != 5 || c["path"] != 1 {
+		t.Errorf("copies dropped %v, want window 5 and path 1", c)
+	}
+	if q := in.ReceiveQueueDropped; len(q) != 1 || q["server"] != 7 {
+		t.Errorf("receive queue dropped %v, want server 7 only", q)
 	}
 	want := map[[2]int]struct {
 		completed bool

@@ -1,6 +1,7 @@
 package trafficgen
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -188,7 +189,10 @@ type Summary struct {
 	// NewRenoGrowth is transport.newreno_growth, for newreno and
 	// newreno-cwl only.
 	NewRenoGrowth string `json:"newreno_growth,omitempty"`
-	Multipath     bool   `json:"multipath"`
+	// SlowStart is transport.slow_start, resolved ("standard" or
+	// "hystart++"; empty for bbr and the other transports).
+	SlowStart string `json:"slow_start,omitempty"`
+	Multipath bool   `json:"multipath"`
 	// WallS is how long the run took on the wall clock.
 	WallS      float64         `json:"wall_s"`
 	Provenance *Provenance     `json:"provenance,omitempty"`
@@ -209,6 +213,12 @@ type Summary struct {
 	// reason (mpquic/core's Copy* reasons) when there are any.
 	CopiesDropped         uint64            `json:"copies_dropped"`
 	CopiesDroppedByReason map[string]uint64 `json:"copies_dropped_by_reason,omitempty"`
+	// ReceiveQueueDropped counts, per end ("client", "server"), the
+	// datagrams the end's connection dropped because its receive queue
+	// was full: losses in the receiving process, which the transport
+	// sees as network losses. Only for real sockets (the simulator has
+	// no such queue) and the ends whose transport counts them (mpq).
+	ReceiveQueueDropped map[string]uint64 `json:"receive_queue_dropped,omitempty"`
 	// LinkChanges are the run's scheduled link changes (see
 	// LinkChangeSummary).
 	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
@@ -279,6 +289,10 @@ type SummaryInput struct {
 	ServerEvents, ClientEvents []core.PathEvent
 	// EarlyData is the client's 0-RTT state, with transport.zero_rtt.
 	EarlyData *core.EarlyDataState
+	// ReceiveQueueDropped is, per end ("client", "server"), what its
+	// connection dropped at its full receive queue, for the ends that
+	// count it (nil: none does).
+	ReceiveQueueDropped map[string]uint64
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -298,12 +312,13 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	if strings.HasPrefix(e.Transport.Congestion, "newreno") {
 		s.NewRenoGrowth = e.Transport.NewRenoGrowth
 	}
+	s.SlowStart = e.Transport.SlowStart
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {
 		s.Transport.Kind = experiment.KindMPQ
 	}
 	if s.Transport.Kind != experiment.KindMPQ {
-		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth = "", "", "", ""
+		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth, s.SlowStart = "", "", "", "", ""
 		s.Transport.Note = TransportNote(s.Transport.Kind)
 		s.Transport.Connection = e.Transport.Connection
 	}
@@ -315,6 +330,9 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		ss := r.sourceSummary(i, src, dur)
 		r.disruption(&ss, i, src, e)
 		s.Sources = append(s.Sources, ss)
+	}
+	if len(in.ReceiveQueueDropped) > 0 {
+		s.ReceiveQueueDropped = maps.Clone(in.ReceiveQueueDropped)
 	}
 	for reason, n := range in.CopiesDropped {
 		if n == 0 {

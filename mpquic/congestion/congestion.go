@@ -13,6 +13,10 @@
 //     every path of the connection through the Group the connection passes
 //     in Config.
 //
+// Config.SlowStart gives the newreno family and the coupled controllers
+// HyStart++ too (cubic's, in hystart.go), or cubic the standard slow
+// start.
+//
 // Controllers are clock-free: every method takes the current time.
 package congestion
 
@@ -89,6 +93,10 @@ type Config struct {
 	// congestion avoidance (GrowthPerAck by default); other controllers
 	// refuse anything but the default.
 	RenoGrowth Growth
+	// SlowStart is how the controller leaves its initial slow start;
+	// empty selects DefaultSlowStart of the controller (HyStart++ for
+	// cubic, standard for the others). bbr refuses any.
+	SlowStart SlowStartMode
 }
 
 // Growth is the congestion avoidance increase rule of NewReno.
@@ -191,6 +199,11 @@ func New(name string, cfg Config) (Controller, error) {
 	default:
 		return nil, fmt.Errorf("congestion: unknown NewReno growth %q (known: %s)", cfg.RenoGrowth, strings.Join(Growths(), ", "))
 	}
+	ss, err := checkSlowStart(name, cfg.SlowStart)
+	if err != nil {
+		return nil, err
+	}
+	cfg.SlowStart = ss
 	if cfg.Group == nil {
 		cfg.Group = NewGroup()
 	}

@@ -15,18 +15,9 @@ const (
 	CubicC    = 0.4 // C: the cubic function's scale, segments per s^3
 )
 
-// HyStart++ constants (RFC 9406 Section 4.3).
-const (
-	hsMinRTTThresh   = 4 * time.Millisecond
-	hsMaxRTTThresh   = 16 * time.Millisecond
-	hsMinRTTDivisor  = 8
-	hsNRTTSample     = 8
-	hsCSSGrowthDiv   = 4
-	hsCSSRounds      = 5
-	hsLimitSegments  = 8 // L for an unpaced sender
-	hsNoRTT          = time.Duration(math.MaxInt64)
-	cubicAlphaFriend = 3 * (1 - CubicBeta) / (1 + CubicBeta)
-)
+// cubicAlphaFriend is alpha_cubic, the Reno-friendly increase
+// (RFC 9438 Section 4.3).
+const cubicAlphaFriend = 3 * (1 - CubicBeta) / (1 + CubicBeta)
 
 // Cubic is CUBIC (RFC 9438) for one path. In congestion avoidance the
 // window follows W_cubic(t) = C*(t-K)^3 + W_max (Section 4.2), t the time
@@ -38,13 +29,9 @@ const (
 // once it reaches W_max) the window is W_est. A congestion event sets
 // W_max (reduced to cwnd*(1+beta)/2 by fast convergence, Section 4.7, when
 // the window had not regained the previous W_max) and multiplies the window
-// by beta = 0.7. The initial slow start is HyStart++ (RFC 9406): rounds whose
-// minimum RTT rose by max(4 ms, min(16 ms, minRTT/8)) over the previous
-// round's move to Conservative Slow Start (growth divided by 4) and, after
-// 5 such rounds, to congestion avoidance; a round whose minimum RTT falls
-// back below the baseline returns to slow start. Later slow starts (after
-// persistent congestion) are plain. HyStart++ limits the growth per ACK
-// frame to L = 8 datagrams, its value for unpaced senders, with pacing too. Recovery periods and persistent
+// by beta = 0.7. The initial slow start is HyStart++ (RFC 9406, see hyStart)
+// unless Config.SlowStart is SlowStartStandard. Later slow starts (after
+// persistent congestion) are plain. Recovery periods and persistent
 // congestion are RFC 9002's. Windows are in bytes; the cubic function's
 // segments are datagrams of the maximum size.
 type Cubic struct {
@@ -60,22 +47,15 @@ type Cubic struct {
 	epochStart time.Time // zero: no epoch yet
 	wEst       float64   // segments
 
-	// HyStart++.
-	hystart        bool // still in the initial slow start
-	roundStart     time.Time
-	lastRoundMin   time.Duration
-	curRoundMin    time.Duration
-	samples        int
-	css            bool
-	cssBaseline    time.Duration
-	cssRoundsSoFar int
+	hs hyStart
 }
 
-// NewCubic returns a CUBIC controller in its initial slow start.
+// NewCubic returns a CUBIC controller in its initial slow start, with
+// HyStart++ unless cfg.SlowStart is SlowStartStandard.
 func NewCubic(cfg Config) *Cubic {
 	base := NewNewReno(cfg, false)
 	return &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
-		hystart: true, lastRoundMin: hsNoRTT, curRoundMin: hsNoRTT, cssBaseline: hsNoRTT}
+		hs: newHyStart(cfg.SlowStart != SlowStartStandard)}
 }
 
 // OnPacketSent implements Controller.
@@ -101,7 +81,7 @@ func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, _ uint64, rtt RTT) {
 		}
 		c.inRecovery = false
 		bytes += float64(p.Size)
-		if p.TimeSent.After(c.roundStart) {
+		if c.hs.endsRound(p.TimeSent) {
 			newRound = true
 		}
 	}
@@ -118,47 +98,18 @@ func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, _ uint64, rtt RTT) {
 // slowStart grows the window in slow start, HyStart++ deciding when to
 // leave it (RFC 9406 Section 4.2).
 func (c *Cubic) slowStart(now time.Time, bytes float64, newRound bool, latest time.Duration) {
-	if !c.hystart {
+	if !c.hs.on {
 		c.cwnd += bytes
 		return
 	}
-	if newRound {
-		c.roundStart = now
-		c.lastRoundMin, c.curRoundMin, c.samples = c.curRoundMin, hsNoRTT, 0
-		if c.css {
-			c.cssRoundsSoFar++
-			if c.cssRoundsSoFar >= hsCSSRounds {
-				c.enterAvoidance()
-				return
-			}
-		}
-	}
-	if latest > 0 {
-		c.curRoundMin = min(c.curRoundMin, latest)
-		c.samples++
-	}
-	enough := c.samples >= hsNRTTSample && c.curRoundMin != hsNoRTT && c.lastRoundMin != hsNoRTT
-	switch {
-	case !c.css && enough:
-		thresh := min(max(c.lastRoundMin/hsMinRTTDivisor, hsMinRTTThresh), hsMaxRTTThresh)
-		if c.curRoundMin >= c.lastRoundMin+thresh {
-			c.css, c.cssBaseline, c.cssRoundsSoFar = true, c.curRoundMin, 0
-		}
-	case c.css && c.samples >= hsNRTTSample && c.curRoundMin < c.cssBaseline:
-		c.css, c.cssBaseline = false, hsNoRTT
-	}
-	inc := min(bytes, hsLimitSegments*c.mds)
-	if c.css {
-		inc /= hsCSSGrowthDiv
+	inc, done := c.hs.onAck(now, bytes, c.mds, newRound, latest)
+	if done {
+		// RFC 9406 Section 4.2: after CSS_ROUNDS rounds of Conservative
+		// Slow Start.
+		c.ssthresh = uint64(c.cwnd)
+		return
 	}
 	c.cwnd += inc
-}
-
-// enterAvoidance ends HyStart++'s slow start (RFC 9406 Section 4.2: after
-// CSS_ROUNDS rounds of Conservative Slow Start).
-func (c *Cubic) enterAvoidance() {
-	c.hystart, c.css = false, false
-	c.ssthresh = uint64(c.cwnd)
 }
 
 // avoid is RFC 9438 Sections 4.2 to 4.4 for bytes newly acknowledged.
@@ -195,7 +146,7 @@ func (c *Cubic) OnCongestionEvent(now, sentTime time.Time) {
 	}
 	c.recoveryStart = now
 	c.inRecovery = true
-	c.hystart, c.css = false, false
+	c.hs.stop()
 	w := c.cwnd / c.mds
 	if w < c.wMax {
 		c.wMax = w * (1 + CubicBeta) / 2

@@ -10,7 +10,7 @@ import (
 // with a window of w datagrams (its initial slow start over).
 func cubicInAvoidance(w float64) *Cubic {
 	c := NewCubic(Config{MaxDatagramSize: mds})
-	c.hystart = false
+	c.hs.stop()
 	c.cwnd = w * mds
 	c.ssthresh = uint64(c.cwnd)
 	return c
@@ -111,8 +111,8 @@ func TestHyStartPlusPlus(t *testing.T) {
 		t.Fatalf("two rounds of slow start: window %v, want 35100", c.cwnd)
 	}
 	round(3, 120*time.Millisecond)
-	if c.cwnd != 44887.5 || !c.css || c.State() != SlowStart {
-		t.Fatalf("RTT rise: window %v css %v state %v, want 44887.5 in CSS", c.cwnd, c.css, c.State())
+	if c.cwnd != 44887.5 || !c.hs.css || c.State() != SlowStart {
+		t.Fatalf("RTT rise: window %v css %v state %v, want 44887.5 in CSS", c.cwnd, c.hs.css, c.State())
 	}
 	for r := 4; r <= 7; r++ {
 		round(r, 120*time.Millisecond)

@@ -32,6 +32,13 @@ const LossReductionFactor = 0.5
 // avoidance by one datagram per round trip (a round ends when a packet
 // sent after it began is acknowledged) in which anything was
 // acknowledged, however much of the window the path used.
+//
+// Config.SlowStart SlowStartHyStart leaves the initial slow start by
+// HyStart++ (RFC 9406, see hyStart) instead of at the first loss: the
+// growth per ACK frame is at most 8 datagrams, a quarter of that in
+// Conservative Slow Start (the window in whole bytes, rounded down), and
+// the fifth round of Conservative Slow Start sets ssthresh to the window.
+// The coupled controllers, NewReno underneath, take it too.
 type NewReno struct {
 	mds           uint64
 	cwnd          uint64
@@ -45,6 +52,7 @@ type NewReno struct {
 	perRTT        bool      // Config.RenoGrowth is GrowthPerRTT
 	roundStart    time.Time // per-RTT growth: when the current round began
 	coupled       *coupled  // lia, olia, balia; nil for NewReno itself
+	hs            hyStart   // Config.SlowStart hystart++; off otherwise
 }
 
 // NewNewReno returns a NewReno controller; cwndLimited enables the
@@ -56,7 +64,7 @@ func NewNewReno(cfg Config, cwndLimited bool) *NewReno {
 		iw = uint64(cfg.InitialWindowPackets) * mds
 	}
 	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited,
-		perRTT: cfg.RenoGrowth == GrowthPerRTT}
+		perRTT: cfg.RenoGrowth == GrowthPerRTT, hs: newHyStart(cfg.SlowStart == SlowStartHyStart)}
 }
 
 // OnPacketSent implements Controller.
@@ -84,6 +92,8 @@ func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64
 	if r.coupled != nil {
 		r.coupled.srtt = rtt.Smoothed
 	}
+	var hsBytes uint64 // bytes HyStart++ grows the window by
+	hsRound := false
 	for _, p := range acked {
 		if r.inCongestionRecovery(p.TimeSent) {
 			continue
@@ -95,6 +105,13 @@ func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64
 		size := uint64(p.Size)
 		if r.coupled != nil {
 			r.coupled.sinceLoss += size
+		}
+		if r.hs.on {
+			// Still in the initial slow start (ssthresh unset):
+			// HyStart++ grows the window per ACK frame, below.
+			hsBytes += size
+			hsRound = hsRound || r.hs.endsRound(p.TimeSent)
+			continue
 		}
 		if r.cwnd < r.ssthresh {
 			r.cwnd += size
@@ -117,6 +134,14 @@ func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64
 			r.cwnd += r.mds
 		}
 	}
+	if hsBytes > 0 {
+		inc, done := r.hs.onAck(now, float64(hsBytes), float64(r.mds), hsRound, rtt.Latest)
+		if done {
+			r.ssthresh = r.cwnd
+			return
+		}
+		r.cwnd += uint64(inc)
+	}
 }
 
 // OnCongestionEvent implements Controller.
@@ -127,6 +152,7 @@ func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
 	r.recoveryStart = now
 	r.roundStart = now
 	r.inRecovery = true
+	r.hs.stop()
 	reduced := uint64(float64(r.cwnd) * LossReductionFactor)
 	if r.coupled != nil {
 		reduced = r.coupled.onLoss()
@@ -138,6 +164,7 @@ func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
 
 // OnPersistentCongestion implements Controller.
 func (r *NewReno) OnPersistentCongestion(time.Time) {
+	r.hs.stop()
 	r.cwnd = r.minWindow
 	r.recoveryStart = time.Time{}
 	r.inRecovery = false

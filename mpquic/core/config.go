@@ -71,6 +71,11 @@ type Config struct {
 	// (default) or "per-rtt" (see congestion.Growth); only newreno and
 	// newreno-cwl take "per-rtt".
 	NewRenoGrowth string
+	// SlowStart is how the controllers leave their initial slow start:
+	// "standard" or "hystart++" (RFC 9406; see congestion.SlowStartMode);
+	// "" is the controller's default (congestion.DefaultSlowStart:
+	// HyStart++ for cubic, standard for the others). bbr takes none.
+	SlowStart string
 	// Pacing enables the pacer of RFC 9002 Section 7.7. Off by default, as
 	// in the 2017 MP-QUIC of the experiments this stack reproduces.
 	Pacing bool
@@ -317,5 +322,6 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 // congestionConfig is the configuration of a path's congestion controller
 // in a connection whose controllers form group g.
 func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
-	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth)}
+	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
+		SlowStart: congestion.SlowStartMode(c.SlowStart)}
 }

@@ -18,6 +18,12 @@ func bulk(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration) int {
 // bulkWith is bulk with the server's transport options opts (TLS aside),
 // e.g. its congestion controller; the client takes its SimNullProtection.
 func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opts core.Config) int {
+	n, _ := bulkTopo(tb, seed, paths, d, opts)
+	return n
+}
+
+// bulkTopo is bulkWith, also returning the topology (its links' counters).
+func bulkTopo(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opts core.Config) (int, *Topology) {
 	sim := New(seed)
 	// About 30,000 events per virtual second at 100 Mbit/s.
 	sim.StepLimit = uint64(d.Seconds()*100_000*float64(len(paths))) + 100_000
@@ -101,7 +107,7 @@ func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opt
 	if sim.Exhausted() {
 		tb.Fatalf("step limit reached at %v", sim.Elapsed())
 	}
-	return received
+	return received, topo
 }
 
 // BenchmarkSimSpeed reports simulated seconds per wall-clock second

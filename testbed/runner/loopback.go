@@ -161,9 +161,11 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		in.Server, in.Multipath = st.PathStats(), st.MultipathEnabled()
 		in.BaseRTT = loopbackRTTs(e, emu, in.Server)
 		addCopiesDropped(&in, sconn)
+		addQueueDropped(&in, "server", sconn)
 		if cconn != nil {
 			in.Client = pathStats(cconn)
 			addCopiesDropped(&in, cconn)
+			addQueueDropped(&in, "client", cconn)
 		}
 		for _, p := range peers {
 			p.Stop()

@@ -252,6 +252,8 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 			return
 		}
 		in.Multipath = st.MultipathEnabled()
+		addCopiesDropped(&in, rr.conn)
+		addQueueDropped(&in, side, rr.conn)
 		if side == "server" {
 			in.Server = st.PathStats()
 		} else {

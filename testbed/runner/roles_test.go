@@ -77,6 +77,10 @@ func TestRolesMerge(t *testing.T) {
 		t.Errorf("clock at the start %+v", c)
 	}
 	s := res.Summary
+	// Each end's receive-queue drops come through its half.
+	if q := s.ReceiveQueueDropped; len(q) != 2 {
+		t.Errorf("receive_queue_dropped %v: want the client's and the server's", q)
+	}
 	for _, src := range s.Sources {
 		if src.Messages < 30 || src.Completed != src.Messages {
 			t.Errorf("source %s: %d of %d completed (%v)", src.Name, src.Completed, src.Messages, src.Failures)

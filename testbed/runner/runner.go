@@ -79,6 +79,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
+		SlowStart:     t.SlowStart,
 		Pacing:        t.Pacing,
 		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
@@ -262,6 +263,28 @@ func addCopiesDropped(in *trafficgen.SummaryInput, c appenv.Conn) {
 		}
 		in.CopiesDropped[r] += n
 	}
+}
+
+// queueDropper is what connections offer for receive_queue_dropped.
+type queueDropper interface {
+	ReceiveQueueDropped() (uint64, bool)
+}
+
+// addQueueDropped records what the connection of side dropped at its
+// full receive queue, when it counts that.
+func addQueueDropped(in *trafficgen.SummaryInput, side string, c appenv.Conn) {
+	q, ok := c.(queueDropper)
+	if !ok {
+		return
+	}
+	n, ok := q.ReceiveQueueDropped()
+	if !ok {
+		return
+	}
+	if in.ReceiveQueueDropped == nil {
+		in.ReceiveQueueDropped = map[string]uint64{}
+	}
+	in.ReceiveQueueDropped[side] = n
 }
 
 // eventer is what connections offer for the path events of summary.json.

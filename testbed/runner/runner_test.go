@@ -368,6 +368,10 @@ path_interval = "0"
 	if s.GoodputMbps.Server.Background < 5 {
 		t.Errorf("bulk goodput %v", s.GoodputMbps)
 	}
+	// Both ends' receive-queue drops are reported (a count, usually 0).
+	if q := s.ReceiveQueueDropped; len(q) != 2 {
+		t.Errorf("receive_queue_dropped %v: want the client's and the server's", q)
+	}
 	for _, f := range []string{"config.resolved.toml", "summary.json", "messages.csv", "paths.csv", "throughput.csv", "emulator.json"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)

@@ -108,6 +108,16 @@ func (c *conn) CopiesDropped() map[string]uint64 {
 	return nil
 }
 
+// ReceiveQueueDropped returns how many datagrams the connection dropped
+// at its full receive queue, and whether its transport counts them
+// (mpquic's connections do).
+func (c *conn) ReceiveQueueDropped() (uint64, bool) {
+	if d, ok := c.c.(queueDropper); ok {
+		return d.ReceiveQueueDropped(), true
+	}
+	return 0, false
+}
+
 // Transport returns the connection of the environment's transport, for
 // what only that transport offers (kernel statistics, for example).
 func (c *conn) Transport() TransportConn { return c.c }
