@@ -47,6 +47,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
 	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
 	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
+	c.repair.policy, _ = ps.path.(scheduler.Repairer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
@@ -165,6 +166,7 @@ func (c *Conn) buildLocalParams() {
 			p.HasRetrySourceConnectionID = true
 		}
 	}
+	p.Repair = c.cfg.Repair
 	if !c.cfg.DisableMultipath {
 		p.InitialMaxPathID, p.HasInitialMaxPathID = c.cfg.MaxPathID, true
 		c.mp.offered = true

@@ -346,7 +346,8 @@ func allowedInEarly(f wire.Frame) bool {
 		*wire.PathResponseFrame, *wire.RetireConnectionIDFrame,
 		*wire.PathAckFrame, *wire.PathAbandonFrame, *wire.PathStatusFrame,
 		*wire.PathNewConnectionIDFrame, *wire.PathRetireConnectionIDFrame,
-		*wire.MaxPathIDFrame, *wire.PathsBlockedFrame, *wire.PathCIDsBlockedFrame:
+		*wire.MaxPathIDFrame, *wire.PathsBlockedFrame, *wire.PathCIDsBlockedFrame,
+		*wire.RepairFrame:
 		return false
 	}
 	return true
