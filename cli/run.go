@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -428,13 +430,29 @@ func describeRuns(dirs []string) string {
 func runName(e *experiment.Experiment) string {
 	name := "run"
 	if len(e.Label) > 0 {
-		name = sanitize(strings.Join(e.Label, ","))
+		name = shorten(sanitize(strings.Join(e.Label, ",")))
 	}
 	if e.Repeat > 1 {
 		width := len(strconv.Itoa(e.Repeat - 1))
 		name = filepath.Join(name, fmt.Sprintf("rep%0*d", width, e.Repetition))
 	}
 	return name
+}
+
+// maxRunName bounds a run directory's name, below the 255 bytes most
+// file systems allow a name.
+const maxRunName = 200
+
+// shorten keeps a run directory's name within maxRunName: a longer one
+// (many overrides) keeps its first bytes and ends in "~" and 16 hex
+// digits of its SHA-256, so that two labels stay two directories. The
+// whole label is in the run's summary.json (vary).
+func shorten(name string) string {
+	if len(name) <= maxRunName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:maxRunName-17] + "~" + hex.EncodeToString(sum[:8])
 }
 
 // sanitize keeps a name usable as a directory name.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -432,5 +433,40 @@ func TestRerunAggregatesTheWholeDirectory(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(base, name)); !os.IsNotExist(err) {
 			t.Errorf("%s left after the second invocation: %v", name, err)
 		}
+	}
+}
+
+// TestLongRunNames: a run whose label (the sweep's values and the
+// overrides) would make a directory name longer than file systems allow
+// is written under a shortened name that ends in a hash of the whole
+// label, so two such runs stay apart; a short label is the name as it
+// was.
+func TestLongRunNames(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 1", 1))
+	var sets []string
+	for _, s := range []string{"path.0.rate=21Mbit", "path.1.rate=22Mbit", "path.0.rtt=21ms", "path.1.rtt=41ms",
+		"path.0.loss=0.5%", "source.s1.interval=51ms", "source.s1.size=4kB", "transport.max_packet_size=1300",
+		"transport.congestion=cubic", "path.0.queue=50kB", "path.1.queue=60kB", "transport.receive_window=4MB"} {
+		sets = append(sets, "--set", s)
+	}
+	args := append([]string{"run", f, "--out", dir}, sets...)
+	if code, _, stderr := runCmd(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs := runDirs(t, filepath.Join(dir, "sweep"))
+	if len(runs) != 2 {
+		t.Fatalf("runs %v, want 2", runs)
+	}
+	for _, r := range runs {
+		if len(r) > maxRunName || !regexp.MustCompile(`~[0-9a-f]{16}$`).MatchString(r) {
+			t.Errorf("run directory %q (%d bytes): want at most %d ending in ~ and a hash", r, len(r), maxRunName)
+		}
+	}
+	if runs[0][:maxRunName-17] != runs[1][:maxRunName-17] || runs[0] == runs[1] {
+		t.Errorf("two labels with a common start: %q and %q", runs[0], runs[1])
+	}
+	if got := shorten("transport.path_scheduler=cwr"); got != "transport.path_scheduler=cwr" {
+		t.Errorf("a short name changed: %q", got)
 	}
 }

@@ -537,6 +537,7 @@ func convertTransport(t *table, backend string) Transport {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
 	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
+	tr.Repair = t.boolean("repair", tr.Repair)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.Connection = t.str("connection", tr.Connection, ConnectionModes()...)

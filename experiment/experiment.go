@@ -238,6 +238,11 @@ type Transport struct {
 	// messages in 0-RTT packets (RFC 9001 Section 4.6) until the handshake
 	// completes. Off: one full handshake, no tickets.
 	ZeroRTT bool
+	// Repair (transport.repair) offers the experimental REPAIR extension
+	// (stream-level XOR parity, core.Config.Repair) on both ends: a path
+	// scheduler with a parity rule (cwr-plus's parity) may then use it.
+	// Off by default.
+	Repair bool
 	// SimNullProtection (transport.sim_null_protection) replaces the
 	// 1-RTT packet protection by the simulator's null protection
 	// (core.Config.SimNullProtection): same packet sizes and results,

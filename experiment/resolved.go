@@ -130,6 +130,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}
+	if t.Repair {
+		w("repair", "true")
+	}
 	if t.SlowStart != "" && t.SlowStart != string(congestion.DefaultSlowStart(t.Congestion)) {
 		w("slow_start", q(t.SlowStart))
 	}

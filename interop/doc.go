@@ -4,4 +4,8 @@
 // the multipath extension, and noq_test.go runs it against our client and
 // server over loopback. The tests build the peer with cargo and skip when
 // cargo is not installed; build output goes to interop/target.
+// picoquic_test.go runs picoquic's picoquicdemo (C) against our client and
+// server, single path, multipath and with the client changing address; it
+// is opt-in (MPQ_PICOQUIC names the binary, which picoquic/build.sh builds
+// from local source trees) and skips otherwise.
 package interop

@@ -441,18 +441,7 @@ func TestNoqServerAbandon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, c, id := startNoqServer(t, ctx, f)
-	abandoned := false
-	download(t, ctx, c, f, func(n int64) {
-		if !abandoned && n >= fileSize/4 {
-			abandoned = true
-			if err := c.AbandonPath(id, 0); err != nil {
-				t.Errorf("abandon path %d: %v", id, err)
-			}
-		}
-	})
-	if !abandoned {
-		t.Fatal("the path was not abandoned")
-	}
+	downloadAbandoning(t, ctx, c, f, id)
 	served := srv.next(t, ctx, "served line")
 	t.Logf("noq served the file in %.1f ms, path 1 abandoned after a quarter", served.Ms)
 	for _, p := range c.Paths() {
@@ -487,44 +476,11 @@ func runNoqClient(t *testing.T, extra ...string) noqClientRun {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ln, err := mpquic.Listen("127.0.0.1:0", f.config(t, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	// The server keeps the statistics of its connection's paths as they
-	// were when the client closed the connection.
-	type ended struct {
-		paths    []mpquic.PathStats
-		err      error
-		multi    bool
-		serveErr error
-	}
-	end := make(chan ended, 1)
-	go func() {
-		c, err := ln.Accept(ctx)
-		if err != nil {
-			end <- ended{serveErr: err}
-			return
-		}
-		var e ended
-		e.multi = c.MultipathEnabled()
-		if s, err := c.AcceptStream(ctx); err != nil {
-			e.serveErr = err
-		} else {
-			e.serveErr = hq.Serve(s, f.root)
-		}
-		select {
-		case <-c.Done():
-		case <-ctx.Done():
-		}
-		e.paths, e.err = c.Paths(), c.Err()
-		end <- e
-	}()
+	addr, end := serveOnce(t, ctx, f, f.config(t, true))
 
 	out := filepath.Join(t.TempDir(), "big")
 	start := time.Now()
-	args := append([]string{"get", "--addr", ln.Addr().String(), "--path", "/big",
+	args := append([]string{"get", "--addr", addr.String(), "--path", "/big",
 		"--local", clientAddr1 + ":0", "--local", clientAddr2 + ":0",
 		"--ca", f.certFile, "--out", out}, extra...)
 	res := startPeer(t, ctx, args...).next(t, ctx, "result")
@@ -544,18 +500,7 @@ func runNoqClient(t *testing.T, extra ...string) noqClientRun {
 	}
 	t.Logf("noq downloaded %d bytes in %.1f ms (process %v, %.0f Mbit/s)", res.Bytes, res.TotalMs, elapsed.Round(time.Millisecond), float64(res.Bytes)*8/res.TotalMs/1e3)
 
-	var e ended
-	select {
-	case e = <-end:
-	case <-ctx.Done():
-		t.Fatal("our server's connection did not end")
-	}
-	if e.serveErr != nil {
-		t.Errorf("serve: %v", e.serveErr)
-	}
-	if !e.multi {
-		t.Error("our server: multipath not negotiated")
-	}
+	e := waitServed(t, ctx, end, true)
 	// noq-peer closes with application error 0 once it has the file.
 	var app *qerr.ApplicationError
 	if !errors.As(e.err, &app) || !app.Remote || app.Code != 0 {

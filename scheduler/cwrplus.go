@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 func init() {
 	RegisterPathWithOptions("cwr-plus", cwrPlusOptions(), func(o Options) PathScheduler { return newCWRPlus(o) })
@@ -18,6 +21,20 @@ const (
 	// OptQueueGuard: background data keep off a path whose latest RTT
 	// shows a queue (QueueGuard above its minimum RTT).
 	OptQueueGuard = "queue_guard"
+	// OptParity: each priority message gets one XOR parity packet
+	// (REPAIR frames) on another path (Repairer); needs both ends'
+	// transport.repair.
+	OptParity = "parity"
+	// OptQueuedCopies: without copies, a priority packet is still copied
+	// while its path shows a queue or has lost nothing yet (its first
+	// slow start).
+	OptQueuedCopies = "queued_copies"
+	// OptDrain: priority data try the candidates in the order of
+	// SRTT x (1 + bytes_in_flight/cwnd) rather than of SRTT.
+	OptDrain = "drain"
+	// OptGuardOne: queue_guard holds background data off a queued path
+	// only while no other candidate is clear of a queue.
+	OptGuardOne = "guard_one"
 )
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
@@ -29,6 +46,14 @@ func cwrPlusOptions() []Option {
 			Doc: "background data leave the connection's flow-control credit of the priority messages due within one smoothed RTT"},
 		{Name: OptQueueGuard, Default: "true",
 			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
+		{Name: OptParity, Default: "false",
+			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames; both ends need transport.repair = true)"},
+		{Name: OptQueuedCopies, Default: "false",
+			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
+		{Name: OptDrain, Default: "false",
+			Doc: "priority data try the paths in the order of SRTT x (1 + bytes_in_flight / cwnd), what is ahead of them, rather than of SRTT"},
+		{Name: OptGuardOne, Default: "false",
+			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 	}
 }
 
@@ -91,12 +116,13 @@ type CWRPlus struct {
 	ledger      borrowLedger
 	// lastPriority is the priority flag of the last Select: OnPacketSent
 	// reports the class of the packet, not the stream's flag.
-	lastPriority               bool
-	copies, credit, queueGuard bool
+	lastPriority                                                      bool
+	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
-	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard)}
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
+		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne)}
 }
 
 // Name implements PathScheduler.
@@ -140,13 +166,16 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 	s.cand = candidates(paths, s.cand)
 	if isPriority(w) {
 		s.order = byRTT(paths, s.cand, s.order)
+		if s.drain {
+			byDrain(paths, s.order)
+		}
 		for _, i := range s.order {
 			p := &paths[i]
 			if !p.Validated || p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
 				continue
 			}
 			dst = append(dst, p.ID)
-			if !s.copies {
+			if !s.copies && (!s.queuedCopies || len(dst) > 1 || !queued(p) && p.PacketsLost > 0) {
 				break
 			}
 		}
@@ -167,7 +196,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
 			continue
 		}
-		if s.queueGuard && w.Class == ClassBackground && queued(p) {
+		if s.queueGuard && w.Class == ClassBackground && queued(p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -178,6 +207,30 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		dst = append(dst, paths[best].ID)
 	}
 	return dst
+}
+
+// someClear reports whether some candidate shows no queue.
+func (s *CWRPlus) someClear(paths []PathInfo) bool {
+	for _, i := range s.cand {
+		if !queued(&paths[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// byDrain sorts order (stable) by SRTT x (1 + bytes_in_flight / cwnd):
+// how long what is in flight on the path takes to drain at the rate of a
+// window per round trip, plus a round trip.
+func byDrain(paths []PathInfo, order []int) {
+	drain := func(p *PathInfo) float64 {
+		return float64(p.SRTT) * (1 + float64(p.BytesInFlight)/float64(max(p.CWND, 1)))
+	}
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && drain(&paths[order[j]]) < drain(&paths[order[j-1]]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
 }
 
 // queued reports whether p shows a standing queue: its latest RTT more
@@ -213,6 +266,37 @@ func (s *CWRPlus) creditShort(now time.Time, paths []PathInfo, w Work) bool {
 	return need > 0 && w.Waiting.SendWindow < need+uint64(w.Size)
 }
 
+// Repair implements Repairer (rule parity): a priority stream's parity
+// goes on the lowest-RTT candidate that carried none of its data, else on
+// the lowest-RTT candidate (one path: the parity still repairs a random
+// loss), among those whose window admits a full packet with the budget
+// beyond it, as for priority data; the bytes beyond the window are
+// borrowed (OnPacketSent). Other streams get none.
+func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint64, bool) {
+	if !s.parity || !req.Priority {
+		return 0, false
+	}
+	s.cand = candidates(paths, s.cand)
+	s.order = byRTT(paths, s.cand, s.order)
+	best := -1
+	for _, i := range s.order {
+		p := &paths[i]
+		if !p.Validated || p.BytesInFlight+uint64(p.MaxPacketSize) > p.CWND+s.budget(p) {
+			continue
+		}
+		if !slices.Contains(req.DataPaths, p.ID) {
+			return p.ID, true
+		}
+		if best < 0 {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return paths[best].ID, true
+}
+
 // OnPacketSent implements PacketObserver: a priority packet sent beyond
 // the window borrows the excess.
 func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
@@ -230,4 +314,5 @@ func (s *CWRPlus) OnPacketLost(_ time.Time, pathID, pn uint64) { s.ledger.settle
 var (
 	_ SourceAware    = (*CWRPlus)(nil)
 	_ PacketObserver = (*CWRPlus)(nil)
+	_ Repairer       = (*CWRPlus)(nil)
 )

@@ -204,3 +204,33 @@ const PacketSlack = 64
 type HeldBackSkipper interface {
 	SkipsHeldBack() bool
 }
+
+// RepairRequest describes a burst of a stream's data, the bytes written
+// since its last burst (a message, when the application writes a message
+// at once), all sent once, for a Repairer.
+type RepairRequest struct {
+	StreamID uint64
+	Priority bool
+	// Offset and End delimit the burst, [Offset, End); ChunkLen is the
+	// most of its bytes one packet carried (the parity's chunk length:
+	// any single lost packet's bytes then fall in distinct columns and
+	// can be rebuilt).
+	Offset, End, ChunkLen uint64
+	// DataPaths are the paths the burst went on.
+	DataPaths []uint64
+}
+
+// Repairer is implemented by a path scheduler that protects streams with
+// XOR parity (the experimental REPAIR extension, negotiated by both ends'
+// transport.repair). Once a connection has negotiated it, the core asks
+// Repair once per burst of a stream's data: as soon as the packet that
+// carried the last byte the application had written was sent. When
+// Repair returns a path, the core sends at once on that path the parity
+// of the burst's bytes [Offset, End) in chunks of ChunkLen (in REPAIR
+// frames of their own, in one packet or, when the parity is longer than a
+// packet's room, more), whatever the path's window says: the policy
+// checks that before it answers. Repair data are never retransmitted; a
+// burst longer than 64 KiB (streams.MaxRepairHistory) gets none.
+type Repairer interface {
+	Repair(now time.Time, paths []PathInfo, req RepairRequest) (pathID uint64, ok bool)
+}

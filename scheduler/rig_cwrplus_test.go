@@ -1,7 +1,9 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,6 +135,155 @@ func TestCWRPlusCredit(t *testing.T) {
 		got := s.Select(now, paths, w, nil)
 		if sent := len(got) > 0; sent != tc.sent {
 			t.Errorf("%s, credit %d, %d bytes in flight, %v: sent %v, want %v", tc.sched, tc.credit, tc.inFlight, tc.class, got, tc.sent)
+		}
+	}
+}
+
+// TestCWRPlusParity runs cwr-plus without copies in the real core on two
+// paths of 25 ms one-way delay: a priority message of 10,000 bytes (8
+// packets) written at 10 ms goes on path 0, and its fourth packet is
+// lost. With the rule parity (both ends offering REPAIR) the parity of
+// the message's packets goes on path 1 right after its last packet, the
+// client rebuilds the lost bytes and reads the message about one one-way
+// delay after it was written; without parity it waits for the loss to be
+// detected and the bytes resent (more than 50 ms later).
+func TestCWRPlusParity(t *testing.T) {
+	tests := []struct {
+		sched  string
+		repair bool
+		fast   bool
+	}{
+		{"cwr-plus copies=false parity=true", true, true},
+		{"cwr-plus copies=false parity=true", false, false},
+		{"cwr-plus copies=false", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s repair=%v", tc.sched, tc.repair), func(t *testing.T) {
+			r := newRigLinks(t, tc.sched, rigLink{repair: tc.repair}, rigPath{delay: 25 * ms, window: 100 * mps}, rigPath{delay: 25 * ms, window: 100 * mps})
+			r.server.AnnounceSource(scheduler.Source{ID: 1, Size: 10000, Next: r.t0.Add(10 * ms)})
+			var msg uint64
+			n := 0
+			r.at(10*ms, func() { msg = r.message(10000, true) })
+			r.drop = func(s *rigSend) bool {
+				if s.stream != msg || s.path != 0 {
+					return false
+				}
+				n++
+				return n == 4
+			}
+			r.run(400 * ms)
+			st := r.streams[msg]
+			if st == nil || st.done < 0 || st.received != 10000 {
+				t.Fatalf("message not delivered%s", r.log())
+			}
+			if fast := st.mct() <= 27*ms; fast != tc.fast {
+				t.Fatalf("message completion %v: want at most 27 ms: %v%s", st.mct(), tc.fast, r.log())
+			}
+			rs := r.server.RepairStats()
+			if sent := rs.Sent == 1 && rs.Bytes >= 1300; sent != tc.fast {
+				t.Fatalf("parities %+v: want one of at least 1,300 bytes: %v", rs, tc.fast)
+			}
+			if tc.fast {
+				for _, s := range r.sends {
+					if s.at == 10*ms && s.stream == 0 && s.path != 1 {
+						t.Fatalf("parity packet %v not on path 1%s", s, r.log())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCWRPlusParityRules checks the rules drain, queued_copies and
+// guard_one and the choice of the parity's path (Repair) on cwr-plus's
+// decisions for hand-made states of two paths (50 ms smoothed and minimum
+// RTT, windows of 100 packets).
+func TestCWRPlusParityRules(t *testing.T) {
+	now := time.Unix(0, 0)
+	type pstate struct {
+		srtt, latest time.Duration
+		inFlight     uint64
+		lost         uint64
+	}
+	mk := func(id uint64, st pstate) scheduler.PathInfo {
+		return scheduler.PathInfo{ID: id, Validated: true, SRTT: st.srtt, MinRTT: 50 * ms, LatestRTT: st.latest, HasRTTSample: true,
+			CWND: 100 * mps, BytesInFlight: st.inFlight, PacingBudget: math.MaxUint64, MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: st.lost}
+	}
+	clear := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1}
+	busy := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 90 * mps, lost: 1}   // clear of a queue, most of its window in flight
+	queued := pstate{srtt: 49 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1} // latest RTT 3 ms above the minimum
+	fresh := pstate{srtt: 49 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 0}  // nothing lost yet
+	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}   // lowest RTT, queued
+	tests := []struct {
+		name   string
+		sched  string
+		p0, p1 pstate
+		class  scheduler.Class
+		want   []uint64
+	}{
+		// drain: 50 x (1 + 90/100) = 95 ms on path 0 against 50 x 1.1
+		// = 55 ms on path 1; without it the equal RTTs go to path 0.
+		{"drain", "cwr-plus copies=false drain=true", busy, clear, scheduler.ClassPriority, []uint64{1}},
+		{"no drain", "cwr-plus copies=false", busy, clear, scheduler.ClassPriority, []uint64{0}},
+		// queued_copies: the lowest-RTT path shows a queue, or has lost
+		// nothing yet: a copy goes on path 1 too.
+		{"queued copies, queue", "cwr-plus copies=false queued_copies=true", queued, clear, scheduler.ClassPriority, []uint64{0, 1}},
+		{"queued copies, first slow start", "cwr-plus copies=false queued_copies=true", fresh, clear, scheduler.ClassPriority, []uint64{0, 1}},
+		{"queued copies, clear", "cwr-plus copies=false queued_copies=true", clear, clear, scheduler.ClassPriority, []uint64{0}},
+		{"no queued copies", "cwr-plus copies=false", queued, clear, scheduler.ClassPriority, []uint64{0}},
+		// guard_one: the queued lowest-RTT path keeps background data
+		// while path 1 is clear; without it they go on path 1.
+		{"guard one", "cwr-plus guard_one=true", fast, clear, scheduler.ClassBackground, []uint64{0}},
+		{"guard", "cwr-plus", fast, clear, scheduler.ClassBackground, []uint64{1}},
+		{"guard one, both queued", "cwr-plus guard_one=true", fast, queued, scheduler.ClassBackground, nil},
+	}
+	for _, tc := range tests {
+		name, opts := rigOptions(t, tc.sched)
+		s, err := scheduler.NewPathSchedulerWith(name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths := []scheduler.PathInfo{mk(0, tc.p0), mk(1, tc.p1)}
+		w := scheduler.Work{Class: tc.class, StreamID: 3, Priority: tc.class == scheduler.ClassPriority, Size: mps, Pending: 1 << 20,
+			Waiting: scheduler.Waiting{BackgroundBytes: 1 << 20, SendWindow: 1 << 30}}
+		if got := s.Select(now, paths, w, nil); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Select = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	// The parity's path: one that carried none of the burst, else the
+	// lowest-RTT one with room; none for other streams or without the rule.
+	full := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 120 * mps, lost: 1} // beyond the window and the budget
+	repairs := []struct {
+		name      string
+		sched     string
+		p0, p1    pstate
+		priority  bool
+		dataPaths []uint64
+		want      uint64
+		ok        bool
+	}{
+		{"other path", "cwr-plus copies=false parity=true", clear, clear, true, []uint64{0}, 1, true},
+		{"other path is path 0", "cwr-plus copies=false parity=true", clear, clear, true, []uint64{1}, 0, true},
+		{"other path full", "cwr-plus copies=false parity=true", clear, full, true, []uint64{0}, 0, true},
+		{"both full", "cwr-plus copies=false parity=true", full, full, true, []uint64{0}, 0, false},
+		{"not priority", "cwr-plus copies=false parity=true", clear, clear, false, []uint64{0}, 0, false},
+		{"no parity rule", "cwr-plus copies=false", clear, clear, true, []uint64{0}, 0, false},
+	}
+	for _, tc := range repairs {
+		name, opts := rigOptions(t, tc.sched)
+		s, err := scheduler.NewPathSchedulerWith(name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp, isRepairer := s.(scheduler.Repairer)
+		if !isRepairer {
+			t.Fatalf("%s is no Repairer", name)
+		}
+		paths := []scheduler.PathInfo{mk(0, tc.p0), mk(1, tc.p1)}
+		got, ok := rp.Repair(now, paths, scheduler.RepairRequest{StreamID: 1, Priority: tc.priority, Offset: 0, End: 10000, ChunkLen: 1300, DataPaths: tc.dataPaths})
+		if ok != tc.ok || ok && got != tc.want {
+			t.Errorf("%s: Repair = %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -123,11 +123,12 @@ func newRig(t *testing.T, sched string, paths ...rigPath) *rig {
 // rigLink sets the links of every path: their rate in bit/s (0: 1
 // Gbit/s) and queue in bytes (0: the link model's default); and the
 // client's connection flow-control window, initial and largest (0: the
-// core's defaults).
+// core's defaults); repair offers the REPAIR extension on both ends.
 type rigLink struct {
 	rate       float64
 	queue      int
 	connWindow uint64
+	repair     bool
 }
 
 // newRigLinks is newRig with links of the rate and queue of link.
@@ -190,7 +191,7 @@ func newRigWith(t *testing.T, sched string, bare bool, link rigLink, paths ...ri
 		t.Fatal(err)
 	}
 	addr := func(a netip.Addr, port uint16) netip.AddrPort { return netip.AddrPortFrom(a, port) }
-	scfg := &core.Config{TLS: stls, PathScheduler: probeName, StreamScheduler: "priority-fifo", Congestion: ccName,
+	scfg := &core.Config{TLS: stls, PathScheduler: probeName, StreamScheduler: "priority-fifo", Congestion: ccName, Repair: link.repair,
 		Observer: func(string) core.Observer { return (*rigObserver)(r) }}
 	var saddrs, caddrs []netip.AddrPort
 	for i := range paths {
@@ -204,7 +205,7 @@ func newRigWith(t *testing.T, sched string, bare bool, link rigLink, paths ...ri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.client, err = cnode.Dial(&core.Config{TLS: ctls, InitialConnWindow: link.connWindow, MaxConnWindow: link.connWindow}, caddrs[0], saddrs[0])
+	r.client, err = cnode.Dial(&core.Config{TLS: ctls, InitialConnWindow: link.connWindow, MaxConnWindow: link.connWindow, Repair: link.repair}, caddrs[0], saddrs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,6 +595,14 @@ func (p *probe) RetransmissionSize(w scheduler.Work, paths []scheduler.PathInfo)
 		return rs.RetransmissionSize(w, paths)
 	}
 	return w.Size
+}
+
+// Repair forwards the REPAIR policy (Repairer); none without it.
+func (p *probe) Repair(now time.Time, paths []scheduler.PathInfo, req scheduler.RepairRequest) (uint64, bool) {
+	if rp, ok := p.inner.(scheduler.Repairer); ok {
+		return rp.Repair(now, paths, req)
+	}
+	return 0, false
 }
 
 // SkipsHeldBack forwards the option skip_held_back (HeldBackSkipper).

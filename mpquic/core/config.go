@@ -95,6 +95,12 @@ type Config struct {
 	// rises by one (MAX_PATH_ID). Default 3; at least 1, because some
 	// implementations take 0 as "not negotiated".
 	MaxPathID uint64
+	// Repair offers the experimental REPAIR frames (stream-level XOR
+	// parity, mpquic/internal/wire/repair.go; transport parameter
+	// 0x3fec4). Both ends must offer it; then a path scheduler that is a
+	// scheduler.Repairer decides which streams get parity, and received
+	// parities rebuild lost bytes. Off by default.
+	Repair bool
 	// DisableMultipath turns the multipath extension off: the connection
 	// is plain RFC 9000 with one path.
 	DisableMultipath bool

@@ -152,6 +152,9 @@ type Conn struct {
 	lossPol  scheduler.LossPolicy
 	rtxSizer scheduler.RetransmissionSizer
 	skipHeld scheduler.HeldBackSkipper
+	// repair is the REPAIR extension's sending state; its policy is
+	// pathSch when it is a scheduler.Repairer.
+	repair repairState
 	// ackCand is scratch space of ackCarrier.
 	ackCand []*path
 	// copies tracks the packets sent on several paths and counts copies.

@@ -93,8 +93,8 @@ func (c *Conn) pathFor(d Datagram, hdr wire.Header) *path {
 			return p
 		}
 	}
-	// A single path without multipath: accept a changed remote address on
-	// it (NAT rebinding is not handled yet: the path keeps its address).
+	// A single path without multipath: a changed remote address is a NAT
+	// rebinding or a migration of the path (migrate.go).
 	return c.pathByID(0)
 }
 
@@ -359,7 +359,11 @@ func (c *Conn) processReplay(now time.Time) {
 // processPayload parses and acts on the frames of a decrypted packet that
 // arrived in rx.
 func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, sp *pnSpace, hdr wire.Header, pn uint64, payload []byte, size int) error {
-	ackEliciting := false
+	ackEliciting, nonProbing := false, false
+	largest := int64(-1)
+	if lr, ok := sp.recv.LargestReceived(); ok {
+		largest = int64(lr)
+	}
 	var trace []qlog.Frame
 	tracing := c.qlog != nil
 	for len(payload) > 0 {
@@ -376,6 +380,9 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 		if wire.AckEliciting(f) {
 			ackEliciting = true
 		}
+		if !isProbingFrame(f) {
+			nonProbing = true
+		}
 		if err := c.handleFrame(now, rx, p, l, hdr, f); err != nil {
 			return err
 		}
@@ -390,6 +397,11 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 		}
 		c.qlog.PacketReceived(now, p.id, qlog.PacketHeader{PacketType: pt, PacketNumber: pn, HasPacketNumber: true, DCID: hdr.DstConnID, SCID: hdr.SrcConnID}, size, trace)
 	}
+	if l == levelApp && c.state == stateActive {
+		if err := c.maybeMigrate(now, p, rx, pn, largest, nonProbing, hdr.DstConnID); err != nil {
+			return err
+		}
+	}
 	p.packetsReceived++
 	p.unreachable = 0
 	sp.recv.OnPacket(now, pn, ackEliciting, acks.NotECT)
@@ -402,6 +414,10 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 // handleFrame dispatches one frame; frames not allowed in the packet type
 // are a PROTOCOL_VIOLATION (RFC 9000 Section 12.4, Table 3).
 func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr wire.Header, f wire.Frame) error {
+	if _, ok := f.(*wire.RepairFrame); ok && !c.cfg.Repair {
+		// An extension we did not offer: an unknown frame type.
+		return qerr.NewFrame(qerr.FrameEncodingError, f.Type(), "unknown frame type 0x%x", f.Type())
+	}
 	if rx.early && !allowedInEarly(f) {
 		return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "frame not allowed in a 0-RTT packet")
 	}
@@ -432,6 +448,8 @@ func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr 
 		return c.handleCryptoFrame(l, f)
 	case *wire.StreamFrame:
 		return c.handleStreamFrame(f)
+	case *wire.RepairFrame:
+		return c.handleRepairFrame(f)
 	case *wire.ResetStreamFrame:
 		return c.handleResetStream(f)
 	case *wire.StopSendingFrame:

@@ -82,12 +82,16 @@ type buildParams struct {
 	// path's: a PATH_RESPONSE to where its challenge came from, alone
 	// with ACKs.
 	tuple *pathResponse
+	// repair: the datagram carries the first queued parity (repair.go).
+	repair bool
 }
 
 // dgram assembles one datagram of up to limit bytes.
 type dgram struct {
 	b     []byte
 	limit int
+	// path is the path the datagram is built for.
+	path *path
 	// payloadCap, if positive, bounds the payload of the 1-RTT packet so
 	// that the packet fits every path it is copied to (see copyRoom).
 	payloadCap int
@@ -165,6 +169,9 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 	}
 	// 4. Application data and control frames, where the schedulers say.
 	if c.app.haveSeal && (c.tlsDone || !c.isClient) {
+		if d, ok := c.pollRepair(now, buf); ok {
+			return d, true
+		}
 		if d, ok := c.pollScheduled(now, buf); ok {
 			return d, true
 		}
@@ -410,7 +417,7 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 	if limit < 64 {
 		return Datagram{}, false
 	}
-	d := &dgram{b: buf[:0], limit: limit, bp: *bp}
+	d := &dgram{b: buf[:0], limit: limit, bp: *bp, path: p}
 	bp = &d.bp
 	if len(bp.dups) > 0 {
 		d.payloadCap = c.copyRoom(p, bp)
@@ -587,7 +594,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		// leaves it to a packet of its own.
 		room = c.appendPathResponses(d, pk, p, room)
 	}
-	if p.challengeSend && p.state == pathValidating && bp.tuple == nil {
+	if p.challengeSend && (p.state == pathValidating || p.migration.active) && bp.tuple == nil {
 		if left := c.appendFrame(d, pk, &wire.PathChallengeFrame{Data: p.challengeData}, room); left >= 0 {
 			room = left
 			pk.pathBound = true
@@ -595,6 +602,9 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 		}
 	}
 	if full {
+		if bp.repair {
+			room = c.appendRepairs(d, pk, p, room)
+		}
 		room = c.appendControl(d, pk, room)
 		room = c.appendCrypto(d, pk, levelApp, room)
 		if !bp.noStreams {
@@ -832,6 +842,7 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 		}
 		room = left
 		pk.refs = append(pk.refs, recovery.FrameRef{Kind: refStream, ID: id, Offset: ch.Offset, Length: uint64(len(ch.Data)), Fin: ch.Fin})
+		c.noteStreamSent(s, d.path, ch)
 		frames++
 		c.notifyWritable(s)
 	}

@@ -40,6 +40,9 @@ type stream struct {
 	// waits.
 	pinned  bool
 	pinPath uint64
+	// burst is the data sent since the last REPAIR policy request
+	// (repair.go).
+	burst repairBurst
 }
 
 // dir indexes per-type arrays: 0 bidirectional, 1 unidirectional.
@@ -117,6 +120,9 @@ func (c *Conn) newStream(id uint64) *stream {
 	if bidi || !local {
 		s.recv = streams.NewRecvStream(id, c.cfg.InitialStreamWindow)
 		s.recv.SetMaxWindow(c.cfg.MaxStreamWindow)
+		if c.cfg.Repair {
+			s.recv.EnableRepair()
+		}
 	}
 	s.handle = &Stream{c: c, s: s}
 	c.streams.m[id] = s

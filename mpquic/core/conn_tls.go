@@ -47,6 +47,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
 	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
 	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
+	c.repair.policy, _ = ps.path.(scheduler.Repairer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	return c, nil
@@ -165,6 +166,7 @@ func (c *Conn) buildLocalParams() {
 			p.HasRetrySourceConnectionID = true
 		}
 	}
+	p.Repair = c.cfg.Repair
 	if !c.cfg.DisableMultipath {
 		p.InitialMaxPathID, p.HasInitialMaxPathID = c.cfg.MaxPathID, true
 		c.mp.offered = true
@@ -221,7 +223,9 @@ func (c *Conn) processTLSEvents() error {
 				return err
 			}
 		case tls.QUICRejectedEarlyData:
-			c.rejectEarly()
+			if err := c.rejectEarly(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -332,6 +336,9 @@ func (c *Conn) handlePeerParams(b []byte) error {
 	c.peerParams, c.havePeerTP = p, true
 	c.qlogParams("remote", &p)
 	if c.isClient && c.early.installed {
+		if c.early.rejected {
+			return c.applyRejectedLimits()
+		}
 		// 0-RTT packets keep the remembered limits until the
 		// handshake completes (RFC 9000 Section 7.4.1).
 		c.early.deferredLimits = true

@@ -97,4 +97,6 @@ const (
 	refMaxPathID
 	refPathsBlocked
 	refPathCIDsBlocked
+	// refRepair: a REPAIR frame, never retransmitted.
+	refRepair
 )

@@ -66,6 +66,9 @@ type pair struct {
 	// dropPath, if set, decides the fate of each datagram by its
 	// addresses (true: lost).
 	dropPath func(f flight) bool
+	// rewrite, if set, may change a datagram's addresses as it enters the
+	// wire (a NAT rebinding); it runs before dropPath.
+	rewrite func(toServer bool, d *Datagram)
 	// replies counts datagrams the server endpoint answered statelessly.
 	replies  int
 	accepted []*Conn
@@ -130,6 +133,9 @@ func b2i(b bool) int {
 }
 
 func (p *pair) push(toServer bool, d Datagram) {
+	if p.rewrite != nil {
+		p.rewrite(toServer, &d)
+	}
 	f := flight{at: p.now.Add(p.delay), seq: p.seq, toServer: toServer, d: d}
 	p.seq++
 	if p.dropPath != nil && p.dropPath(f) {

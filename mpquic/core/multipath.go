@@ -228,6 +228,9 @@ func (c *Conn) onPathChallengeSent(now time.Time, p *path) {
 // the response echoes, whichever path carried it (RFC 9000 Section 8.2.2).
 func (c *Conn) handlePathResponse(now time.Time, data [8]byte) {
 	for _, p := range c.paths {
+		if c.migrationValidated(now, p, data) {
+			return
+		}
 		if p.state == pathValidating && p.challengeTries > 0 && p.challengeData == data {
 			p.state = pathActive
 			p.validated = true
@@ -471,6 +474,7 @@ func (c *Conn) onRemoteCIDs(pathID uint64) {
 func (c *Conn) pathTimers(now time.Time) {
 	for i := 0; i < len(c.paths); i++ {
 		p := c.paths[i]
+		c.migrationTimers(now, p)
 		if p.state != pathValidating {
 			continue
 		}
@@ -499,7 +503,7 @@ func (c *Conn) nextPathTimer() time.Time {
 		}
 	}
 	for _, p := range c.paths {
-		if p.state == pathValidating {
+		if p.state == pathValidating || p.migration.active {
 			earliest(p.challengeDeadline)
 			earliest(p.challengeNext)
 		}

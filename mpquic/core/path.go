@@ -61,6 +61,9 @@ type path struct {
 
 	mtu int
 
+	// migration is the validation of the peer's new address (migrate.go).
+	migration migration
+
 	// health is the failure detection state (pathfail.go).
 	health pathHealth
 	// spuriousFailures counts the failures of the path that turned out

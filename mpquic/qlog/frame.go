@@ -187,6 +187,17 @@ func FrameFromWire(wf wire.Frame) Frame {
 		f.FrameType = "path_cids_blocked"
 		f.u("path_id", w.PathID)
 		f.u("next_sequence_number", w.NextSeq)
+	case *wire.RepairFrame:
+		// The experimental REPAIR extension (not in the qlog drafts).
+		f.FrameType, f.Length = "repair", uint64(len(w.Parity))
+		f.u("stream_id", w.StreamID)
+		f.u("offset", w.Offset)
+		f.u("end", w.End)
+		f.u("chunk_length", w.ChunkLen)
+		f.u("column", w.Column)
+		if w.Fin {
+			f.flag("fin", true)
+		}
 	default:
 		f.FrameType = "unknown"
 		f.u("frame_type_bytes", wf.Type())

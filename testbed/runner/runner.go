@@ -92,6 +92,8 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		// transport.zero_rtt: the server's tickets allow 0-RTT, the
 		// client offers it when it resumes.
 		Allow0RTT: t.ZeroRTT,
+		// transport.repair: both ends offer REPAIR frames.
+		Repair: t.Repair,
 		// Only the simulator's runs (experiment refuses the key
 		// elsewhere, and the UDP driver too).
 		SimNullProtection: simNullProtection(e),

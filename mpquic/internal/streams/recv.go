@@ -30,6 +30,12 @@ type RecvStream struct {
 	resetCode  uint64
 	stopped    bool // the application asked the peer to stop: data is discarded
 	stopCode   uint64
+
+	// repair (EnableRepair): REPAIR parities are taken; hist holds the
+	// last bytes read, [readOff-len(hist), readOff), for them.
+	repair, rebuilding bool
+	hist               []byte
+	parities           []parityEntry
 }
 
 // NewRecvStream returns the receiving half of stream id, advertising window
@@ -103,6 +109,13 @@ func (r *RecvStream) Push(offset uint64, data []byte, fin bool) (newBytes uint64
 	}
 	r.recvd.add(start, end)
 	r.maybeRelease()
+	if len(r.parities) > 0 {
+		n, err := r.rebuild()
+		newBytes += n
+		if err != nil {
+			return newBytes, err
+		}
+	}
 	return newBytes, nil
 }
 
@@ -110,19 +123,25 @@ func (r *RecvStream) Push(offset uint64, data []byte, fin bool) (newBytes uint64
 // data holds them from start on.
 func (r *RecvStream) store(start, end uint64, data []byte) {
 	r.buf.grow(end-r.readOff, r.w.limit-r.readOff)
-	cur := start
-	for i := r.recvd.firstEndAtLeast(start + 1); i < len(r.recvd) && cur < end; i++ {
+	r.eachGap(start, end, func(a, b uint64) { r.buf.write(a-r.readOff, data[a-start:b-start]) })
+}
+
+// eachGap calls f with every range of [lo, end) not received, in order;
+// lo is at least readOff.
+func (r *RecvStream) eachGap(lo, end uint64, f func(a, b uint64)) {
+	cur := lo
+	for i := r.recvd.firstEndAtLeast(lo + 1); i < len(r.recvd) && cur < end; i++ {
 		sp := r.recvd[i]
 		if sp.start >= end {
 			break
 		}
 		if sp.start > cur {
-			r.buf.write(cur-r.readOff, data[cur-start:sp.start-start])
+			f(cur, sp.start)
 		}
 		cur = max(cur, sp.end)
 	}
 	if cur < end {
-		r.buf.write(cur-r.readOff, data[cur-start:end-start])
+		f(cur, end)
 	}
 }
 
@@ -130,6 +149,9 @@ func (r *RecvStream) store(start, end uint64, data []byte) {
 func (r *RecvStream) maybeRelease() {
 	if r.buf.b != nil && (r.discarding() || r.finalKnown && r.readOff == r.finalSize) {
 		r.buf.release()
+	}
+	if r.discarding() || r.finalKnown && r.readOff == r.finalSize {
+		r.hist, r.parities = nil, nil
 	}
 }
 
@@ -151,6 +173,7 @@ func (r *RecvStream) Read(p []byte) (int, error) {
 	n := min(uint64(len(p)), r.recvd[0].end-r.readOff)
 	r.buf.read(p[:n])
 	r.readOff += n
+	r.keepHistory(p[:n])
 	if r.recvd[0].start = r.readOff; r.recvd[0].start == r.recvd[0].end {
 		r.recvd.popFront()
 	}

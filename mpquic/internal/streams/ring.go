@@ -127,3 +127,12 @@ func (r *recvRing) read(p []byte) {
 
 // release frees the memory.
 func (r *recvRing) release() { *r = recvRing{} }
+
+// at returns the byte rel bytes after the head.
+func (r *recvRing) at(rel uint64) byte {
+	pos := uint64(r.head) + rel
+	if pos >= uint64(len(r.b)) {
+		pos -= uint64(len(r.b))
+	}
+	return r.b[pos]
+}

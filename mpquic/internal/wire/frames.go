@@ -217,6 +217,11 @@ func parseFrame(b []byte, sc *FrameParser) (Frame, int, error) {
 		f = cc
 	case t == FrameTypeHandshakeDone:
 		return &HandshakeDoneFrame{}, 1, nil
+	case t == FrameTypeRepair || t == FrameTypeRepairFin:
+		var err error
+		if f, err = parseRepair(&r, t); err != nil {
+			return nil, 0, err
+		}
 	default:
 		var err error
 		if f, err = parseMultipathFrame(&r, t, sc); err != nil {

@@ -99,6 +99,9 @@ type TransportParameters struct {
 	// multipath.
 	InitialMaxPathID    uint64
 	HasInitialMaxPathID bool
+	// Repair offers the experimental REPAIR frames (repair.go, TPRepair,
+	// zero-length value).
+	Repair bool
 }
 
 // DefaultTransportParameters returns the values that absent parameters take
@@ -190,6 +193,9 @@ func (p *TransportParameters) Append(b []byte) []byte {
 	if p.HasInitialMaxPathID {
 		b = appendIntParam(b, tpInitialMaxPathID, p.InitialMaxPathID)
 	}
+	if p.Repair {
+		b = appendBytesParam(b, TPRepair, nil)
+	}
 	return b
 }
 
@@ -235,6 +241,13 @@ func ParseTransportParameters(b []byte, fromServer bool) (TransportParameters, e
 		val := r.bytes(r.varint())
 		if r.bad {
 			return p, tpError("truncated transport parameters")
+		}
+		if id == TPRepair {
+			if p.Repair || len(val) != 0 {
+				return p, tpError("repair parameter repeated or with a value")
+			}
+			p.Repair = true
+			continue
 		}
 		if id >= 64 {
 			continue
