@@ -30,6 +30,12 @@ type getResult struct {
 	SHA256      string  `json:"sha256"`
 	HandshakeMS float64 `json:"handshake_ms"`
 	TotalMS     float64 `json:"total_ms"`
+	// With --session-cache: whether the connection resumed a stored
+	// session, and with --0rtt what became of the request sent in 0-RTT
+	// ("accepted", "rejected": sent again after the handshake; absent
+	// without a ticket allowing it).
+	Resumed bool   `json:"resumed,omitempty"`
+	ZeroRTT string `json:"zero_rtt,omitempty"`
 	// With several --local addresses:
 	Multipath bool         `json:"multipath,omitempty"`
 	Paths     []pathResult `json:"paths,omitempty"`
@@ -65,6 +71,8 @@ func setupGet(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.ca, "ca", "", "verify the server with the PEM certificates in `FILE` (default: accept any certificate, as for self-signed servers)")
 	fs.StringVar(&o.sni, "sni", "", "TLS server name (default: the host of --addr)")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up after this long")
+	fs.StringVar(&o.sessionCache, "session-cache", "", "keep the server's session tickets in `FILE` (mpq's own format) and resume the session the next time")
+	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send the request in 0-RTT when --session-cache holds a ticket of the server that allows it (the server needs --0rtt); a request in 0-RTT can be replayed by an attacker")
 	fs.Var(&o.locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -78,6 +86,8 @@ func setupGet(fs *flag.FlagSet) runFunc {
 // getOptions are get's flags.
 type getOptions struct {
 	addr, path, out, ca, sni string
+	sessionCache             string
+	zeroRTT                  bool
 	timeout                  time.Duration
 	locals                   localAddrs
 	tf                       transportFlags
@@ -96,6 +106,22 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 	if o.timeout <= 0 {
 		fmt.Fprintf(stderr, "mpq get: --timeout %v must be positive\n", o.timeout)
 		return exitUsage
+	}
+	if o.zeroRTT && len(o.locals) > 1 {
+		fmt.Fprintln(stderr, "mpq get: --0rtt allows one path: give at most one --local")
+		return exitUsage
+	}
+	if o.zeroRTT && o.sessionCache == "" {
+		fmt.Fprintln(stderr, "mpq get: --0rtt needs --session-cache FILE (where the ticket of an earlier connection is kept)")
+		return exitUsage
+	}
+	var cache *fileSessionCache
+	if o.sessionCache != "" {
+		var err error
+		if cache, err = loadSessionCache(o.sessionCache); err != nil {
+			fmt.Fprintf(stderr, "mpq get: --session-cache: %v\n", err)
+			return exitUsage
+		}
 	}
 	var dst *outFile
 	if o.out != "" {
@@ -121,19 +147,31 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 		}
 		tc = &tls.Config{RootCAs: pool}
 	}
+	if cache != nil {
+		tc.ClientSessionCache = cache
+	}
 	cfg, cleanup, err := o.tf.config(tc, stderr)
 	defer cleanup()
 	if err != nil {
 		printErr(stderr, "get", err)
 		return exitUsage
 	}
+	cfg.Allow0RTT = o.zeroRTT
 	locals := o.locals
 	for i, l := range locals {
 		if _, _, err := net.SplitHostPort(l); err != nil {
 			locals[i] = net.JoinHostPort(l, "0")
 		}
 	}
-	res, err := get(ctx, o.addr, o.path, dst, o.sni, o.timeout, cfg, locals)
+	res, err := get(ctx, o.addr, o.path, dst, o.sni, o.timeout, cfg, locals, cache)
+	if cache != nil {
+		if serr := cache.save(); serr != nil {
+			fmt.Fprintf(stderr, "mpq get: %v\n", serr)
+			if err == nil {
+				return exitFailure
+			}
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq get: %v\n", err)
 		return exitFailure
@@ -143,10 +181,16 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// ticketWait bounds how long get waits, after the download, for the
+// server's session ticket that --session-cache keeps.
+const ticketWait = 2 * time.Second
+
 // get downloads p from the server at addr into dst, if not nil, which it
 // commits once the whole body arrived. With several local addresses it
-// opens one path from each.
-func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string) (*getResult, error) {
+// opens one path from each. With a session cache it keeps the server's
+// ticket there, and with cfg.Allow0RTT it dials early: the request goes
+// in 0-RTT when the cache holds a ticket that allows it.
+func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string, cache *fileSessionCache) (*getResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -154,7 +198,11 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 	if len(locals) > 0 {
 		opts.LocalAddr = locals[0]
 	}
-	c, err := mpquic.DialWithOptions(ctx, addr, cfg, opts)
+	dial := mpquic.DialWithOptions
+	if cfg.Allow0RTT {
+		dial = mpquic.DialEarly
+	}
+	c, err := dial(ctx, addr, cfg, opts)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%s: no QUIC handshake within %v (is a server running there?)", addr, timeout)
@@ -162,15 +210,35 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 		return nil, err
 	}
 	defer c.Close()
-	hs := time.Since(start)
+	var s *mpquic.Stream
+	hsDone := make(chan time.Duration, 1)
+	if cfg.Allow0RTT {
+		// The request's stream, in 0-RTT if the connection resumed
+		// with a ticket that allows it (the handshake is then still
+		// under way), else after the handshake. (One path: --0rtt
+		// allows one --local.)
+		if s, err = c.OpenEarlyStream(true); err != nil {
+			return nil, err
+		}
+		go func() {
+			select {
+			case <-c.HandshakeComplete():
+				hsDone <- time.Since(start)
+			case <-ctx.Done():
+			}
+		}()
+	} else {
+		hsDone <- time.Since(start)
+	}
 	for _, l := range locals[min(1, len(locals)):] {
 		if _, err := c.AddPath(ctx, l); err != nil {
 			return nil, fmt.Errorf("path from %s: %w", l, err)
 		}
 	}
-	s, err := c.OpenStreamSync(ctx)
-	if err != nil {
-		return nil, err
+	if s == nil {
+		if s, err = c.OpenStreamSync(ctx); err != nil {
+			return nil, err
+		}
 	}
 	h := sha256.New()
 	var w io.Writer = h
@@ -192,6 +260,12 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 		return nil, err
 	}
 	total := time.Since(start)
+	var hs time.Duration
+	select {
+	case hs = <-hsDone:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: no QUIC handshake within %v", addr, timeout)
+	}
 	if dst != nil {
 		if err := dst.commit(); err != nil {
 			return nil, err
@@ -199,6 +273,23 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 	}
 	res := &getResult{OK: true, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)),
 		HandshakeMS: ms(hs), TotalMS: ms(total)}
+	if cache != nil {
+		ed := c.EarlyData()
+		res.Resumed = ed.Resumed
+		switch {
+		case ed.Accepted && ed.PacketsSent > 0:
+			res.ZeroRTT = "accepted"
+		case ed.Offered:
+			res.ZeroRTT = "rejected"
+		}
+		// Wait a little for the server's new ticket if it has not come
+		// with the download (Put signals stored).
+		select {
+		case <-cache.stored:
+		case <-time.After(ticketWait):
+		case <-ctx.Done():
+		}
+	}
 	if len(locals) > 1 {
 		res.Multipath = true
 		for _, ps := range c.Paths() {

@@ -47,7 +47,7 @@ func TestReferencesLoad(t *testing.T) {
 func TestReferencesShortSim(t *testing.T) {
 	for _, f := range referenceFiles(t) {
 		out := t.TempDir()
-		code, stdout, stderr := runCmd(t, "run", f, "--set", "duration=2s", "--set", "backend=sim", "--set", "transport.kind=mpq", "--out", out)
+		code, stdout, stderr := runCmd(t, "run", f, "--set", "duration=2s", "--set", "backend=sim", "--set", "transport.kind=mpq", "--set", "transport.connection=shared", "--out", out)
 		if code != 0 {
 			t.Errorf("%s: exit %d\n%s%s", f, code, stdout, stderr)
 			continue
@@ -92,6 +92,30 @@ func TestNetnsReferences(t *testing.T) {
 		t.Log(strings.TrimSpace(stdout))
 		if sums, _ := filepath.Glob(filepath.Join(out, "*", "*", "summary.json")); len(sums) != 4 {
 			t.Errorf("%s: %d runs, want one per transport", f, len(sums))
+		}
+	}
+}
+
+// TestR3BaselinesLoad: reference 003's baselines file loads as written:
+// per loss rate, mpq with and without 0-RTT, tls and tcp.
+func TestR3BaselinesLoad(t *testing.T) {
+	runs, err := experiment.Load("../experiments/references/r3-mqtt-baselines.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range runs {
+		k := r.Transport.Kind
+		if r.Transport.ZeroRTT {
+			k += "-0rtt"
+		}
+		count[k]++
+	}
+	// Three loss rates, 20 repetitions each.
+	want := map[string]int{"mpq": 60, "mpq-0rtt": 60, "tls": 60, "tcp": 60}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("%d runs over %s, want %d (all: %v)", count[k], k, n, count)
 		}
 	}
 }

@@ -32,6 +32,7 @@ func setupServe(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake")
 	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
 	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
+	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send session tickets that allow 0-RTT and accept requests in 0-RTT (tickets are valid until the server stops; requests in 0-RTT can be replayed by an attacker)")
 	fs.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -46,6 +47,7 @@ func setupServe(fs *flag.FlagSet) runFunc {
 type serveOptions struct {
 	addr, root, cert, key string
 	retry                 bool
+	zeroRTT               bool
 	// Admission limits and the stateless reset key.
 	retryThreshold, maxHandshakes, maxConns int
 	resetKeyFile                            string
@@ -99,6 +101,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		printErr(stderr, "serve", err)
 		return exitUsage
 	}
+	cfg.Allow0RTT = o.zeroRTT
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
 		RequireRetry:   o.retry,
 		RetryThreshold: o.retryThreshold,
@@ -121,6 +124,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		close(stopped)
 	}()
 	var wg sync.WaitGroup
+	var early earlyCount
 	code := 0
 	for {
 		c, err := l.Accept(ctx)
@@ -135,6 +139,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		go func() {
 			defer wg.Done()
 			serveConn(ctx, c, o.root, stderr)
+			early.add(c.EarlyData())
 		}()
 	}
 	// Closing the listener closes every connection, which ends the
@@ -142,7 +147,35 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	cancel()
 	<-stopped
 	wg.Wait()
+	if o.zeroRTT {
+		fmt.Fprintf(stderr, "mpq serve: %s\n", early.String())
+	}
 	return code
+}
+
+// earlyCount counts what became of 0-RTT on a server's connections.
+type earlyCount struct {
+	mu                         sync.Mutex
+	resumed, accepted, packets uint64
+}
+
+func (e *earlyCount) add(st core.EarlyDataState) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st.Resumed {
+		e.resumed++
+	}
+	if st.Accepted && st.PacketsReceived > 0 {
+		e.accepted++
+		e.packets += st.PacketsReceived
+	}
+}
+
+// String is the log line of the counters.
+func (e *earlyCount) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fmt.Sprintf("0-RTT: connections resumed %d, with 0-RTT data accepted %d (%d 0-RTT packets)", e.resumed, e.accepted, e.packets)
 }
 
 // serveConn answers the requests of one connection until it ends or ctx is

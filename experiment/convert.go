@@ -498,7 +498,7 @@ func convertSlowStart(t *table, cc string) string {
 const MinReceiveWindow = 16 << 10
 
 func convertTransport(t *table, backend string) Transport {
-	tr := Transport{Kind: KindMPQ, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		SlowStart:     string(congestion.SlowStartStandard),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
 		SimNullProtection: DefaultSimNullProtection(backend)}
@@ -540,6 +540,7 @@ func convertTransport(t *table, backend string) Transport {
 	tr.Repair = t.boolean("repair", tr.Repair)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	tr.TCPCongestion = t.str("tcp_congestion", "")
+	tr.Connection = t.str("connection", tr.Connection, ConnectionModes()...)
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

@@ -191,6 +191,12 @@ type Transport struct {
 	// TCPCongestion is the kernel's congestion controller of the kernel
 	// transports (transport.tcp_congestion; "": the kernel's default).
 	TCPCongestion string
+	// Connection (transport.connection) is how the client's messages use
+	// connections: ConnectionShared (default), all on one connection
+	// opened at the start; or ConnectionPerRequest, each message on a new
+	// connection, its handshake in the message's time, closed once the
+	// reply arrived (the baselines only).
+	Connection    string
 	PathScheduler string
 	// SchedulerOptions are the path scheduler's options
 	// (transport.scheduler_options), every one with its value, set or

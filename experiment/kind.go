@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Transport kinds (transport.kind).
@@ -18,6 +20,24 @@ const (
 	KindTLS   = "tls"
 	KindMPTCP = "mptcp"
 )
+
+// Connection modes (transport.connection).
+const (
+	// ConnectionShared carries every message on one connection.
+	ConnectionShared = "shared"
+	// ConnectionPerRequest opens a new connection for each message of
+	// the client and closes it once the reply arrived, as HTTP/1.0
+	// clients, reference 001's downloads and reference 003's MQTT
+	// client closed after one publish.
+	ConnectionPerRequest = "per-request"
+)
+
+// ConnectionModes lists the values of transport.connection.
+func ConnectionModes() []string { return []string{ConnectionShared, ConnectionPerRequest} }
+
+// perRequestKinds are the source kinds whose messages can each take a
+// connection of their own: a client's request and the reply to it.
+var perRequestKinds = []string{KindRequestResponse, KindFile, KindStopAndWait}
 
 // TransportKinds lists the transport kinds.
 func TransportKinds() []string { return []string{KindMPQ, KindQuicGo, KindTCP, KindTLS, KindMPTCP} }
@@ -49,6 +69,7 @@ func checkKind(root, tt *table, e *Experiment) {
 			tt.fail("tcp_congestion", "%q is not a kernel congestion controller's name (see /proc/sys/net/ipv4/tcp_available_congestion_control)", e.Transport.TCPCongestion)
 		}
 	}
+	checkConnection(root, tt, e)
 	if k == KindMPQ {
 		return
 	}
@@ -91,4 +112,25 @@ func loopbackHint(k string) string {
 		return " or \"loopback\""
 	}
 	return ""
+}
+
+// checkConnection refuses transport.connection = "per-request" where it
+// means nothing: over mpq (whose one connection resumes with 0-RTT
+// instead, transport.zero_rtt) and with sources that are not a client's
+// requests.
+func checkConnection(root, tt *table, e *Experiment) {
+	if e.Transport.Connection != ConnectionPerRequest || tt.failed["connection"] {
+		return
+	}
+	if e.Transport.Kind == KindMPQ {
+		tt.fail("connection", "%q is built for the baselines (quic-go, tcp, tls, mptcp), not kind mpq (whose connection resumes with transport.zero_rtt)", ConnectionPerRequest)
+		return
+	}
+	for _, s := range e.Sources {
+		if !slices.Contains(perRequestKinds, s.Kind) {
+			tt.fail("connection", "%q needs sources of a client's requests (%s): source %q is %s", ConnectionPerRequest,
+				strings.Join(perRequestKinds, ", "), s.Name, s.Kind)
+			return
+		}
+	}
 }

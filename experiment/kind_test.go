@@ -85,6 +85,21 @@ func TestTransportKindChecked(t *testing.T) {
 			[]string{`e.toml: transport.tcp_congestion (from --set transport.tcp_congestion=cubic): the kernel's congestion controller applies to kind tcp, tls and mptcp, not "mpq"`}, true},
 		{"bad controller name", nil, []string{"transport.tcp_congestion=Cubic!"},
 			[]string{`e.toml: transport.tcp_congestion (from --set transport.tcp_congestion=Cubic!): "Cubic!" is not a kernel congestion controller's name`}, true},
+		{"per-request over tcp", nil, []string{"transport.connection=per-request"}, nil, false},
+		{"per-request over quic-go", nil, []string{"transport.connection=per-request", "transport.kind=quic-go"}, nil, false},
+		{"per-request in the file", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"tls\"\nconnection = \"per-request\"", 1)
+		}, nil, nil, false},
+		{"unknown connection mode", nil, []string{"transport.connection=pooled"},
+			[]string{`e.toml: transport.connection (from --set transport.connection=pooled): "pooled" is not one of shared, per-request`}, true},
+		{"per-request over mpq", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"mpq\"\nconnection = \"per-request\"", 1)
+		}, []string{"backend=sim"},
+			[]string{`e.toml:10: transport.connection: "per-request" is built for the baselines`}, true},
+		{"per-request with periodic messages", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"tcp\"\nconnection = \"per-request\"", 1) +
+				"\n[[source]]\nname = \"p\"\nkind = \"periodic\"\ninterval = \"10ms\"\nsize = 100\n"
+		}, nil, []string{`e.toml:10: transport.connection: "per-request" needs sources of a client's requests (request-response, file, stop-and-wait): source "p" is periodic`}, true},
 		{"qlog", nil, []string{"output.qlog=true"},
 			[]string{`e.toml: output.qlog (from --set output.qlog=true): qlog traces come from mpq`}, true},
 	}

@@ -64,6 +64,10 @@ func (e *Experiment) ResolvedTOML() []byte {
 		if t.TCPCongestion != "" {
 			w("tcp_congestion", q(t.TCPCongestion))
 		}
+		if t.Connection != "" && t.Connection != ConnectionShared {
+			// Written only when not the default, as tcp_congestion.
+			w("connection", q(t.Connection))
+		}
 		w("multipath", strconv.FormatBool(t.Multipath))
 	} else {
 		writeMPQTransport(&b, w, e)

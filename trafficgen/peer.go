@@ -31,6 +31,11 @@ type Peer struct {
 	buf     []byte
 	// closers stop the sources' timers and streams.
 	closers []func()
+	// StreamPerMessage sends every message on a new stream and closes
+	// the stream once the reply arrived, instead of reusing it
+	// (transport.connection = "per-request", where each stream is a
+	// connection of its own).
+	StreamPerMessage bool
 }
 
 // NewPeer starts the generator's receiving side on conn and returns the
@@ -163,7 +168,12 @@ func (os *outStream) readReply() {
 			if os.replied >= uint64(m.hdr.Reply) {
 				os.msg = nil
 				os.p.rec.replied(m.rec, now)
-				os.p.released(os)
+				if os.p.StreamPerMessage {
+					os.s.Close()
+					os.p.next()
+				} else {
+					os.p.released(os)
+				}
 				if m.done != nil {
 					m.done(m.rec)
 				}
@@ -176,6 +186,15 @@ func (os *outStream) readReply() {
 			}
 			return
 		}
+	}
+}
+
+// next sends the first message waiting for a stream, if any.
+func (p *Peer) next() {
+	if len(p.waiting) > 0 {
+		m := p.waiting[0]
+		p.waiting = p.waiting[1:]
+		p.send(m)
 	}
 }
 

@@ -257,6 +257,13 @@ type TransportSummary struct {
 	// (TCP_CONGESTION read back), for tcp, tls and mptcp.
 	Kernel     string `json:"kernel,omitempty"`
 	Congestion string `json:"congestion,omitempty"`
+	// Connection is transport.connection for the baselines ("shared" or
+	// "per-request"), and Connections the number of connections the
+	// server accepted that carried the run's messages (over real
+	// sockets; not the warm-up connection of transport.zero_rtt, nor
+	// connections refused).
+	Connection  string `json:"connection,omitempty"`
+	Connections int    `json:"connections,omitempty"`
 	// Note says what the transport's numbers mean where they differ from
 	// mpq's (see EXPERIMENTS.md, Baseline transports).
 	Note string `json:"note,omitempty"`
@@ -313,6 +320,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	if s.Transport.Kind != experiment.KindMPQ {
 		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth, s.SlowStart = "", "", "", "", ""
 		s.Transport.Note = TransportNote(s.Transport.Kind)
+		s.Transport.Connection = e.Transport.Connection
 	}
 	if d := in.EarlyData; d != nil {
 		s.ZeroRTT = &ZeroRTTSummary{Resumed: d.Resumed, Offered: d.Offered, Accepted: d.Accepted,

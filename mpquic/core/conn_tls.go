@@ -223,7 +223,9 @@ func (c *Conn) processTLSEvents() error {
 				return err
 			}
 		case tls.QUICRejectedEarlyData:
-			c.rejectEarly()
+			if err := c.rejectEarly(); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -334,6 +336,9 @@ func (c *Conn) handlePeerParams(b []byte) error {
 	c.peerParams, c.havePeerTP = p, true
 	c.qlogParams("remote", &p)
 	if c.isClient && c.early.installed {
+		if c.early.rejected {
+			return c.applyRejectedLimits()
+		}
 		// 0-RTT packets keep the remembered limits until the
 		// handshake completes (RFC 9000 Section 7.4.1).
 		c.early.deferredLimits = true

@@ -211,15 +211,55 @@ func (c *Conn) discardEarly() {
 // rejectEarly handles QUICRejectedEarlyData (client): the 0-RTT keys go,
 // and every 0-RTT packet is declared lost without a congestion signal, so
 // that its data goes again in 1-RTT packets.
-func (c *Conn) rejectEarly() {
+// The server's new transport parameters, when they came, replace the
+// remembered ones at once, lower ones included: nothing goes in 0-RTT any
+// more, and the client must not keep the larger remembered limits
+// (RFC 9000 Section 7.4.1).
+func (c *Conn) rejectEarly() error {
 	c.early.rejected = true
 	c.discardEarly()
-	p0 := c.pathByID(0)
-	if p0 == nil {
-		return
+	if p0 := c.pathByID(0); p0 != nil {
+		p0.app.sent.DeclareAllLost(func(sp *recovery.SentPacket) { c.onFramesLost(p0, levelApp, sp.Frames) })
+		p0.ptoCount = 0
 	}
-	p0.app.sent.DeclareAllLost(func(sp *recovery.SentPacket) { c.onFramesLost(p0, levelApp, sp.Frames) })
-	p0.ptoCount = 0
+	if !c.early.deferredLimits {
+		return nil
+	}
+	c.early.deferredLimits = false
+	return c.applyRejectedLimits()
+}
+
+// applyRejectedLimits sets the client's stream and flow control limits to
+// the server's transport parameters after the server rejected 0-RTT. The
+// data sent in 0-RTT goes again in 1-RTT packets, whatever the flow control
+// limits (as retransmissions), so a server whose new limits are below what
+// was already sent ends the connection here with an error naming the
+// limit, rather than with the server's FLOW_CONTROL_ERROR or
+// STREAM_LIMIT_ERROR.
+func (c *Conn) applyRejectedLimits() error {
+	pp, sm := &c.peerParams, &c.streams
+	for d, lim := range [2]uint64{pp.InitialMaxStreamsBidi, pp.InitialMaxStreamsUni} {
+		if sm.nextLocal[d] > lim {
+			return qerr.New(qerr.InternalError, "0-RTT rejected and the server's stream limit %d is below the %d streams opened", lim, sm.nextLocal[d])
+		}
+		sm.localLimit[d] = lim
+	}
+	if !sm.connSend.SetMax(pp.InitialMaxData) {
+		return qerr.New(qerr.InternalError, "0-RTT rejected and the server's initial_max_data %d is below the data sent in 0-RTT", pp.InitialMaxData)
+	}
+	for _, s := range sm.m {
+		if s.send == nil {
+			continue
+		}
+		lim := pp.InitialMaxStreamDataUni
+		if streams.IsBidi(s.id) {
+			lim = pp.InitialMaxStreamDataBidiRemote
+		}
+		if !s.send.SetMaxStreamData(lim) {
+			return qerr.New(qerr.InternalError, "0-RTT rejected and the server's stream data limit %d is below the data sent in 0-RTT on stream %d", lim, s.id)
+		}
+	}
+	return nil
 }
 
 // finishEarly runs when the client's handshake completes after it sent

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -385,4 +386,60 @@ func sealEarly(t testing.TB, c *Conn, payload []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestZeroRTTRejectedLimits: after the server rejected 0-RTT, the client's
+// limits are the server's new transport parameters, not the larger ones
+// remembered with the ticket (RFC 9000 Section 7.4.1: a rejected client
+// must not assume the remembered ones); then a transfer larger than the
+// server's new connection window stays within it.
+func TestZeroRTTRejectedLimits(t *testing.T) {
+	ccfg, scfg := earlyConfigs(t, true)
+	p := warmUp(t, ccfg, scfg)
+	s2 := *scfg
+	s2.TLS = scfg.TLS.Clone()
+	s2.InitialConnWindow, s2.MaxIncomingStreams = 100<<10, 3
+	p.redial(ccfg, &s2, 5001)
+	req := randomBytes(500, 2)
+	p.request(req, true)
+	p.handshake()
+	c := p.client
+	if st := c.EarlyData(); st.Accepted || st.PacketsSent == 0 {
+		t.Fatalf("client: %+v", st)
+	}
+	sm := &c.streams
+	// The server may have raised it with MAX_STREAMS by the one stream
+	// closed, never beyond.
+	if sm.localLimit[0] > 4 {
+		t.Errorf("bidi stream limit %d, the server allows 3 (+1 closed)", sm.localLimit[0])
+	}
+	p.transfer(c, p.server, randomBytes(300<<10, 3), 10*time.Second)
+	if err := p.server.Err(); err != nil {
+		t.Fatalf("server: %v", err)
+	}
+}
+
+// TestZeroRTTRejectedBelowSent: a server that rejects 0-RTT with a
+// connection window below the data the client already sent in 0-RTT: the
+// client ends the connection naming the limit (its 0-RTT data would go
+// again beyond the server's limit).
+func TestZeroRTTRejectedBelowSent(t *testing.T) {
+	ccfg, scfg := earlyConfigs(t, true)
+	p := warmUp(t, ccfg, scfg)
+	s2 := *scfg
+	s2.TLS = scfg.TLS.Clone()
+	s2.InitialConnWindow = 1000
+	p.redial(ccfg, &s2, 5001)
+	s, err := p.client.OpenEarlyStream(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Write(randomBytes(2500, 2))
+	p.runUntil(func() bool { return p.client.Err() != nil }, 5*time.Second)
+	if st := p.client.EarlyData(); st.StreamBytesSent < 2500 {
+		t.Fatalf("client: %+v, want the 2500 bytes sent in 0-RTT", st)
+	}
+	if err := p.client.Err(); !strings.Contains(err.Error(), "initial_max_data 1000") {
+		t.Fatalf("client error %v, want one naming initial_max_data", err)
+	}
 }

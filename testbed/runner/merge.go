@@ -51,6 +51,10 @@ type RoleInfo struct {
 	Congestion string `json:"congestion,omitempty"`
 	// Kind is the transport the client's connection ran (kindOf).
 	Kind string `json:"kind,omitempty"`
+	// Connections is the number of connections that carried the run's
+	// messages: those the server accepted, those the client opened
+	// (connectionsOf).
+	Connections int `json:"connections,omitempty"`
 }
 
 // writeJSON writes v to name through a temporary file, so that name is
@@ -126,36 +130,37 @@ func Merge(e *experiment.Experiment, clientDir, serverDir, dir string) (*Result,
 }
 
 // mergeHalves reads and joins the halves of a run of e.
-func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*trafficgen.Recorder, trafficgen.SummaryInput, *RoleInfo, error) {
+// It returns the client's and the server's RoleInfo.
+func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*trafficgen.Recorder, trafficgen.SummaryInput, *RoleInfo, *RoleInfo, error) {
 	var in trafficgen.SummaryInput
 	ch, ci, err := readHalf(clientDir)
 	if err != nil {
-		return nil, in, nil, err
+		return nil, in, nil, nil, err
 	}
 	sh, si, err := readHalf(serverDir)
 	if err != nil {
-		return nil, in, nil, err
+		return nil, in, nil, nil, err
 	}
 	if ch.Side != "client" || sh.Side != "server" {
-		return nil, in, nil, fmt.Errorf("want a client's and a server's half, got a %s's and a %s's", ch.Side, sh.Side)
+		return nil, in, nil, nil, fmt.Errorf("want a client's and a server's half, got a %s's and a %s's", ch.Side, sh.Side)
 	}
 	if want := configSHA256(e); ci.ConfigSHA256 != want || si.ConfigSHA256 != want {
-		return nil, in, nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
+		return nil, in, nil, nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
 			e.File, ci.ConfigSHA256, si.ConfigSHA256, want)
 	}
 	rec, in, err := trafficgen.MergeHalves(e, ch, sh)
 	if err != nil {
-		return nil, in, nil, err
+		return nil, in, nil, nil, err
 	}
 	in.BaseRTT = roleRTTs(e, ci.PathIndex)
-	return rec, in, ci, nil
+	return rec, in, ci, si, nil
 }
 
 // mergeRun is Merge; amend, if not nil, completes the summary before it
 // is written, and extra writes rows of throughput.csv after the
 // connection's.
 func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend func(*trafficgen.Summary), extra ...func(io.Writer) error) (*Result, error) {
-	rec, in, ci, err := mergeHalves(e, clientDir, serverDir)
+	rec, in, ci, si, err := mergeHalves(e, clientDir, serverDir)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +169,7 @@ func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend 
 	if ci.Kind != "" {
 		sum.Transport.Kind = ci.Kind
 	}
+	sum.Transport.Connections = si.Connections
 	if amend != nil {
 		amend(sum)
 	}

@@ -42,6 +42,10 @@ type NetnsOptions struct {
 	// Notes receives what the user should know once (netem missing,
 	// testbeds left behind cleaned up); default nowhere.
 	Notes io.Writer
+	// Tag names the testbed (its namespaces start with it); default
+	// mpqrun and the process ID. Runs of one process with the same tag
+	// must not overlap.
+	Tag string
 }
 
 // Netns configures the netns backend of this process.
@@ -72,7 +76,10 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 			return nil, err
 		}
 	}
-	tag := fmt.Sprintf("mpqrun%d", os.Getpid())
+	tag := Netns.Tag
+	if tag == "" {
+		tag = fmt.Sprintf("mpqrun%d", os.Getpid())
+	}
 	t, err := netns.FromExperiment(e, tag, Netns.Mode)
 	if err != nil {
 		return nil, err
@@ -395,7 +402,7 @@ func (n *netnsCompetitor) merge() error {
 	if err != nil {
 		return err
 	}
-	rec, _, _, err := mergeHalves(&n.c.e, cdir, sdir)
+	rec, _, _, _, err := mergeHalves(&n.c.e, cdir, sdir)
 	if err != nil {
 		return err
 	}

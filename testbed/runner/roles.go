@@ -350,6 +350,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	if err != nil {
 		return err
 	}
+	rr.ev.Exec(func() { info.Connections = connectionsOf(rr.conn) })
 	if err := writeHalf(dir, h, info); err != nil {
 		return err
 	}
@@ -469,6 +470,7 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	ev.Exec(func() {
 		info.Kernel, info.Congestion = kernelInfo(rr.conn)
 		info.Kind = kindOf(rr.conn)
+		info.Connections = connectionsOf(rr.conn)
 		rr.conn.Close(0, "experiment over")
 	})
 	return writeHalf(dir, h, info)

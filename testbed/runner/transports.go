@@ -13,6 +13,7 @@ import (
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/mpquic/core"
 	"github.com/mpq/mpq/testbed/env/kernelnet"
+	"github.com/mpq/mpq/testbed/env/perconn"
 	"github.com/mpq/mpq/testbed/env/quicgo"
 	"github.com/mpq/mpq/testbed/env/udpenv"
 	"github.com/mpq/mpq/trafficgen"
@@ -56,6 +57,9 @@ func envConfig(e *experiment.Experiment, c ends, local string, rec func() *traff
 		}
 		uc.Transport = tr
 	}
+	if e.Transport.Connection == experiment.ConnectionPerRequest {
+		uc.Transport = perconn.New(uc.Transport)
+	}
 	if kind != experiment.KindMPTCP {
 		uc.OnWritten = func(dialed bool, stream uint64, priority bool, n int) {
 			side := "server"
@@ -71,12 +75,33 @@ func envConfig(e *experiment.Experiment, c ends, local string, rec func() *traff
 }
 
 // transportOf returns the connection of the baseline transport under an
-// environment's connection (nil for mpq's).
+// environment's connection (nil for mpq's); with transport.connection =
+// "per-request" the first of its connections.
 func transportOf(c appenv.Conn) udpenv.TransportConn {
-	if t, ok := c.(interface{ Transport() udpenv.TransportConn }); ok {
-		return t.Transport()
+	t, ok := c.(interface{ Transport() udpenv.TransportConn })
+	if !ok {
+		return nil
 	}
-	return nil
+	tc := t.Transport()
+	if s, ok := tc.(interface{ Sample() udpenv.TransportConn }); ok {
+		return s.Sample()
+	}
+	return tc
+}
+
+// connectionsOf is the number of connections under an environment's
+// connection: those a per-request connection opened or accepted, else 1
+// (0 without a connection).
+func connectionsOf(c appenv.Conn) int {
+	if c == nil {
+		return 0
+	}
+	if t, ok := c.(interface{ Transport() udpenv.TransportConn }); ok {
+		if n, ok := t.Transport().(interface{ Connections() int }); ok {
+			return n.Connections()
+		}
+	}
+	return 1
 }
 
 // kernelInfo is the kernel release and the congestion controller the
@@ -102,6 +127,11 @@ func kindOf(c appenv.Conn) string {
 	case nil:
 		if c == nil {
 			return ""
+		}
+		if t, ok := c.(interface{ Transport() udpenv.TransportConn }); ok {
+			if _, ok := t.Transport().(interface{ Sample() udpenv.TransportConn }); ok {
+				return "" // per-request, and no connection was made
+			}
 		}
 	}
 	return experiment.KindMPQ

@@ -79,6 +79,18 @@ func (f *ConnSendFlow) OnMaxData(max uint64) bool {
 	return true
 }
 
+// SetMax replaces the peer's limit, also with a lower one: the server's
+// new initial_max_data after it rejected 0-RTT sent under a remembered one
+// (RFC 9000 Section 7.4.1). It reports false, changing nothing, when more
+// than max bytes were already sent.
+func (f *ConnSendFlow) SetMax(max uint64) bool {
+	if f.used > max {
+		return false
+	}
+	f.max = max
+	return true
+}
+
 // BlockedAt reports whether the credit is exhausted, and the limit reached:
 // the value of a DATA_BLOCKED frame.
 func (f *ConnSendFlow) BlockedAt() (uint64, bool) {

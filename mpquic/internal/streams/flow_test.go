@@ -118,3 +118,36 @@ func TestConnRecvFlow(t *testing.T) {
 		})
 	}
 }
+
+// TestSetMax: the limits of a rejected 0-RTT's new parameters replace the
+// remembered ones, lower ones too, unless more was already sent.
+func TestSetMax(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		sent, max  uint64
+		ok         bool
+		wantCredit uint64
+	}{
+		{"lower, above sent", 300, 500, true, 200},
+		{"lower, at sent", 300, 300, true, 0},
+		{"below sent", 300, 299, false, 700},
+		{"higher", 300, 2000, true, 1700},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewConnSendFlow(1000)
+			f.Consume(tt.sent)
+			if ok := f.SetMax(tt.max); ok != tt.ok || f.Credit() != tt.wantCredit {
+				t.Errorf("conn: SetMax(%d) = %v, credit %d; want %v, %d", tt.max, ok, f.Credit(), tt.ok, tt.wantCredit)
+			}
+			s := NewSendStream(0, 1000, 1<<20)
+			s.Write(make([]byte, tt.sent))
+			if c, _ := s.NextChunk(int(tt.sent), 1<<20); len(c.Data) != int(tt.sent) {
+				t.Fatalf("sent %d, want %d", len(c.Data), tt.sent)
+			}
+			s.Write(make([]byte, 5000))
+			if ok := s.SetMaxStreamData(tt.max); ok != tt.ok || s.PendingBytes(1<<20) != tt.wantCredit {
+				t.Errorf("stream: SetMaxStreamData(%d) = %v, pending %d; want %v, %d", tt.max, ok, s.PendingBytes(1<<20), tt.ok, tt.wantCredit)
+			}
+		})
+	}
+}

@@ -321,6 +321,18 @@ func (s *SendStream) OnMaxStreamData(max uint64) {
 	}
 }
 
+// SetMaxStreamData replaces the peer's limit, also with a lower one (the
+// server's new parameters after it rejected 0-RTT sent under remembered
+// ones). It reports false, changing nothing, when data beyond max was
+// already sent.
+func (s *SendStream) SetMaxStreamData(max uint64) bool {
+	if s.sentHigh > max {
+		return false
+	}
+	s.peerMax = max
+	return true
+}
+
 // BlockedAt reports whether new data waits beyond the peer's stream limit,
 // and that limit: the value of a STREAM_DATA_BLOCKED frame.
 func (s *SendStream) BlockedAt() (limit uint64, ok bool) {

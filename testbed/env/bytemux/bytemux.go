@@ -11,8 +11,11 @@
 // the connection, and a frame waits behind every byte written before it:
 // the head-of-line blocking of one TCP connection is real. There are no
 // stream priorities (SetPriority does nothing) and no flow control of
-// their own: a stream's reader must read, or the byte stream stops (the
-// underlying connection's flow control is the only one).
+// their own: the connection's reader goroutine takes every frame off the
+// byte stream at once and keeps a stream's data until the stream is read,
+// without a bound, so a stream nobody reads holds memory rather than
+// stopping the byte stream (the underlying connection's flow control
+// slows the sender only when the reader goroutine itself falls behind).
 //
 // Stream IDs follow QUIC's numbering (the client opens 0, 4, 8, … and the
 // server 1, 5, 9, …; unidirectional streams 2 and 3 modulo 4).
