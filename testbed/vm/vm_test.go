@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/resultset"
+	"github.com/mpq/mpq/testbed/agreement"
 )
 
 // needVM skips the test unless MPQ_VM_TEST=1 (CI sets it: a boot takes
@@ -121,5 +124,69 @@ func TestVMNetem(t *testing.T) {
 	vm, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(dir)), "vm.txt"))
 	if err != nil || !strings.Contains(string(vm), "kernel package: linux-image-") {
 		t.Errorf("vm.txt: %s %v", vm, err)
+	}
+}
+
+// issue 18's acceptance, in CI: the low-rate validation experiment (two
+// paths of 2 Mbit/s, 20 and 40 ms one way, 0.5 % loss on the first; cwr;
+// a 2 kB priority message every 100 ms beside bulk), three repetitions
+// of 20 s, run on netem in the VM and on the simulator, agree within
+// issue 18's bounds on the mean p50 of the priority messages (10 % +
+// 2 ms) and the mean background goodput (10 %). The pooled p99 is
+// logged, not checked: netem draws its own losses, and with 0.5 % loss
+// about 1 % of these messages meet one, so the p99 sits on the edge of
+// the messages that waited for a retransmission (EXPERIMENTS.md, "The
+// p99: one message or the tail"). Measured at cb51dcf: p50 64.2 against
+// 64.9 ms, goodput 3.53 against 3.56 Mbit/s (bounds 8.5 ms and 0.36).
+// The emulated CPU keeps up at this rate, not at 10 Mbit/s a path
+// (EXPERIMENTS.md, "Validation on real kernels").
+func TestVMAgreementLowRate(t *testing.T) {
+	needVM(t)
+	const file = "../../experiments/validation-lowrate.toml"
+	flags := []string{"--repeat", "3", "--set", "duration=20s"}
+	out := t.TempDir()
+	args := append([]string{file, filepath.Join(out, "netem"), "--emulator", "netem"}, flags...)
+	cmd := exec.Command("./run", args...)
+	cmd.Env = append(os.Environ(), "MPQ_VM_TIMEOUT=400")
+	start := time.Now()
+	b, err := cmd.CombinedOutput()
+	t.Logf("testbed/vm/run (%v):\n%s", time.Since(start).Round(time.Second), b)
+	if err != nil {
+		t.Fatalf("testbed/vm/run: %v", err)
+	}
+	mpq := filepath.Join(out, "mpq")
+	if b, err := exec.Command("go", "build", "-o", mpq, "../../cmd/mpq").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	simArgs := append([]string{"run", file, "--out", filepath.Join(out, "sim")}, flags...)
+	if b, err := exec.Command(mpq, simArgs...).CombinedOutput(); err != nil {
+		t.Fatalf("mpq %v: %v\n%s", simArgs, err, b)
+	}
+	point := func(kind string) agreement.Point {
+		root := filepath.Join(out, kind, "validation-lowrate")
+		dirs, err := resultset.FindRuns(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range dirs {
+			dirs[i] = filepath.Join(root, dirs[i])
+		}
+		p, err := agreement.FromRuns(dirs, "priority", "background")
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		t.Logf("%s: p50 %.1f ms, goodput %.3f Mbit/s (%d runs); pooled p99 %.1f ms [%.1f, %.1f] of %d messages",
+			kind, p.P50MS, p.GoodputMbps, p.Runs, p.PooledP99MS, p.PooledP99CI[0], p.PooledP99CI[1], p.PooledN)
+		return p
+	}
+	sim, netem := point("sim"), point("netem")
+	if netem.Runs != 3 || sim.Runs != 3 {
+		t.Fatalf("runs: netem %d, simulator %d; want 3 each", netem.Runs, sim.Runs)
+	}
+	for _, f := range agreement.Default.Check(sim, netem, agreement.PooledP99) {
+		t.Log("(not checked) " + f)
+	}
+	for _, f := range agreement.Default.Check(sim, netem, agreement.P50|agreement.Goodput) {
+		t.Error(f)
 	}
 }
