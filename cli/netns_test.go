@@ -156,14 +156,31 @@ func runDir(t *testing.T, out string) string {
 // message completes faster than the configured one-way delay, the median
 // completion time is within 2 ms of the simulator's for the same file,
 // and nothing is left behind: no namespace, state or process of the run.
+// maxCPUBusy is the share of the machine's CPU time, over the run, above
+// which TestNetnsRun does not check its median: the run alone took 5-6 %
+// of the development machine's two CPUs; with two CPU hogs beside it,
+// 100 %. Under go test ./... other packages run beside it, so .ci/run
+// also runs it alone, where the median is checked.
+const maxCPUBusy = 0.5
+
 func TestNetnsRun(t *testing.T) {
 	needRoot(t)
 	t.Setenv("MPQ_TEST_AS_MPQ", "1")
 	dir := t.TempDir()
 	file := writeFile(t, dir, "netns.toml", netnsFile)
 	lagBefore := schedlag.Measure(20)
+	// Other work beside the run (other test packages) takes CPU time from
+	// its endpoints without the forwarder or a sleep's wake-up noticing
+	// (two CPU hogs: sleeps woke 67 µs late, the median MCT 4 ms above
+	// the simulator's): how busy the CPUs were over the run is read too.
+	cpu0, cpuErr := schedlag.ReadCPU()
 	start := time.Now()
 	code, stdout, stderr := runCmd(t, "run", file, "--backend", "netns", "--emulator", "forwarder", "--out", filepath.Join(dir, "netns"))
+	cpu1, cpuErr1 := schedlag.ReadCPU()
+	cpuBusy := schedlag.BusyFraction(cpu0, cpu1)
+	if cpuErr != nil || cpuErr1 != nil {
+		cpuBusy = 1 // unknown: taken as busy
+	}
 	if code != 0 {
 		t.Fatalf("netns run: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -238,14 +255,16 @@ func TestNetnsRun(t *testing.T) {
 		t.Errorf("a priority message completed in %.3f ms, below the one-way delay of %.0f ms", got[0], oneWay)
 	}
 	mg, mw := got[len(got)/2], want[len(want)/2]
-	t.Logf("median priority MCT %.3f ms over the forwarder, %.3f ms in the simulator; min %.3f and %.3f", mg, mw, got[0], want[0])
+	t.Logf("median priority MCT %.3f ms over the forwarder, %.3f ms in the simulator; min %.3f and %.3f; CPUs %.0f %% busy over the run",
+		mg, mw, got[0], want[0], 100*cpuBusy)
 	if d := mg - mw; d < -2 || d > 2 {
 		// A run on a machine too busy to keep time (shared development
 		// machines) says nothing of the emulator; CI's machine is not.
 		if raceEnabled {
 			t.Logf("under the race detector the endpoints run several times slower: not failing on the median")
-		} else if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond || fwLate > 0.3 {
-			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after; the forwarder released packets %.3f ms late on average): not failing on it", lagBefore, lag, fwLate)
+		} else if busy, lag := schedlag.Busy(2 * time.Millisecond); busy || lagBefore > 200*time.Microsecond || fwLate > 0.3 || cpuBusy > maxCPUBusy {
+			t.Logf("the machine is too busy to check the median (sleeps wake %v late before the run, %v after; the CPUs were %.0f %% busy over the run; the forwarder released packets %.3f ms late on average): not failing on it",
+				lagBefore, lag, 100*cpuBusy, fwLate)
 		} else {
 			t.Errorf("median priority MCT %.3f ms, the simulator's %.3f ms: more than 2 ms apart", mg, mw)
 		}

@@ -6,8 +6,12 @@
 package schedlag
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,4 +55,45 @@ func Measure(n int) time.Duration {
 func Busy(tolerance time.Duration) (bool, time.Duration) {
 	lag := Measure(20)
 	return lag > tolerance/10, lag
+}
+
+// CPUTimes are the machine's CPU times from /proc/stat's first line, in
+// clock ticks: busy (all but idle and iowait) and total, over all CPUs.
+type CPUTimes struct{ Busy, Total uint64 }
+
+// ReadCPU reads the machine's CPU times (Linux; an error elsewhere).
+func ReadCPU() (CPUTimes, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return CPUTimes{}, fmt.Errorf("schedlag: /proc/stat starts %q", line)
+	}
+	var c CPUTimes
+	for i, s := range f[1:] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return CPUTimes{}, fmt.Errorf("schedlag: /proc/stat: %w", err)
+		}
+		if i >= 8 {
+			break // guest and guest_nice are counted in user and nice
+		}
+		c.Total += v
+		if i != 3 && i != 4 { // idle, iowait
+			c.Busy += v
+		}
+	}
+	return c, nil
+}
+
+// BusyFraction is the share of all CPUs' time that was busy from a to b
+// (0 when no time passed).
+func BusyFraction(a, b CPUTimes) float64 {
+	if b.Total <= a.Total {
+		return 0
+	}
+	return float64(b.Busy-a.Busy) / float64(b.Total-a.Total)
 }

@@ -17,3 +17,21 @@ func TestMeasure(t *testing.T) {
 	}
 	t.Logf("median lag %v", lag)
 }
+
+// BusyFraction is busy ticks over all ticks between two readings; the
+// machine's own reading parses.
+func TestBusyFraction(t *testing.T) {
+	if f := BusyFraction(CPUTimes{Busy: 100, Total: 400}, CPUTimes{Busy: 175, Total: 500}); f != 0.75 {
+		t.Errorf("fraction %v, want 0.75", f)
+	}
+	if f := BusyFraction(CPUTimes{Busy: 1, Total: 5}, CPUTimes{Busy: 1, Total: 5}); f != 0 {
+		t.Errorf("no time: %v", f)
+	}
+	c, err := ReadCPU()
+	if err != nil {
+		t.Skip(err)
+	}
+	if c.Total == 0 || c.Busy > c.Total {
+		t.Errorf("/proc/stat: %+v", c)
+	}
+}
