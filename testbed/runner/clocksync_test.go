@@ -136,4 +136,10 @@ func TestClockOffsetAndStart(t *testing.T) {
 	if err := c.start(sctx, 43, 50*time.Millisecond); err == nil {
 		t.Error("start acknowledged between runs")
 	}
+	// A server that has gone is not probed 4n times: measure stops after
+	// maxSilentProbes unanswered probes in a row.
+	s.Close()
+	if cs, err := c.measure(ctx, 16, 20*time.Millisecond); err == nil || cs.Probes != maxSilentProbes || cs.Replies != 0 {
+		t.Errorf("a gone server: %d probes, %d replies, %v; want %d probes and an error", cs.Probes, cs.Replies, err, maxSilentProbes)
+	}
 }
