@@ -233,17 +233,18 @@ func (c *syncClient) ready(ctx context.Context, timeout, wait time.Duration) err
 	}
 }
 
-// maxSilentProbes is how many probes in a row may go unanswered before
-// measure stops: a server that has gone (its run over, after the run) is
-// not waited for a timeout per probe up to 4n (at 5 % loss a run's end
-// took 53 s so), while a lossy path rarely loses so many in a row (at
-// 10 % of probes or replies lost, one time in 10,000).
-const maxSilentProbes = 4
+// maxSilentProbes is how many probes in a row may go unanswered, once
+// one was answered, before measure stops: a server that has gone (its
+// run over, after the run) is not waited for a timeout per probe up to 4n
+// (at 5 % loss a run's end took 53 s so), while a lossy path rarely
+// loses so many in a row (with 20 % of probes and of replies lost, 3 in
+// 10,000).
+const maxSilentProbes = 8
 
 // measure takes probes, one at a time, until n are answered (at most 4n,
-// and no more once maxSilentProbes in a row went unanswered), and returns
-// the offset of the probe of least round trip; it fails if none is
-// answered.
+// and no more once maxSilentProbes in a row went unanswered after an
+// answer), and returns the offset of the probe of least round trip; it
+// fails if none is answered.
 func (c *syncClient) measure(ctx context.Context, n int, timeout time.Duration) (ClockSample, error) {
 	s := ClockSample{RTTMS: math.Inf(1), At: time.Now()}
 	best := time.Duration(math.MaxInt64)
@@ -257,7 +258,9 @@ func (c *syncClient) measure(ctx context.Context, n int, timeout time.Duration) 
 		r, t4, err := c.exchange(syncRequest{kind: kindProbe}, timeout)
 		if err != nil {
 			lastErr = err
-			silent++
+			if s.Replies > 0 {
+				silent++
+			}
 			continue
 		}
 		silent = 0

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -136,10 +137,39 @@ func TestClockOffsetAndStart(t *testing.T) {
 	if err := c.start(sctx, 43, 50*time.Millisecond); err == nil {
 		t.Error("start acknowledged between runs")
 	}
-	// A server that has gone is not probed 4n times: measure stops after
-	// maxSilentProbes unanswered probes in a row.
-	s.Close()
-	if cs, err := c.measure(ctx, 16, 20*time.Millisecond); err == nil || cs.Probes != maxSilentProbes || cs.Replies != 0 {
-		t.Errorf("a gone server: %d probes, %d replies, %v; want %d probes and an error", cs.Probes, cs.Replies, err, maxSilentProbes)
+	// A server that goes after answering is not probed 4n times: measure
+	// stops after maxSilentProbes unanswered probes in a row. One that
+	// never answered is probed 4n times (a lossy path's first probes
+	// may all be lost).
+	fake, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		// Answers one probe, then is gone.
+		defer fake.Close()
+		buf := make([]byte, 1500)
+		n, from, err := fake.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return
+		}
+		req, err := parseSyncRequest(buf[:n])
+		if err != nil {
+			return
+		}
+		now := time.Now().UnixNano()
+		rep := syncReply{kind: req.kind, t1: req.t1, t2: now, t3: now}
+		fake.WriteToUDPAddrPort(rep.append(nil), from)
+	}()
+	qc, err := newSyncClient("127.0.0.1:0", netip.MustParseAddrPort(fake.LocalAddr().String()), mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qc.Close()
+	if cs, err := qc.measure(ctx, 16, 50*time.Millisecond); err != nil || cs.Probes != 1+maxSilentProbes || cs.Replies != 1 {
+		t.Errorf("a server gone after one answer: %d probes, %d replies, %v; want %d probes", cs.Probes, cs.Replies, err, 1+maxSilentProbes)
+	}
+	if cs, err := qc.measure(ctx, 4, 5*time.Millisecond); err == nil || cs.Probes != 16 {
+		t.Errorf("a server that never answers: %d probes, %v; want 16 and an error", cs.Probes, err)
 	}
 }
