@@ -121,7 +121,7 @@ func TestNewRenoHyStartBackToSlowStart(t *testing.T) {
 
 // TestNewRenoHyStartLimit: one ACK frame of 10 datagrams grows the window
 // by at most L = 8 datagrams (13500 + 10800 = 24300), where standard slow
-// start grows it by all 13500.
+// start, and HyStart++ on a paced path, grow it by all 13500.
 func TestNewRenoHyStartLimit(t *testing.T) {
 	r := newRenoHyStart(t, "newreno")
 	ack(r, t0, t0, 10, 10*mds)
@@ -132,6 +132,16 @@ func TestNewRenoHyStartLimit(t *testing.T) {
 	ack(s, t0, t0, 10, 10*mds)
 	if s.Window() != 27000 {
 		t.Errorf("standard: window %d, want 27000", s.Window())
+	}
+	// A paced sender has no limit (L = infinity, RFC 9406 Section 4.3):
+	// 13500 + 13500.
+	c, err := New("newreno", Config{MaxDatagramSize: mds, SlowStart: SlowStartHyStart, Paced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack(c, t0, t0, 10, 10*mds)
+	if c.Window() != 27000 {
+		t.Errorf("HyStart++, paced: window %d after 10 datagrams in one frame, want 27000", c.Window())
 	}
 }
 
@@ -160,7 +170,7 @@ func TestNewRenoHyStartLoss(t *testing.T) {
 // minimum stays 20 ms) does not move to CSS; the next round's 8 samples at
 // 24 ms do.
 func TestHyStartRoundBoundaries(t *testing.T) {
-	h := newHyStart(true)
+	h := newHyStart(true, false)
 	at := t0
 	feed := func(newRound bool, rtt time.Duration) {
 		at = at.Add(time.Millisecond)
