@@ -35,6 +35,21 @@ const (
 	// OptGuardOne: queue_guard holds background data off a queued path
 	// only while no other candidate is clear of a queue.
 	OptGuardOne = "guard_one"
+	// OptStartupGuard: how long queue_guard holds background data off a
+	// queued path (StartupGuardOff, StartupGuardPath, StartupGuardConn).
+	OptStartupGuard = "startup_guard"
+)
+
+// Values of OptStartupGuard.
+const (
+	// StartupGuardOff: queue_guard holds for the whole run.
+	StartupGuardOff = "off"
+	// StartupGuardPath: queue_guard holds on a path only while that path
+	// is in its first slow start (PathInfo.InStartup).
+	StartupGuardPath = "path"
+	// StartupGuardConn: queue_guard holds on every path while some
+	// candidate path is still in its first slow start.
+	StartupGuardConn = "conn"
 )
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
@@ -54,6 +69,8 @@ func cwrPlusOptions() []Option {
 			Doc: "priority data try the paths in the order of SRTT x (1 + bytes_in_flight / cwnd), what is ahead of them, rather than of SRTT"},
 		{Name: OptGuardOne, Default: "false",
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
+		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
+			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
 	}
 }
 
@@ -97,7 +114,9 @@ const QueueGuard = 2 * time.Millisecond
 //     (rule queue_guard) not while p shows a standing queue (queued: its
 //     latest RTT more than QueueGuard above its minimum with two packets
 //     or more in flight), slow start overshooting the bottleneck, which a
-//     priority message would wait behind; (rule credit) not while some
+//     priority message would wait behind (with startup_guard = "path"
+//     only while p is in its first slow start, PathInfo.InStartup; with
+//     "conn" only while some candidate is); (rule credit) not while some
 //     candidate has bytes in flight and the connection's flow-control
 //     credit (Work.Waiting.SendWindow) less the packet would fall below
 //     the stream bytes of the announced messages due within the largest
@@ -118,11 +137,13 @@ type CWRPlus struct {
 	// reports the class of the packet, not the stream's flag.
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
+	startupGuard                                                      string
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
-		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne)}
+		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
+		startupGuard: o[OptStartupGuard]}
 }
 
 // Name implements PathScheduler.
@@ -196,7 +217,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
 			continue
 		}
-		if s.queueGuard && w.Class == ClassBackground && queued(p) && (!s.guardOne || !s.someClear(paths)) {
+		if s.queueGuard && w.Class == ClassBackground && queued(p) && s.guarding(paths, p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -207,6 +228,22 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		dst = append(dst, paths[best].ID)
 	}
 	return dst
+}
+
+// guarding reports whether queue_guard still holds on p (startup_guard).
+func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
+	switch s.startupGuard {
+	case StartupGuardPath:
+		return p.InStartup()
+	case StartupGuardConn:
+		for _, i := range s.cand {
+			if paths[i].InStartup() {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // someClear reports whether some candidate shows no queue.
