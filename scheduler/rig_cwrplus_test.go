@@ -212,13 +212,16 @@ func TestCWRPlusParity(t *testing.T) {
 			r := newRigLinks(t, tc.sched, rigLink{repair: tc.repair}, rigPath{delay: 25 * ms, window: 100 * mps}, rigPath{delay: 25 * ms, window: 100 * mps})
 			r.server.AnnounceSource(scheduler.Source{ID: 1, Size: 10000, Next: r.t0.Add(10 * ms)})
 			var msg uint64
-			n := 0
+			n, lost := 0, 0
 			r.at(10*ms, func() { msg = r.message(10000, true) })
 			r.drop = func(s *rigSend) bool {
 				if s.stream != msg || s.path != 0 {
 					return false
 				}
 				n++
+				if n == 4 {
+					lost = s.bytes
+				}
 				return n == 4
 			}
 			r.run(400 * ms)
@@ -232,6 +235,12 @@ func TestCWRPlusParity(t *testing.T) {
 			rs := r.server.RepairStats()
 			if sent := rs.Sent == 1 && rs.Bytes >= 1300; sent != tc.fast {
 				t.Fatalf("parities %+v: want one of at least 1,300 bytes: %v", rs, tc.fast)
+			}
+			// The client counts the lost packet's bytes as rebuilt from
+			// one parity range.
+			rc := r.client.RepairStats()
+			if rebuilt := rc.RebuiltRanges == 1 && rc.RebuiltBytes == uint64(lost) && lost > 0; rebuilt != tc.fast {
+				t.Fatalf("client's counts %+v (lost packet: %d bytes): want its bytes rebuilt: %v", rc, lost, tc.fast)
 			}
 			if tc.fast {
 				for _, s := range r.sends {
