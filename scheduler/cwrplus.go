@@ -38,6 +38,9 @@ const (
 	// OptStartupGuard: how long queue_guard holds background data off a
 	// queued path (StartupGuardOff, StartupGuardPath, StartupGuardConn).
 	OptStartupGuard = "startup_guard"
+	// OptUnpacedPriority: priority data leave whatever the pacer's
+	// budget (parities always do); background data stay paced.
+	OptUnpacedPriority = "unpaced_priority"
 )
 
 // Values of OptStartupGuard.
@@ -71,6 +74,8 @@ func cwrPlusOptions() []Option {
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
 			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
+		{Name: OptUnpacedPriority, Default: "false",
+			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
 	}
 }
 
@@ -91,7 +96,8 @@ const QueueGuard = 2 * time.Millisecond
 //
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes at once on every candidate (rule copies; without it on
-//     the lowest-RTT one of them) whose pacer lets it out and whose window
+//     the lowest-RTT one of them) whose pacer lets it out (whatever the
+//     pacer with unpaced_priority) and whose window
 //     admits it with a budget beyond it: bytes_in_flight + packet <=
 //     cwnd + budget, the budget being the wire bytes of the largest
 //     announced message plus PacketSlack (one packet's worth without
@@ -138,12 +144,13 @@ type CWRPlus struct {
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 	startupGuard                                                      string
+	unpacedPriority                                                   bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
-		startupGuard: o[OptStartupGuard]}
+		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority)}
 }
 
 // Name implements PathScheduler.
@@ -192,7 +199,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		}
 		for _, i := range s.order {
 			p := &paths[i]
-			if !p.Validated || p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
+			if !p.Validated || !s.unpacedPriority && p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
 				continue
 			}
 			dst = append(dst, p.ID)

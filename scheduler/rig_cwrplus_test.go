@@ -264,21 +264,27 @@ func TestCWRPlusParityRules(t *testing.T) {
 		inFlight     uint64
 		lost         uint64
 		startup      bool // in its first slow start (ssthresh unset)
+		paced        bool // the pacer lets nothing out now
 	}
 	mk := func(id uint64, st pstate) scheduler.PathInfo {
 		ssthresh := uint64(100 * mps)
 		if st.startup {
 			ssthresh = math.MaxUint64
 		}
+		pacing := uint64(math.MaxUint64)
+		if st.paced {
+			pacing = 0
+		}
 		return scheduler.PathInfo{ID: id, Validated: true, SRTT: st.srtt, MinRTT: 50 * ms, LatestRTT: st.latest, HasRTTSample: true,
-			CWND: 100 * mps, BytesInFlight: st.inFlight, SSThresh: ssthresh, PacingBudget: math.MaxUint64, MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: st.lost}
+			CWND: 100 * mps, BytesInFlight: st.inFlight, SSThresh: ssthresh, PacingBudget: pacing, MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: st.lost}
 	}
 	clear := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1}
-	busy := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 90 * mps, lost: 1}         // clear of a queue, most of its window in flight
-	queued := pstate{srtt: 49 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}       // latest RTT 3 ms above the minimum
-	fresh := pstate{srtt: 49 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 0}        // nothing lost yet
-	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}         // lowest RTT, queued
-	fresh1 := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, startup: true} // clear, in its first slow start
+	busy := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 90 * mps, lost: 1}               // clear of a queue, most of its window in flight
+	queued := pstate{srtt: 49 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}             // latest RTT 3 ms above the minimum
+	fresh := pstate{srtt: 49 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 0}              // nothing lost yet
+	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}               // lowest RTT, queued
+	fresh1 := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, startup: true}       // clear, in its first slow start
+	paced := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1, paced: true} // clear, no pacing budget
 	tests := []struct {
 		name   string
 		sched  string
@@ -308,6 +314,11 @@ func TestCWRPlusParityRules(t *testing.T) {
 		{"startup guard path", "cwr-plus startup_guard=path", fast, fresh1, scheduler.ClassBackground, []uint64{0}},
 		{"startup guard conn", "cwr-plus startup_guard=conn", fast, fresh1, scheduler.ClassBackground, []uint64{1}},
 		{"startup guard conn, both out", "cwr-plus startup_guard=conn", fast, clear, scheduler.ClassBackground, []uint64{0}},
+		// unpaced_priority: priority data leave whatever the pacer's
+		// budget, background data wait for it.
+		{"unpaced priority", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassPriority, []uint64{0, 1}},
+		{"paced priority", "cwr-plus", paced, paced, scheduler.ClassPriority, nil},
+		{"unpaced priority, background", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassBackground, nil},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
