@@ -131,6 +131,14 @@ func (c *Conn) CopiesDropped() map[string]uint64 {
 	return c.c.CopiesDropped()
 }
 
+// RepairStats returns the connection's REPAIR counts: the parities it
+// sent and what the peer's parities rebuilt (see core.Conn.RepairStats).
+func (c *Conn) RepairStats() core.RepairStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c.RepairStats()
+}
+
 // ReceiveQueueDropped returns how many datagrams for this connection
 // were dropped because its receive queue (the datagrams read from the
 // socket that its goroutine had not yet taken) was full: on a real

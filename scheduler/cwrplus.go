@@ -35,6 +35,24 @@ const (
 	// OptGuardOne: queue_guard holds background data off a queued path
 	// only while no other candidate is clear of a queue.
 	OptGuardOne = "guard_one"
+	// OptStartupGuard: how long queue_guard holds background data off a
+	// queued path (StartupGuardOff, StartupGuardPath, StartupGuardConn).
+	OptStartupGuard = "startup_guard"
+	// OptUnpacedPriority: priority data leave whatever the pacer's
+	// budget (parities always do); background data stay paced.
+	OptUnpacedPriority = "unpaced_priority"
+)
+
+// Values of OptStartupGuard.
+const (
+	// StartupGuardOff: queue_guard holds for the whole run.
+	StartupGuardOff = "off"
+	// StartupGuardPath: queue_guard holds on a path only while that path
+	// is in its first slow start (PathInfo.InStartup).
+	StartupGuardPath = "path"
+	// StartupGuardConn: queue_guard holds on every path while some
+	// candidate path is still in its first slow start.
+	StartupGuardConn = "conn"
 )
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
@@ -54,6 +72,10 @@ func cwrPlusOptions() []Option {
 			Doc: "priority data try the paths in the order of SRTT x (1 + bytes_in_flight / cwnd), what is ahead of them, rather than of SRTT"},
 		{Name: OptGuardOne, Default: "false",
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
+		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
+			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
+		{Name: OptUnpacedPriority, Default: "false",
+			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
 	}
 }
 
@@ -74,7 +96,8 @@ const QueueGuard = 2 * time.Millisecond
 //
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
 //     stream) goes at once on every candidate (rule copies; without it on
-//     the lowest-RTT one of them) whose pacer lets it out and whose window
+//     the lowest-RTT one of them) whose pacer lets it out (whatever the
+//     pacer with unpaced_priority) and whose window
 //     admits it with a budget beyond it: bytes_in_flight + packet <=
 //     cwnd + budget, the budget being the wire bytes of the largest
 //     announced message plus PacketSlack (one packet's worth without
@@ -97,7 +120,9 @@ const QueueGuard = 2 * time.Millisecond
 //     (rule queue_guard) not while p shows a standing queue (queued: its
 //     latest RTT more than QueueGuard above its minimum with two packets
 //     or more in flight), slow start overshooting the bottleneck, which a
-//     priority message would wait behind; (rule credit) not while some
+//     priority message would wait behind (with startup_guard = "path"
+//     only while p is in its first slow start, PathInfo.InStartup; with
+//     "conn" only while some candidate is); (rule credit) not while some
 //     candidate has bytes in flight and the connection's flow-control
 //     credit (Work.Waiting.SendWindow) less the packet would fall below
 //     the stream bytes of the announced messages due within the largest
@@ -118,11 +143,14 @@ type CWRPlus struct {
 	// reports the class of the packet, not the stream's flag.
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
+	startupGuard                                                      string
+	unpacedPriority                                                   bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
-		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne)}
+		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
+		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority)}
 }
 
 // Name implements PathScheduler.
@@ -171,7 +199,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		}
 		for _, i := range s.order {
 			p := &paths[i]
-			if !p.Validated || p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
+			if !p.Validated || !s.unpacedPriority && p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
 				continue
 			}
 			dst = append(dst, p.ID)
@@ -196,7 +224,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
 			continue
 		}
-		if s.queueGuard && w.Class == ClassBackground && queued(p) && (!s.guardOne || !s.someClear(paths)) {
+		if s.queueGuard && w.Class == ClassBackground && queued(p) && s.guarding(paths, p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -207,6 +235,22 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		dst = append(dst, paths[best].ID)
 	}
 	return dst
+}
+
+// guarding reports whether queue_guard still holds on p (startup_guard).
+func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
+	switch s.startupGuard {
+	case StartupGuardPath:
+		return p.InStartup()
+	case StartupGuardConn:
+		for _, i := range s.cand {
+			if paths[i].InStartup() {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // someClear reports whether some candidate shows no queue.

@@ -93,6 +93,56 @@ func TestCWRPlusQueueGuard(t *testing.T) {
 	}
 }
 
+// TestCWRPlusStartupGuard runs cwr-plus in the real core on the link of
+// TestCWRPlusQueueGuard (background data alone keep about 45 ms queued)
+// with startup_guard: queue_guard holds only while the path is in its
+// first slow start (its controller's ssthresh unset: PathInfo.SSThresh).
+// A background packet the link loses at 100 ms ends it (the rig's
+// controller then reports an ssthresh and keeps its window): the message
+// written at 500 ms waits behind the queue. Without that loss the guard
+// holds and the message arrives at once, as with the guard for the whole
+// run, loss or none.
+func TestCWRPlusStartupGuard(t *testing.T) {
+	tests := []struct {
+		sched string
+		loss  bool
+		fast  bool
+	}{
+		{"cwr-plus", true, true},
+		{"cwr-plus startup_guard=path", false, true},
+		{"cwr-plus startup_guard=path", true, false},
+		{"cwr-plus startup_guard=conn", false, true},
+		{"cwr-plus startup_guard=conn", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s loss=%v", tc.sched, tc.loss), func(t *testing.T) {
+			r := newRigLinks(t, tc.sched, rigLink{rate: 10e6, queue: 200 * mps}, rigPath{delay: 10 * ms, window: 60 * mps})
+			bg := r.background(1 << 24)
+			dropped := false
+			r.drop = func(s *rigSend) bool {
+				if tc.loss && !dropped && s.stream == bg && s.at >= 100*ms {
+					dropped = true
+					return true
+				}
+				return false
+			}
+			var msg uint64
+			r.at(500*ms, func() { msg = r.message(payload/2, true) })
+			r.run(1000 * ms)
+			if dropped != tc.loss {
+				t.Fatalf("background packet dropped: %v, want %v", dropped, tc.loss)
+			}
+			st := r.streams[msg]
+			if st == nil || st.done < 0 {
+				t.Fatalf("message not delivered%s", r.log())
+			}
+			if fast := st.mct() <= 40*ms; fast != tc.fast {
+				t.Fatalf("message completion %v: want at most 40 ms: %v", st.mct(), tc.fast)
+			}
+		})
+	}
+}
+
 // TestCWRPlusCredit checks the rule credit on cwr-plus's decisions for
 // hand-made states (the rig's client grants flow-control credit faster
 // than the core's background data can use it up, so this rule is tested
@@ -162,13 +212,16 @@ func TestCWRPlusParity(t *testing.T) {
 			r := newRigLinks(t, tc.sched, rigLink{repair: tc.repair}, rigPath{delay: 25 * ms, window: 100 * mps}, rigPath{delay: 25 * ms, window: 100 * mps})
 			r.server.AnnounceSource(scheduler.Source{ID: 1, Size: 10000, Next: r.t0.Add(10 * ms)})
 			var msg uint64
-			n := 0
+			n, lost := 0, 0
 			r.at(10*ms, func() { msg = r.message(10000, true) })
 			r.drop = func(s *rigSend) bool {
 				if s.stream != msg || s.path != 0 {
 					return false
 				}
 				n++
+				if n == 4 {
+					lost = s.bytes
+				}
 				return n == 4
 			}
 			r.run(400 * ms)
@@ -182,6 +235,12 @@ func TestCWRPlusParity(t *testing.T) {
 			rs := r.server.RepairStats()
 			if sent := rs.Sent == 1 && rs.Bytes >= 1300; sent != tc.fast {
 				t.Fatalf("parities %+v: want one of at least 1,300 bytes: %v", rs, tc.fast)
+			}
+			// The client counts the lost packet's bytes as rebuilt from
+			// one parity range.
+			rc := r.client.RepairStats()
+			if rebuilt := rc.RebuiltRanges == 1 && rc.RebuiltBytes == uint64(lost) && lost > 0; rebuilt != tc.fast {
+				t.Fatalf("client's counts %+v (lost packet: %d bytes): want its bytes rebuilt: %v", rc, lost, tc.fast)
 			}
 			if tc.fast {
 				for _, s := range r.sends {
@@ -204,16 +263,28 @@ func TestCWRPlusParityRules(t *testing.T) {
 		srtt, latest time.Duration
 		inFlight     uint64
 		lost         uint64
+		startup      bool // in its first slow start (ssthresh unset)
+		paced        bool // the pacer lets nothing out now
 	}
 	mk := func(id uint64, st pstate) scheduler.PathInfo {
+		ssthresh := uint64(100 * mps)
+		if st.startup {
+			ssthresh = math.MaxUint64
+		}
+		pacing := uint64(math.MaxUint64)
+		if st.paced {
+			pacing = 0
+		}
 		return scheduler.PathInfo{ID: id, Validated: true, SRTT: st.srtt, MinRTT: 50 * ms, LatestRTT: st.latest, HasRTTSample: true,
-			CWND: 100 * mps, BytesInFlight: st.inFlight, PacingBudget: math.MaxUint64, MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: st.lost}
+			CWND: 100 * mps, BytesInFlight: st.inFlight, SSThresh: ssthresh, PacingBudget: pacing, MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: st.lost}
 	}
 	clear := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1}
-	busy := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 90 * mps, lost: 1}   // clear of a queue, most of its window in flight
-	queued := pstate{srtt: 49 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1} // latest RTT 3 ms above the minimum
-	fresh := pstate{srtt: 49 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 0}  // nothing lost yet
-	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}   // lowest RTT, queued
+	busy := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 90 * mps, lost: 1}               // clear of a queue, most of its window in flight
+	queued := pstate{srtt: 49 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}             // latest RTT 3 ms above the minimum
+	fresh := pstate{srtt: 49 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 0}              // nothing lost yet
+	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}               // lowest RTT, queued
+	fresh1 := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, startup: true}       // clear, in its first slow start
+	paced := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1, paced: true} // clear, no pacing budget
 	tests := []struct {
 		name   string
 		sched  string
@@ -236,6 +307,18 @@ func TestCWRPlusParityRules(t *testing.T) {
 		{"guard one", "cwr-plus guard_one=true", fast, clear, scheduler.ClassBackground, []uint64{0}},
 		{"guard", "cwr-plus", fast, clear, scheduler.ClassBackground, []uint64{1}},
 		{"guard one, both queued", "cwr-plus guard_one=true", fast, queued, scheduler.ClassBackground, nil},
+		// startup_guard: the queued lowest-RTT path 0 has left its first
+		// slow start, path 1 has not: path keeps no guard on path 0; conn
+		// keeps it while path 1 is in its start-up, so the data go on
+		// path 1; once neither is, neither guards.
+		{"startup guard path", "cwr-plus startup_guard=path", fast, fresh1, scheduler.ClassBackground, []uint64{0}},
+		{"startup guard conn", "cwr-plus startup_guard=conn", fast, fresh1, scheduler.ClassBackground, []uint64{1}},
+		{"startup guard conn, both out", "cwr-plus startup_guard=conn", fast, clear, scheduler.ClassBackground, []uint64{0}},
+		// unpaced_priority: priority data leave whatever the pacer's
+		// budget, background data wait for it.
+		{"unpaced priority", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassPriority, []uint64{0, 1}},
+		{"paced priority", "cwr-plus", paced, paced, scheduler.ClassPriority, nil},
+		{"unpaced priority, background", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassBackground, nil},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)

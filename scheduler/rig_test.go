@@ -426,18 +426,27 @@ func (o *rigObserver) StreamDataSent(_ time.Time, pathID, streamID uint64, _ boo
 }
 
 // fixedCC is a congestion controller whose window the test sets; a loss
-// sets it to afterLoss when that is not zero.
+// sets it to afterLoss when that is not zero. Its slow-start threshold is
+// unset (math.MaxUint64: the path's first slow start) until the first
+// loss, then the window.
 type fixedCC struct {
 	window, afterLoss uint64
+	lost              bool
 }
 
 func (c *fixedCC) OnPacketSent(time.Time, int, uint64)                               {}
 func (c *fixedCC) OnAck(time.Time, []congestion.AckedPacket, uint64, congestion.RTT) {}
 func (c *fixedCC) OnPersistentCongestion(time.Time)                                  {}
 func (c *fixedCC) Window() uint64                                                    { return c.window }
-func (c *fixedCC) SlowStartThreshold() uint64                                        { return math.MaxUint64 }
 func (c *fixedCC) State() congestion.State                                           { return congestion.CongestionAvoidance }
+func (c *fixedCC) SlowStartThreshold() uint64 {
+	if c.lost {
+		return c.window
+	}
+	return math.MaxUint64
+}
 func (c *fixedCC) OnCongestionEvent(time.Time, time.Time) {
+	c.lost = true
 	if c.afterLoss > 0 {
 		c.window = c.afterLoss
 	}

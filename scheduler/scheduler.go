@@ -57,6 +57,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -95,6 +96,12 @@ type PathInfo struct {
 	HasRTTSample                    bool
 	// Congestion state, in bytes.
 	CWND, BytesInFlight uint64
+	// SSThresh is the congestion controller's slow-start threshold in
+	// bytes: math.MaxUint64 until the path's first congestion event (or,
+	// with HyStart++, its first exit from slow start), so a path is in its
+	// first slow start while SSThresh == math.MaxUint64 (see InStartup).
+	// BBR has none: always math.MaxUint64.
+	SSThresh uint64
 	// PacingBudget is how many bytes the pacer lets leave now
 	// (math.MaxUint64 when pacing is off).
 	PacingBudget uint64
@@ -119,6 +126,11 @@ type PathInfo struct {
 	// usable.
 	Failed bool
 }
+
+// InStartup reports whether the path is still in its first slow start:
+// its congestion controller has had no congestion event and has not left
+// slow start (SSThresh unset).
+func (p *PathInfo) InStartup() bool { return p.SSThresh == math.MaxUint64 }
 
 // CwndRoom is how many bytes the congestion window still admits.
 func (p *PathInfo) CwndRoom() uint64 {

@@ -60,6 +60,8 @@ type Half struct {
 	// ReceiveQueueDropped is what this end's connection dropped at its
 	// full receive queue (nil: its transport does not count it).
 	ReceiveQueueDropped *uint64 `json:"receive_queue_dropped,omitempty"`
+	// Repair is this end's REPAIR counts (nil without transport.repair).
+	Repair *RepairSummary `json:"repair,omitempty"`
 }
 
 // HalfGrowth is the state of one path's congestion window growth (see
@@ -90,6 +92,9 @@ func (r *Recorder) Half(side string, in SummaryInput) *Half {
 	h.CopiesDropped = in.CopiesDropped
 	if n, ok := in.ReceiveQueueDropped[side]; ok {
 		h.ReceiveQueueDropped = &n
+	}
+	if rs, ok := in.Repair[side]; ok {
+		h.Repair = &rs
 	}
 	for _, k := range sortedPathKeys(r.paths) {
 		g := r.paths[k].ca
@@ -227,6 +232,12 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 				in.ReceiveQueueDropped = map[string]uint64{}
 			}
 			in.ReceiveQueueDropped[h.Side] = *h.ReceiveQueueDropped
+		}
+		if h.Repair != nil {
+			if in.Repair == nil {
+				in.Repair = map[string]RepairSummary{}
+			}
+			in.Repair[h.Side] = *h.Repair
 		}
 	}
 	return r, in, nil

@@ -219,6 +219,10 @@ type Summary struct {
 	// sees as network losses. Only for real sockets (the simulator has
 	// no such queue) and the ends whose transport counts them (mpq).
 	ReceiveQueueDropped map[string]uint64 `json:"receive_queue_dropped,omitempty"`
+	// Repair is, per end ("client", "server"), what the experimental
+	// REPAIR extension did (transport.repair = true only; see
+	// RepairSummary).
+	Repair map[string]RepairSummary `json:"repair,omitempty"`
 	// LinkChanges are the run's scheduled link changes (see
 	// LinkChangeSummary).
 	LinkChanges []LinkChangeSummary `json:"link_changes,omitempty"`
@@ -229,6 +233,33 @@ type Summary struct {
 	// transport.zero_rtt.
 	ZeroRTT  *ZeroRTTSummary `json:"zero_rtt,omitempty"`
 	Problems []string        `json:"problems,omitempty"`
+}
+
+// RepairSummary is one end's REPAIR counts up to the end of the
+// measurement window (core.RepairStats): as the sender, the bursts its
+// path scheduler was asked about, the parities it sent, their REPAIR
+// frames and parity bytes, and the parities asked for and not sent by
+// reason; as the receiver, the stream bytes it rebuilt from the peer's
+// parities (delivered without a retransmission) and the parity ranges
+// (one per burst, a message of trafficgen's) it rebuilt bytes from.
+type RepairSummary struct {
+	BurstsAsked     uint64            `json:"bursts_asked"`
+	ParitiesSent    uint64            `json:"parities_sent"`
+	FramesSent      uint64            `json:"frames_sent"`
+	ParityBytesSent uint64            `json:"parity_bytes_sent"`
+	ParitiesDropped map[string]uint64 `json:"parities_dropped,omitempty"`
+	RebuiltBytes    uint64            `json:"rebuilt_bytes"`
+	RebuiltRanges   uint64            `json:"rebuilt_ranges"`
+}
+
+// NewRepairSummary converts a connection's counts.
+func NewRepairSummary(s core.RepairStats) RepairSummary {
+	r := RepairSummary{BurstsAsked: s.Asked, ParitiesSent: s.Sent, FramesSent: s.Frames, ParityBytesSent: s.Bytes,
+		RebuiltBytes: s.RebuiltBytes, RebuiltRanges: s.RebuiltRanges}
+	if len(s.Dropped) > 0 {
+		r.ParitiesDropped = maps.Clone(s.Dropped)
+	}
+	return r
 }
 
 // ZeroRTTSummary is the 0-RTT state of the client end of a connection that
@@ -300,6 +331,8 @@ type SummaryInput struct {
 	// connection dropped at its full receive queue, for the ends that
 	// count it (nil: none does).
 	ReceiveQueueDropped map[string]uint64
+	// Repair is, per end, its REPAIR counts (with transport.repair).
+	Repair map[string]RepairSummary
 }
 
 // Summarise computes the summary of a finished run (after Finish).
@@ -340,6 +373,9 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	}
 	if len(in.ReceiveQueueDropped) > 0 {
 		s.ReceiveQueueDropped = maps.Clone(in.ReceiveQueueDropped)
+	}
+	if len(in.Repair) > 0 {
+		s.Repair = maps.Clone(in.Repair)
 	}
 	for reason, n := range in.CopiesDropped {
 		if n == 0 {

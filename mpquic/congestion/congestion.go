@@ -97,6 +97,12 @@ type Config struct {
 	// empty selects DefaultSlowStart of the controller (HyStart++ for
 	// cubic, standard for the others). bbr refuses any.
 	SlowStart SlowStartMode
+	// Paced says the path's packets go through a pacer (RFC 9002
+	// Section 7.7). HyStart++ then applies every acknowledged byte to the
+	// window, L = infinity (RFC 9406 Section 4.3: "A paced TCP
+	// implementation SHOULD use L = infinity"), instead of at most 8
+	// datagrams per ACK frame.
+	Paced bool
 }
 
 // Growth is the congestion avoidance increase rule of NewReno.

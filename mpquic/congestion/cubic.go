@@ -55,7 +55,7 @@ type Cubic struct {
 func NewCubic(cfg Config) *Cubic {
 	base := NewNewReno(cfg, false)
 	return &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
-		hs: newHyStart(cfg.SlowStart != SlowStartStandard)}
+		hs: newHyStart(cfg.SlowStart != SlowStartStandard, cfg.Paced)}
 }
 
 // OnPacketSent implements Controller.

@@ -62,7 +62,7 @@ const (
 	hsNRTTSample    = 8
 	hsCSSGrowthDiv  = 4
 	hsCSSRounds     = 5
-	hsLimitSegments = 8 // L for an unpaced sender
+	hsLimitSegments = 8 // L for an unpaced sender; a paced one has none
 	hsNoRTT         = time.Duration(math.MaxInt64)
 )
 
@@ -74,10 +74,12 @@ const (
 // controller enters congestion avoidance with ssthresh = cwnd; a round of
 // CSS whose minimum RTT falls back below the one that started it returns
 // to slow start. The growth per ACK frame is limited to L = 8 datagrams,
-// RFC 9406's value for unpaced senders, with pacing too. A congestion event
-// ends it (the controller then calls stop): later slow starts are plain.
+// RFC 9406's value for unpaced senders; a paced sender has no limit
+// (L = infinity, RFC 9406 Section 4.3). A congestion event ends it (the
+// controller then calls stop): later slow starts are plain.
 type hyStart struct {
 	on           bool // still in the initial slow start
+	paced        bool // L = infinity
 	roundStart   time.Time
 	lastRoundMin time.Duration
 	curRoundMin  time.Duration
@@ -88,9 +90,10 @@ type hyStart struct {
 }
 
 // newHyStart returns HyStart++ at the start of a connection; on false
-// gives one that is already off (standard slow start).
-func newHyStart(on bool) hyStart {
-	return hyStart{on: on, lastRoundMin: hsNoRTT, curRoundMin: hsNoRTT, cssBaseline: hsNoRTT}
+// gives one that is already off (standard slow start). paced lifts the
+// per-ACK growth limit L.
+func newHyStart(on, paced bool) hyStart {
+	return hyStart{on: on, paced: paced, lastRoundMin: hsNoRTT, curRoundMin: hsNoRTT, cssBaseline: hsNoRTT}
 }
 
 // endsRound reports whether the acknowledgement of a packet sent at sent
@@ -127,7 +130,10 @@ func (h *hyStart) onAck(now time.Time, bytes, mds float64, newRound bool, latest
 	case h.css && h.samples >= hsNRTTSample && h.curRoundMin < h.cssBaseline:
 		h.css, h.cssBaseline = false, hsNoRTT
 	}
-	inc = min(bytes, hsLimitSegments*mds)
+	inc = bytes
+	if !h.paced {
+		inc = min(bytes, hsLimitSegments*mds)
+	}
 	if h.css {
 		inc /= hsCSSGrowthDiv
 	}

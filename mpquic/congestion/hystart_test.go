@@ -119,9 +119,35 @@ func TestNewRenoHyStartBackToSlowStart(t *testing.T) {
 	}
 }
 
+// TestNewRenoHyStartSpuriousInEntryRound: the spurious-exit check of RFC
+// 9406 Section 4.2 runs on every ACK of a CSS round with 8 samples, the
+// round CSS was entered in too: a round at 24 ms after two at 20 ms enters
+// CSS at its 8th ACK (76275, as in TestNewRenoHyStartThreshold); a 9th ACK
+// of the same round at 20 ms (its packet sent before the round began)
+// brings the round's minimum below the baseline of 24 ms and returns to
+// slow start, growing by its whole 2700 bytes (78975). On a bottleneck
+// whose queue drains between slow start's flights, the first packet after
+// such a gap gives that sample (EXPERIMENTS.md, "HyStart++ traced").
+func TestNewRenoHyStartSpuriousInEntryRound(t *testing.T) {
+	r := newRenoHyStart(t, "newreno")
+	hsRound(r, 1, 2, 20*time.Millisecond)
+	hsRound(r, 2, 2, 20*time.Millisecond)
+	hsRound(r, 3, 2, 24*time.Millisecond)
+	if !r.hs.css || r.Window() != 76275 {
+		t.Fatalf("round at 24 ms: css %v window %d, want CSS at 76275", r.hs.css, r.Window())
+	}
+	at := t0.Add(308 * time.Millisecond)
+	sent := at.Add(-90 * time.Millisecond)
+	r.OnAck(at, []AckedPacket{{TimeSent: sent, Size: mds}, {TimeSent: sent, Size: mds}}, r.Window(),
+		RTT{Latest: 20 * time.Millisecond, Smoothed: 20 * time.Millisecond, Min: 20 * time.Millisecond})
+	if r.hs.css || r.Window() != 78975 {
+		t.Errorf("a sample at 20 ms later in the round: css %v window %d, want slow start at 78975", r.hs.css, r.Window())
+	}
+}
+
 // TestNewRenoHyStartLimit: one ACK frame of 10 datagrams grows the window
 // by at most L = 8 datagrams (13500 + 10800 = 24300), where standard slow
-// start grows it by all 13500.
+// start, and HyStart++ on a paced path, grow it by all 13500.
 func TestNewRenoHyStartLimit(t *testing.T) {
 	r := newRenoHyStart(t, "newreno")
 	ack(r, t0, t0, 10, 10*mds)
@@ -132,6 +158,16 @@ func TestNewRenoHyStartLimit(t *testing.T) {
 	ack(s, t0, t0, 10, 10*mds)
 	if s.Window() != 27000 {
 		t.Errorf("standard: window %d, want 27000", s.Window())
+	}
+	// A paced sender has no limit (L = infinity, RFC 9406 Section 4.3):
+	// 13500 + 13500.
+	c, err := New("newreno", Config{MaxDatagramSize: mds, SlowStart: SlowStartHyStart, Paced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack(c, t0, t0, 10, 10*mds)
+	if c.Window() != 27000 {
+		t.Errorf("HyStart++, paced: window %d after 10 datagrams in one frame, want 27000", c.Window())
 	}
 }
 
@@ -160,7 +196,7 @@ func TestNewRenoHyStartLoss(t *testing.T) {
 // minimum stays 20 ms) does not move to CSS; the next round's 8 samples at
 // 24 ms do.
 func TestHyStartRoundBoundaries(t *testing.T) {
-	h := newHyStart(true)
+	h := newHyStart(true, false)
 	at := t0
 	feed := func(newRound bool, rtt time.Duration) {
 		at = at.Add(time.Millisecond)

@@ -35,7 +35,7 @@ const LossReductionFactor = 0.5
 //
 // Config.SlowStart SlowStartHyStart leaves the initial slow start by
 // HyStart++ (RFC 9406, see hyStart) instead of at the first loss: the
-// growth per ACK frame is at most 8 datagrams, a quarter of that in
+// growth per ACK frame is at most 8 datagrams (unless Config.Paced), a quarter of that in
 // Conservative Slow Start (the window in whole bytes, rounded down), and
 // the fifth round of Conservative Slow Start sets ssthresh to the window.
 // The coupled controllers, NewReno underneath, take it too.
@@ -64,7 +64,7 @@ func NewNewReno(cfg Config, cwndLimited bool) *NewReno {
 		iw = uint64(cfg.InitialWindowPackets) * mds
 	}
 	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited,
-		perRTT: cfg.RenoGrowth == GrowthPerRTT, hs: newHyStart(cfg.SlowStart == SlowStartHyStart)}
+		perRTT: cfg.RenoGrowth == GrowthPerRTT, hs: newHyStart(cfg.SlowStart == SlowStartHyStart, cfg.Paced)}
 }
 
 // OnPacketSent implements Controller.

@@ -329,5 +329,5 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 // in a connection whose controllers form group g.
 func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
 	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
-		SlowStart: congestion.SlowStartMode(c.SlowStart)}
+		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing}
 }

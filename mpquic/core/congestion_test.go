@@ -53,3 +53,15 @@ func TestCoupledGroupFollowsPaths(t *testing.T) {
 		t.Fatalf("path 0 abandoned: groups of %d and %d controllers, want 1", p.server.ccGroup.Len(), p.client.ccGroup.Len())
 	}
 }
+
+// TestControllerPaced: the controllers learn whether their path is paced
+// (congestion.Config.Paced), which lifts HyStart++'s per-ACK growth limit
+// (RFC 9406 Section 4.3).
+func TestControllerPaced(t *testing.T) {
+	for _, pacing := range []bool{false, true} {
+		cfg := Config{MaxPacketSize: 1350, Pacing: pacing}
+		if got := cfg.congestionConfig(nil).Paced; got != pacing {
+			t.Errorf("Pacing %v: congestion.Config.Paced %v", pacing, got)
+		}
+	}
+}

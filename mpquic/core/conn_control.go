@@ -15,18 +15,34 @@ func (d *dgram) left() int { return d.limit - len(d.b) - aeadTag*(d.n+1) }
 // queuePathResponse answers a PATH_CHALLENGE on the network path it came
 // from (RFC 9000 Section 8.2.2): the addresses it arrived on (local,
 // remote), with a connection ID of its path ID p
-// (draft-ietf-quic-multipath-21 Section 3.1).
-func (c *Conn) queuePathResponse(p *path, local, remote netip.AddrPort, data [8]byte) {
+// (draft-ietf-quic-multipath-21 Section 3.1). dcid is the challenge's
+// packet's destination connection ID: if it came from other addresses than
+// p's with one the peer had not used at p's (a peer probing a new address,
+// not a NAT rebinding), the answer takes the peer's connection ID that p
+// would move to (spareDCID), not the one p uses at its addresses: an
+// endpoint "MUST NOT reuse a connection ID when sending to more than one
+// destination address" (RFC 9000 Section 9.5). With none to spare it takes
+// p's, as after a NAT rebinding.
+func (c *Conn) queuePathResponse(p *path, local, remote netip.AddrPort, data [8]byte, dcid []byte) {
 	if len(c.pathResponses) >= 8 {
 		return
 	}
-	c.pathResponses = append(c.pathResponses, pathResponse{pathID: p.id, local: local, remote: remote, data: data})
+	r := pathResponse{pathID: p.id, local: local, remote: remote, data: data}
+	if !r.onTuple(p) && c.newPeerDCID(p, dcid) {
+		if i, ok := c.ids.spareDCID(p.id); ok {
+			r.dcid = c.ids.get(p.id).remote[i].cid
+		}
+	}
+	c.pathResponses = append(c.pathResponses, r)
 }
 
 type pathResponse struct {
 	pathID        uint64
 	local, remote netip.AddrPort
 	data          [8]byte
+	// dcid, if not nil, is the destination connection ID to send it
+	// with instead of the path's.
+	dcid []byte
 }
 
 // onTuple reports whether the response goes to path p's own addresses.

@@ -154,6 +154,22 @@ func (ids *connIDs) dcidFor(pathID uint64) ([]byte, bool) {
 	return s.remote[s.active].cid, true
 }
 
+// spareDCID returns the index (in its set's remote) of the peer's
+// connection ID of path pathID that the path would move to next: the first
+// unretired one besides the one in use.
+func (ids *connIDs) spareDCID(pathID uint64) (int, bool) {
+	s := ids.get(pathID)
+	if s == nil {
+		return 0, false
+	}
+	for i := range s.remote {
+		if i != s.active && !s.remote[i].retired {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // hasUnusedRemote reports whether the peer gave an unretired connection ID
 // for a path ID.
 func (ids *connIDs) hasUnusedRemote(pathID uint64) bool {

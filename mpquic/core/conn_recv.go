@@ -498,7 +498,7 @@ func (c *Conn) handleFrame(now time.Time, rx *rxDatagram, p *path, l level, hdr 
 	case *wire.PathChallengeFrame:
 		// The answer goes back where the challenge came from, which
 		// may not be the path's addresses (RFC 9000 Section 8.2.2).
-		c.queuePathResponse(p, rx.d.Local, rx.d.Remote, f.Data)
+		c.queuePathResponse(p, rx.d.Local, rx.d.Remote, f.Data, hdr.DstConnID)
 	case *wire.PathResponseFrame:
 		// Validates the path that sent the matching challenge; an
 		// unsolicited response is ignored (RFC 9000 Section 8.2.3).

@@ -561,6 +561,9 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 	if !ok {
 		return
 	}
+	if t := d.bp.tuple; t != nil && t.dcid != nil {
+		dcid = t.dcid
+	}
 	c.maybeInitiateKeyUpdate(now)
 	bp := &d.bp
 	mode := bp.mode

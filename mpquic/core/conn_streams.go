@@ -122,6 +122,7 @@ func (c *Conn) newStream(id uint64) *stream {
 		s.recv.SetMaxWindow(c.cfg.MaxStreamWindow)
 		if c.cfg.Repair {
 			s.recv.EnableRepair()
+			s.recv.CountRebuilds(&c.repair.rebuilt)
 		}
 	}
 	s.handle = &Stream{c: c, s: s}

@@ -60,16 +60,18 @@ func (c *Conn) maybeMigrate(now time.Time, p *path, rx *rxDatagram, pn uint64, l
 	if c.isClient || int64(pn) <= largest || rx.early || p.state == pathClosing {
 		return nil
 	}
-	prev := p.migration.peerDCID
-	if prev == nil && p.id == 0 {
-		// The handshake's connection ID, if no 1-RTT packet came yet.
-		prev = c.ids.srcCID()
-	}
-	newDCID := prev != nil && !bytes.Equal(prev, dcid)
-	p.migration.peerDCID = append(p.migration.peerDCID[:0], dcid...)
-	if !nonProbing || rx.d.Remote == p.remote && rx.d.Local == p.local {
+	newDCID := c.newPeerDCID(p, dcid)
+	if rx.d.Remote == p.remote && rx.d.Local == p.local {
+		p.migration.peerDCID = append(p.migration.peerDCID[:0], dcid...)
 		return nil
 	}
+	if !nonProbing {
+		// A probe from other addresses (answered by
+		// queuePathResponse) leaves the path where it is, and the
+		// connection ID the peer uses at its addresses with it.
+		return nil
+	}
+	p.migration.peerDCID = append(p.migration.peerDCID[:0], dcid...)
 	if newDCID {
 		// The peer moved with a new connection ID: so do we, so that
 		// no connection ID of ours is seen at both addresses
@@ -159,22 +161,29 @@ func (c *Conn) resetEstimators(p *path) {
 	}
 }
 
+// newPeerDCID reports whether dcid, the destination connection ID (one
+// of ours) of a 1-RTT packet of the server's path p, is not the one the
+// peer last used at p's addresses (the handshake's on path 0 before any
+// 1-RTT packet); false when that is not known.
+func (c *Conn) newPeerDCID(p *path, dcid []byte) bool {
+	prev := p.migration.peerDCID
+	if prev == nil && p.id == 0 && !c.isClient {
+		prev = c.ids.srcCID()
+	}
+	return prev != nil && !bytes.Equal(prev, dcid)
+}
+
 // rotateDCID moves path pathID to another of the peer's connection IDs
-// and retires the one in use, if the peer gave one to spare.
+// (spareDCID's) and retires the one in use, if the peer gave one to spare.
 func (c *Conn) rotateDCID(pathID uint64) {
 	s := c.ids.set(pathID)
-	if len(s.remote) == 0 {
+	i, ok := c.ids.spareDCID(pathID)
+	if !ok {
 		return
 	}
-	for i := range s.remote {
-		if i == s.active || s.remote[i].retired {
-			continue
-		}
-		old := &s.remote[s.active]
-		c.retireRemote(old)
-		c.ids.retireQueue = append(c.ids.retireQueue, cidKey(pathID, old.seq))
-		c.ctrl.retire = true
-		s.active = i
-		return
-	}
+	old := &s.remote[s.active]
+	c.retireRemote(old)
+	c.ids.retireQueue = append(c.ids.retireQueue, cidKey(pathID, old.seq))
+	c.ctrl.retire = true
+	s.active = i
 }

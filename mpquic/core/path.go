@@ -168,6 +168,7 @@ func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 		HasRTTSample:    p.rtt.HasSample(),
 		CWND:            p.cc.Window(),
 		BytesInFlight:   c.bytesInFlight(p),
+		SSThresh:        p.cc.SlowStartThreshold(),
 		PacingBudget:    p.pacingBudget(now),
 		MaxPacketSize:   c.maxPacketSize(p),
 		PacketOverhead:  packetOverhead,

@@ -41,6 +41,12 @@ type RepairStats struct {
 	Asked, Sent, Frames, Bytes uint64
 	// Dropped counts the parities asked for and not sent, by reason.
 	Dropped map[string]uint64
+	// RebuiltBytes and RebuiltRanges count the receiving side: the
+	// stream bytes rebuilt from the peer's parities (missing bytes
+	// delivered without a retransmission) and the parity ranges (one per
+	// burst the peer protected) from which at least one byte was
+	// rebuilt (streams.RebuildCounts).
+	RebuiltBytes, RebuiltRanges uint64
 }
 
 // repairJob is a parity waiting to be sent on path.
@@ -57,6 +63,8 @@ type repairState struct {
 	ask   []scheduler.RepairRequest
 	queue []repairJob
 	stats RepairStats
+	// rebuilt counts what the peer's parities rebuilt on our streams.
+	rebuilt streams.RebuildCounts
 }
 
 // repairBurst is a stream's burst being sent: the bytes sent once since
@@ -74,6 +82,7 @@ func (c *Conn) repairNegotiated() bool { return c.cfg.Repair && c.peerParams.Rep
 // RepairStats returns the connection's parity counts.
 func (c *Conn) RepairStats() RepairStats {
 	s := c.repair.stats
+	s.RebuiltBytes, s.RebuiltRanges = c.repair.rebuilt.Bytes, c.repair.rebuilt.Ranges
 	if s.Dropped != nil {
 		m := make(map[string]uint64, len(s.Dropped))
 		for k, v := range s.Dropped {

@@ -162,10 +162,12 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		in.BaseRTT = loopbackRTTs(e, emu, in.Server)
 		addCopiesDropped(&in, sconn)
 		addQueueDropped(&in, "server", sconn)
+		addRepair(&in, e, "server", sconn)
 		if cconn != nil {
 			in.Client = pathStats(cconn)
 			addCopiesDropped(&in, cconn)
 			addQueueDropped(&in, "client", cconn)
+			addRepair(&in, e, "client", cconn)
 		}
 		for _, p := range peers {
 			p.Stop()

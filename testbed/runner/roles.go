@@ -254,6 +254,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 		in.Multipath = st.MultipathEnabled()
 		addCopiesDropped(&in, rr.conn)
 		addQueueDropped(&in, side, rr.conn)
+		addRepair(&in, rr.e, side, rr.conn)
 		if side == "server" {
 			in.Server = st.PathStats()
 		} else {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // freePort returns a UDP port p of 127.0.0.1 with p+1 free too (for the
@@ -171,4 +173,49 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// unknownCopy is a test path scheduler that sends every packet on the
+// first path and asks for a copy of it on a path that does not exist, so
+// that every packet it schedules adds one copy dropped for an unknown
+// path.
+type unknownCopy struct{}
+
+func (unknownCopy) Name() string { return "runner-test-unknown-copy" }
+
+func (unknownCopy) Select(_ time.Time, paths []scheduler.PathInfo, _ scheduler.Work, dst []uint64) []uint64 {
+	if len(paths) == 0 {
+		return dst
+	}
+	return append(dst, paths[0].ID, 1<<40)
+}
+
+func init() {
+	scheduler.RegisterPath("runner-test-unknown-copy", func() scheduler.PathScheduler { return unknownCopy{} })
+}
+
+// Each end of a two-role run counts the copies its scheduler could not
+// send, and its half carries them into the merged summary: both ends
+// send packets, so the merged count is more than either end's alone and
+// each end's is in it.
+func TestRolesCopiesDropped(t *testing.T) {
+	e := load(t, strings.Replace(rolesDoc, `path_scheduler = "round-robin"`, `path_scheduler = "runner-test-unknown-copy"`, 1))
+	res, _, cdir, sdir, _ := runRoles(t, e)
+	s := res.Summary
+	got := s.CopiesDroppedByReason[core.CopyUnknownPath]
+	var ends uint64
+	for _, dir := range []string{cdir, sdir} {
+		h, _, err := readHalf(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := h.CopiesDropped[core.CopyUnknownPath]
+		if n == 0 {
+			t.Errorf("%s: no copies dropped in its half", dir)
+		}
+		ends += n
+	}
+	if got == 0 || got != ends || s.CopiesDropped != got {
+		t.Errorf("copies_dropped %d, by reason %v; the halves' sum %d", s.CopiesDropped, s.CopiesDroppedByReason, ends)
+	}
 }

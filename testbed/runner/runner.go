@@ -289,6 +289,29 @@ func addQueueDropped(in *trafficgen.SummaryInput, side string, c appenv.Conn) {
 	in.ReceiveQueueDropped[side] = n
 }
 
+// repairCounter is what connections offer for summary.json's repair.
+type repairCounter interface {
+	RepairStats() (core.RepairStats, bool)
+}
+
+// addRepair records the REPAIR counts of the connection of side, when
+// the experiment offers REPAIR (transport.repair) and the connection
+// counts them (mpq's).
+func addRepair(in *trafficgen.SummaryInput, e *experiment.Experiment, side string, c appenv.Conn) {
+	rc, ok := c.(repairCounter)
+	if !ok || !e.Transport.Repair {
+		return
+	}
+	s, ok := rc.RepairStats()
+	if !ok {
+		return
+	}
+	if in.Repair == nil {
+		in.Repair = map[string]trafficgen.RepairSummary{}
+	}
+	in.Repair[side] = trafficgen.NewRepairSummary(s)
+}
+
 // eventer is what connections offer for the path events of summary.json.
 type eventer interface {
 	PathEvents() []core.PathEvent

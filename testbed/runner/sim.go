@@ -203,9 +203,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	}
 	in := trafficgen.SummaryInput{Server: st.PathStats(), Multipath: st.MultipathEnabled(), BaseRTT: baseRTTs(e)}
 	addCopiesDropped(&in, sconn)
+	addRepair(&in, e, "server", sconn)
 	if cconn != nil {
 		in.Client = pathStats(cconn)
 		addCopiesDropped(&in, cconn)
+		addRepair(&in, e, "client", cconn)
 	}
 	for _, p := range peers {
 		p.Stop()

@@ -36,6 +36,7 @@ type RecvStream struct {
 	repair, rebuilding bool
 	hist               []byte
 	parities           []parityEntry
+	counts             *RebuildCounts // CountRebuilds
 }
 
 // NewRecvStream returns the receiving half of stream id, advertising window

@@ -58,11 +58,27 @@ type parityEntry struct {
 	fin      bool
 	parity   []byte
 	have     rangeSet
+	// used: some byte was rebuilt from it (counted in RebuildCounts).
+	used bool
+}
+
+// RebuildCounts counts what REPAIR parities rebuilt on the streams that
+// share it (CountRebuilds).
+type RebuildCounts struct {
+	// Bytes are the stream bytes rebuilt from a parity (missing bytes
+	// delivered as if received), Ranges the parity ranges (a parity's
+	// [offset, end), one per burst, as the sender sends them) from which
+	// at least one byte was rebuilt.
+	Bytes, Ranges uint64
 }
 
 // EnableRepair makes the stream keep up to MaxRepairHistory bytes after
 // the application read them, until all its data arrived, for AddRepair.
 func (r *RecvStream) EnableRepair() { r.repair = true }
+
+// CountRebuilds makes the stream add what its parities rebuild to c
+// (nil: count nothing).
+func (r *RecvStream) CountRebuilds(c *RebuildCounts) { r.counts = c }
 
 // keepHistory appends bytes the application just read to the history.
 func (r *RecvStream) keepHistory(p []byte) {
@@ -186,6 +202,13 @@ func (r *RecvStream) rebuildWith(e *parityEntry) (newBytes uint64, done bool, er
 			}
 			n, err := r.Push(runStart, run, e.fin && runStart+uint64(len(run)) == e.end)
 			newBytes += n
+			if err == nil && r.counts != nil {
+				r.counts.Bytes += uint64(len(run))
+				if !e.used {
+					r.counts.Ranges++
+				}
+			}
+			e.used = true
 			run = run[:0]
 			return err
 		}

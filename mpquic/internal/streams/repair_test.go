@@ -79,25 +79,32 @@ func TestRecvStreamRepair(t *testing.T) {
 		newBytes uint64
 		want     []byte // read afterwards
 		eof      bool
+		// rebuilt bytes and parity ranges used (CountRebuilds)
+		rebuilt, ranges uint64
 	}{
-		{"chunk DEF lost", [][2]uint64{{0, 3}, {6, 7}}, 0, repairParity, true, 0, repairData, true},
-		{"CDE lost across chunks", [][2]uint64{{0, 2}, {5, 7}}, 0, repairParity, true, 0, repairData, true},
+		{"chunk DEF lost", [][2]uint64{{0, 3}, {6, 7}}, 0, repairParity, true, 0, repairData, true, 3, 1},
+		{"CDE lost across chunks", [][2]uint64{{0, 2}, {5, 7}}, 0, repairParity, true, 0, repairData, true, 3, 1},
 		// [1, 5) lost: columns 1, 2, 0, 1: B and E share column 1 and
 		// stay missing; C and D come back.
-		{"BCDE lost: two in a column", [][2]uint64{{0, 1}, {5, 7}}, 0, repairParity, true, 0, []byte("A"), false},
+		{"BCDE lost: two in a column", [][2]uint64{{0, 1}, {5, 7}}, 0, repairParity, true, 0, []byte("A"), false, 2, 1},
 		// G and the FIN lost: the parity's FIN gives the final size.
-		{"last byte and FIN lost", [][2]uint64{{0, 6}}, 0, repairParity, true, 1, repairData, true},
+		{"last byte and FIN lost", [][2]uint64{{0, 6}}, 0, repairParity, true, 1, repairData, true, 1, 1},
 		// Only columns 0 and 1 of the parity: D and E come back, F not.
-		{"fragment", [][2]uint64{{0, 3}, {6, 7}}, 0, repairParity[:2], true, 0, []byte("ABCDE"), false},
-		{"fragment column 2", [][2]uint64{{0, 5}, {6, 7}}, 2, repairParity[2:], true, 0, repairData, true},
-		{"nothing missing", [][2]uint64{{0, 7}}, 0, repairParity, true, 0, repairData, true},
+		{"fragment", [][2]uint64{{0, 3}, {6, 7}}, 0, repairParity[:2], true, 0, []byte("ABCDE"), false, 2, 1},
+		{"fragment column 2", [][2]uint64{{0, 5}, {6, 7}}, 2, repairParity[2:], true, 0, repairData, true, 1, 1},
+		{"nothing missing", [][2]uint64{{0, 7}}, 0, repairParity, true, 0, repairData, true, 0, 0},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			r := recvWith(t, tt.got...)
+			var counts RebuildCounts
+			r.CountRebuilds(&counts)
 			n, err := r.AddRepair(0, 7, 3, tt.fin, tt.column, tt.parity)
 			if err != nil || n != tt.newBytes {
 				t.Fatalf("AddRepair = %d, %v; want %d", n, err, tt.newBytes)
+			}
+			if counts != (RebuildCounts{Bytes: tt.rebuilt, Ranges: tt.ranges}) {
+				t.Fatalf("counts %+v, want %d bytes rebuilt from %d ranges", counts, tt.rebuilt, tt.ranges)
 			}
 			out, err := readAll(r)
 			if !bytes.Equal(out, tt.want) || (err == io.EOF) != tt.eof {
@@ -109,15 +116,23 @@ func TestRecvStreamRepair(t *testing.T) {
 
 func TestRecvStreamRepairPartialThenMore(t *testing.T) {
 	r := recvWith(t, [2]uint64{0, 1}, [2]uint64{5, 7})
+	var counts RebuildCounts
+	r.CountRebuilds(&counts)
 	if _, err := r.AddRepair(0, 7, 3, true, 0, repairParity); err != nil {
 		t.Fatal(err)
 	}
 	if r.RepairPending() != 1 {
 		t.Fatalf("%d parities held, want 1 (B and E missing)", r.RepairPending())
 	}
+	if counts != (RebuildCounts{Bytes: 2, Ranges: 1}) {
+		t.Fatalf("counts %+v, want C and D from one range", counts)
+	}
 	// E arrives: B is alone in column 1 now and comes back.
 	if _, err := r.Push(4, repairData[4:5], false); err != nil {
 		t.Fatal(err)
+	}
+	if counts != (RebuildCounts{Bytes: 3, Ranges: 1}) {
+		t.Fatalf("counts %+v, want B, C and D from one range (counted once)", counts)
 	}
 	if out, err := readAll(r); !bytes.Equal(out, repairData) || err != io.EOF {
 		t.Fatalf("read %q, %v", out, err)

@@ -3,6 +3,7 @@ package kernelnet
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"syscall"
@@ -69,8 +70,9 @@ func tcpStats(rc syscall.RawConn) (core.PathStats, error) {
 }
 
 // getsockopt reads an MPTCP subflow option: a struct mptcp_subflow_data
-// header asking for elements of size elem, then up to max elements.
-func getsockopt(fd int, opt int, elem, max int) ([]byte, int, error) {
+// header asking for elements of size elem, then up to max elements. It
+// returns the reply and what subflowData finds in it.
+func getsockopt(fd int, opt int, elem, max int) ([]byte, int, int, error) {
 	buf := make([]byte, subflowDataHdr+elem*max)
 	binary.NativeEndian.PutUint32(buf[0:], subflowDataHdr)
 	binary.NativeEndian.PutUint32(buf[12:], uint32(elem))
@@ -78,13 +80,36 @@ func getsockopt(fd int, opt int, elem, max int) ([]byte, int, error) {
 	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), solMPTCP, uintptr(opt),
 		uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&l)), 0)
 	if e != 0 {
-		return nil, 0, e
+		return nil, 0, 0, e
 	}
-	n := int(binary.NativeEndian.Uint32(buf[4:]))
-	if int(binary.NativeEndian.Uint32(buf[12:])) != elem {
-		return nil, 0, errors.New("kernelnet: the kernel's subflow element size differs")
+	n, stride, err := subflowData(buf[:min(int(l), len(buf))], elem, max)
+	return buf, n, stride, err
+}
+
+// subflowData reads the header of a struct mptcp_subflow_data reply that
+// asked for elements of size elem: the number of elements in it (at most
+// max, and at most what the reply holds) and their stride. The kernel
+// writes each element with the smaller of elem and its own structure's
+// size (size_user, updated), so a kernel whose tcp_info is shorter than
+// the one this program was built with gives a shorter stride, and a
+// longer one is cut to elem.
+func subflowData(buf []byte, elem, max int) (n, stride int, err error) {
+	if len(buf) < subflowDataHdr {
+		return 0, 0, errors.New("kernelnet: short mptcp_subflow_data reply")
 	}
-	return buf, min(n, max), nil
+	n = int(binary.NativeEndian.Uint32(buf[4:]))
+	stride = int(binary.NativeEndian.Uint32(buf[12:]))
+	if stride <= 0 || stride > elem {
+		return 0, 0, fmt.Errorf("kernelnet: the kernel's subflow element size %d, asked for %d", stride, elem)
+	}
+	return min(n, max, (len(buf)-subflowDataHdr)/stride), stride, nil
+}
+
+// element copies the i-th element of a subflow reply into dst, which is
+// zeroed beyond the element's stride (fields the kernel does not have).
+func element(dst []byte, buf []byte, i, stride int) {
+	clear(dst)
+	copy(dst, buf[subflowDataHdr+i*stride:subflowDataHdr+(i+1)*stride])
 }
 
 // subflowStats returns the statistics of an MPTCP connection's subflows,
@@ -93,26 +118,35 @@ func subflowStats(rc syscall.RawConn) []core.PathStats {
 	const most = 8
 	var out []core.PathStats
 	rc.Control(func(fd uintptr) {
-		infos, n, err := getsockopt(int(fd), mptcpTCPInfo, unix.SizeofTCPInfo, most)
+		infos, n, istride, err := getsockopt(int(fd), mptcpTCPInfo, unix.SizeofTCPInfo, most)
 		if err != nil {
 			return
 		}
-		addrs, m, err := getsockopt(int(fd), mptcpSubflowAddrs, subflowAddrsLen, most)
+		addrs, m, astride, err := getsockopt(int(fd), mptcpSubflowAddrs, subflowAddrsLen, most)
 		if err != nil || m != n {
 			return
 		}
-		for i := range n {
-			var ti unix.TCPInfo
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&ti)), unix.SizeofTCPInfo), infos[subflowDataHdr+i*unix.SizeofTCPInfo:])
-			ps := fromTCPInfo(&ti)
-			a := addrs[subflowDataHdr+i*subflowAddrsLen:]
-			ps.Local, ps.Remote = sockaddr(a[:sockaddrStorageLen]), sockaddr(a[sockaddrStorageLen:])
-			out = append(out, ps)
-		}
+		out = decodeSubflows(infos, addrs, n, istride, astride)
 	})
 	slices.SortStableFunc(out, func(a, b core.PathStats) int { return a.Local.Compare(b.Local) })
 	for i := range out {
 		out[i].ID = uint64(i)
+	}
+	return out
+}
+
+// decodeSubflows decodes n subflows' tcp_info and addresses from the two
+// replies, with the strides the kernel reported.
+func decodeSubflows(infos, addrs []byte, n, istride, astride int) []core.PathStats {
+	out := make([]core.PathStats, 0, n)
+	var a [subflowAddrsLen]byte
+	for i := range n {
+		var ti unix.TCPInfo
+		element(unsafe.Slice((*byte)(unsafe.Pointer(&ti)), unix.SizeofTCPInfo), infos, i, istride)
+		ps := fromTCPInfo(&ti)
+		element(a[:], addrs, i, astride)
+		ps.Local, ps.Remote = sockaddr(a[:sockaddrStorageLen]), sockaddr(a[sockaddrStorageLen:])
+		out = append(out, ps)
 	}
 	return out
 }

@@ -122,3 +122,6 @@ func (c *conn) MultipathEnabled() bool { return c.nc.MultipathEnabled() }
 // CopiesDropped returns, per reason, the copies the path scheduler asked
 // for that were not sent.
 func (c *conn) CopiesDropped() map[string]uint64 { return c.nc.CopiesDropped() }
+
+// RepairStats returns the connection's REPAIR counts (always counted).
+func (c *conn) RepairStats() (core.RepairStats, bool) { return c.nc.RepairStats(), true }

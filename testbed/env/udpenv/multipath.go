@@ -108,6 +108,15 @@ func (c *conn) CopiesDropped() map[string]uint64 {
 	return nil
 }
 
+// RepairStats returns the connection's REPAIR counts, and whether its
+// transport counts them (mpquic's connections do).
+func (c *conn) RepairStats() (core.RepairStats, bool) {
+	if r, ok := c.c.(repairCounter); ok {
+		return r.RepairStats(), true
+	}
+	return core.RepairStats{}, false
+}
+
 // ReceiveQueueDropped returns how many datagrams the connection dropped
 // at its full receive queue, and whether its transport counts them
 // (mpquic's connections do).

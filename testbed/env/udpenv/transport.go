@@ -64,12 +64,13 @@ type TransportStream interface {
 // Optional interfaces of a TransportConn, which the Env's connections
 // pass on (see multipath.go).
 type (
-	pathStatser  interface{ Paths() []core.PathStats }
-	pathEventer  interface{ PathEvents() []core.PathEvent }
-	multipather  interface{ MultipathEnabled() bool }
-	copyDropper  interface{ CopiesDropped() map[string]uint64 }
-	queueDropper interface{ ReceiveQueueDropped() uint64 }
-	pathOpener   interface {
+	pathStatser   interface{ Paths() []core.PathStats }
+	pathEventer   interface{ PathEvents() []core.PathEvent }
+	multipather   interface{ MultipathEnabled() bool }
+	copyDropper   interface{ CopiesDropped() map[string]uint64 }
+	queueDropper  interface{ ReceiveQueueDropped() uint64 }
+	repairCounter interface{ RepairStats() core.RepairStats }
+	pathOpener    interface {
 		AddPathTo(ctx context.Context, local, remote string) (uint64, error)
 	}
 )
