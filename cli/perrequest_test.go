@@ -51,18 +51,7 @@ name = "tcp-shared"
 // request) and three over tls (TLS 1.3 adds one), against one RTT on a
 // shared connection, which the server accepts once.
 func TestNetnsPerRequest(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	had := runner.Netns.Tag
-	runner.Netns.Tag = "i23conn"
-	t.Cleanup(func() { runner.Netns.Tag = had })
-	dir := t.TempDir()
-	file := writeFile(t, dir, "perrequest.toml", perRequestFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	t.Log(strings.TrimSpace(stdout))
+	out := runNetnsFile(t, "i23conn", "perrequest", perRequestFile)
 	tests := []struct {
 		run, kind, mode string
 		minRTTs         float64 // least median response time, in RTTs
@@ -75,22 +64,8 @@ func TestNetnsPerRequest(t *testing.T) {
 		{"tcp-shared", "tcp", "shared", 1, 2},
 	}
 	for _, tt := range tests {
-		var sum struct {
-			Transport struct {
-				Kind        string `json:"kind"`
-				Connection  string `json:"connection"`
-				Connections int    `json:"connections"`
-			} `json:"transport"`
-			Sources []struct {
-				Messages   int `json:"messages"`
-				Completed  int `json:"completed"`
-				Failed     int `json:"failed"`
-				ResponseMS *struct {
-					P50 float64 `json:"p50"`
-				} `json:"response_ms"`
-			} `json:"sources"`
-		}
-		readJSON(t, filepath.Join(dir, "out", "perrequest", "t="+tt.run, "summary.json"), &sum)
+		var sum connSummary
+		readJSON(t, filepath.Join(out, "t="+tt.run, "summary.json"), &sum)
 		if sum.Transport.Kind != tt.kind || sum.Transport.Connection != tt.mode {
 			t.Errorf("%s: transport %+v", tt.run, sum.Transport)
 		}
@@ -118,4 +93,43 @@ func TestNetnsPerRequest(t *testing.T) {
 			t.Errorf("%s: median response time %.1f ms, want %.0f-%.0f RTTs of %.0f ms", tt.run, p50, tt.minRTTs, tt.maxRTTs, rtt)
 		}
 	}
+}
+
+// runNetnsFile runs the experiment file doc named name on the namespace
+// backend, its namespaces tagged tag, through the forwarder, and returns
+// the directory of its runs (root only).
+func runNetnsFile(t *testing.T, tag, name, doc string) string {
+	t.Helper()
+	needRoot(t)
+	t.Setenv("MPQ_TEST_AS_MPQ", "1")
+	had := runner.Netns.Tag
+	runner.Netns.Tag = tag
+	t.Cleanup(func() { runner.Netns.Tag = had })
+	dir := t.TempDir()
+	file := writeFile(t, dir, name+".toml", doc)
+	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	t.Log(strings.TrimSpace(stdout))
+	return filepath.Join(dir, "out", name)
+}
+
+// connSummary is what the connection tests read of summary.json.
+type connSummary struct {
+	Transport struct {
+		Kind               string  `json:"kind"`
+		Connection         string  `json:"connection"`
+		Connections        int     `json:"connections"`
+		MaxConnections     int     `json:"max_connections"`
+		ConnectionsPer1000 float64 `json:"connections_per_1000"`
+	} `json:"transport"`
+	Sources []struct {
+		Messages   int `json:"messages"`
+		Completed  int `json:"completed"`
+		Failed     int `json:"failed"`
+		ResponseMS *struct {
+			P50 float64 `json:"p50"`
+		} `json:"response_ms"`
+	} `json:"sources"`
 }

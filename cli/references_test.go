@@ -9,14 +9,15 @@ import (
 	"github.com/mpq/mpq/experiment"
 )
 
-// referenceFiles are the reproductions of the reference papers.
+// referenceFiles are the reproductions of the reference papers 000-002,
+// reference 000's high-frequency case (r0-high-frequency.toml) included.
 func referenceFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("../experiments/references/00[0-2]-*.toml")
 	if err != nil || len(files) < 3 {
 		t.Fatalf("reference files: %v, %v", files, err)
 	}
-	return files
+	return append(files, "../experiments/references/r0-high-frequency.toml")
 }
 
 // TestReferencesLoad: every reference file loads as written (on the

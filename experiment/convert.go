@@ -541,6 +541,15 @@ func convertTransport(t *table, backend string) Transport {
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.Connection = t.str("connection", tr.Connection, ConnectionModes()...)
+	if tr.Connection == ConnectionPool {
+		// Set for the pool alone (checkConnection refuses the keys
+		// without it), so that the other modes' configurations stay as
+		// they were.
+		tr.PoolIdleTimeout = t.duration("pool_idle_timeout", DefaultPoolIdleTimeout) // 0: never
+		tr.PoolMaxIdle = int(t.integer("pool_max_idle", DefaultPoolMaxIdle, 0, 1<<20))
+	} else {
+		t.used["pool_idle_timeout"], t.used["pool_max_idle"] = true, true
+	}
 	tr.PathAbandonAfter = t.duration("path_abandon_after", tr.PathAbandonAfter)
 	if tr.PathAbandonAfter < 0 {
 		t.fail("path_abandon_after", "must not be negative (0: never abandon a failed path)")

@@ -195,9 +195,17 @@ type Transport struct {
 	// connections: ConnectionShared (default), all on one connection
 	// opened at the start; or ConnectionPerRequest, each message on a new
 	// connection, its handshake in the message's time, closed once the
-	// reply arrived (the baselines only).
-	Connection    string
-	PathScheduler string
+	// reply arrived; or ConnectionPool, HTTP/1.1's pool of connections
+	// (the baselines only; see kind.go).
+	Connection string
+	// PoolIdleTimeout (transport.pool_idle_timeout) closes a pooled
+	// connection idle for longer (0: never); PoolMaxIdle
+	// (transport.pool_max_idle) is how many idle connections the pool
+	// keeps, a connection that becomes idle beyond them is closed (0: any
+	// number). Defaults: DefaultPoolIdleTimeout, DefaultPoolMaxIdle.
+	PoolIdleTimeout time.Duration
+	PoolMaxIdle     int
+	PathScheduler   string
 	// SchedulerOptions are the path scheduler's options
 	// (transport.scheduler_options), every one with its value, set or
 	// default; empty for a scheduler without options.

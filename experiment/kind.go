@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Transport kinds (transport.kind).
@@ -30,10 +31,27 @@ const (
 	// clients, reference 001's downloads and reference 003's MQTT
 	// client closed after one publish.
 	ConnectionPerRequest = "per-request"
+	// ConnectionPool keeps the client's connections open in a pool, as
+	// an HTTP/1.1 client without pipelining (reference 000's): a message
+	// goes on an idle connection of the pool (the most recently used),
+	// else on a new one; one message at a time per connection; a
+	// connection idle longer than transport.pool_idle_timeout, or beyond
+	// transport.pool_max_idle idle ones, is closed.
+	ConnectionPool = "pool"
+)
+
+// Defaults of the pool's keys: those of Go's net/http DefaultTransport
+// (IdleConnTimeout 90 s; DefaultMaxIdleConnsPerHost 2), the HTTP/1.1
+// client of Go, in which reference 000 wrote its clients.
+const (
+	DefaultPoolIdleTimeout = 90 * time.Second
+	DefaultPoolMaxIdle     = 2
 )
 
 // ConnectionModes lists the values of transport.connection.
-func ConnectionModes() []string { return []string{ConnectionShared, ConnectionPerRequest} }
+func ConnectionModes() []string {
+	return []string{ConnectionShared, ConnectionPerRequest, ConnectionPool}
+}
 
 // perRequestKinds are the source kinds whose messages can each take a
 // connection of their own: a client's request and the reply to it.
@@ -114,21 +132,29 @@ func loopbackHint(k string) string {
 	return ""
 }
 
-// checkConnection refuses transport.connection = "per-request" where it
-// means nothing: over mpq (whose one connection resumes with 0-RTT
-// instead, transport.zero_rtt) and with sources that are not a client's
-// requests.
+// checkConnection refuses transport.connection = "per-request" and
+// "pool" where they mean nothing: over mpq (whose one connection resumes
+// with 0-RTT instead, transport.zero_rtt) and with sources that are not a
+// client's requests; and the pool's keys without the pool.
 func checkConnection(root, tt *table, e *Experiment) {
-	if e.Transport.Connection != ConnectionPerRequest || tt.failed["connection"] {
+	mode := e.Transport.Connection
+	if mode != ConnectionPool {
+		for _, key := range []string{"pool_idle_timeout", "pool_max_idle"} {
+			if _, given := tt.m[key]; given {
+				tt.fail(key, "configures transport.connection = %q, not %q", ConnectionPool, mode)
+			}
+		}
+	}
+	if mode == ConnectionShared || tt.failed["connection"] {
 		return
 	}
 	if e.Transport.Kind == KindMPQ {
-		tt.fail("connection", "%q is built for the baselines (quic-go, tcp, tls, mptcp), not kind mpq (whose connection resumes with transport.zero_rtt)", ConnectionPerRequest)
+		tt.fail("connection", "%q is built for the baselines (quic-go, tcp, tls, mptcp), not kind mpq (whose connection resumes with transport.zero_rtt)", mode)
 		return
 	}
 	for _, s := range e.Sources {
 		if !slices.Contains(perRequestKinds, s.Kind) {
-			tt.fail("connection", "%q needs sources of a client's requests (%s): source %q is %s", ConnectionPerRequest,
+			tt.fail("connection", "%q needs sources of a client's requests (%s): source %q is %s", mode,
 				strings.Join(perRequestKinds, ", "), s.Name, s.Kind)
 			return
 		}

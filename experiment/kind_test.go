@@ -100,6 +100,25 @@ func TestTransportKindChecked(t *testing.T) {
 			return strings.Replace(s, `kind = "tcp"`, "kind = \"tcp\"\nconnection = \"per-request\"", 1) +
 				"\n[[source]]\nname = \"p\"\nkind = \"periodic\"\ninterval = \"10ms\"\nsize = 100\n"
 		}, nil, []string{`e.toml:10: transport.connection: "per-request" needs sources of a client's requests (request-response, file, stop-and-wait): source "p" is periodic`}, true},
+		{"pool over tls", nil, []string{"transport.connection=pool", "transport.kind=tls"}, nil, false},
+		{"pool with its keys", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"tls\"\nconnection = \"pool\"\npool_idle_timeout = \"5s\"\npool_max_idle = 0", 1)
+		}, nil, nil, false},
+		{"pool over mpq", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"mpq\"\nconnection = \"pool\"", 1)
+		}, []string{"backend=sim"},
+			[]string{`e.toml:10: transport.connection: "pool" is built for the baselines`}, true},
+		{"pool with periodic messages", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"tcp\"\nconnection = \"pool\"", 1) +
+				"\n[[source]]\nname = \"p\"\nkind = \"periodic\"\ninterval = \"10ms\"\nsize = 100\n"
+		}, nil, []string{`e.toml:10: transport.connection: "pool" needs sources of a client's requests (request-response, file, stop-and-wait): source "p" is periodic`}, true},
+		{"pool key without the pool", func(s string) string {
+			return strings.Replace(s, `kind = "tcp"`, "kind = \"tcp\"\npool_idle_timeout = \"5s\"", 1)
+		}, nil, []string{`e.toml:10: transport.pool_idle_timeout: configures transport.connection = "pool", not "shared"`}, true},
+		{"pool max idle per request", nil, []string{"transport.connection=per-request", "transport.pool_max_idle=1"},
+			[]string{`e.toml: transport.pool_max_idle (from --set transport.pool_max_idle=1): configures transport.connection = "pool", not "per-request"`}, true},
+		{"negative idle timeout", nil, []string{"transport.connection=pool", "transport.pool_idle_timeout=-1s"},
+			[]string{`e.toml: transport.pool_idle_timeout (from --set transport.pool_idle_timeout=-1s): duration "-1s" is negative`}, true},
 		{"qlog", nil, []string{"output.qlog=true"},
 			[]string{`e.toml: output.qlog (from --set output.qlog=true): qlog traces come from mpq`}, true},
 	}

@@ -68,6 +68,10 @@ func (e *Experiment) ResolvedTOML() []byte {
 			// Written only when not the default, as tcp_congestion.
 			w("connection", q(t.Connection))
 		}
+		if t.Connection == ConnectionPool {
+			w("pool_idle_timeout", q(dur(t.PoolIdleTimeout)))
+			w("pool_max_idle", strconv.Itoa(t.PoolMaxIdle))
+		}
 		w("multipath", strconv.FormatBool(t.Multipath))
 	} else {
 		writeMPQTransport(&b, w, e)

@@ -295,6 +295,13 @@ type TransportSummary struct {
 	// connections refused).
 	Connection  string `json:"connection,omitempty"`
 	Connections int    `json:"connections,omitempty"`
+	// MaxConnections is the largest number of connections the client had
+	// open at once ("per-request" and "pool"; a connection counts from
+	// the start of its dial to its close), and ConnectionsPer1000
+	// Connections per 1000 of the client's messages (warm-up included),
+	// reference 000's sessions per 1000 requests.
+	MaxConnections     int     `json:"max_connections,omitempty"`
+	ConnectionsPer1000 float64 `json:"connections_per_1000,omitempty"`
 	// Note says what the transport's numbers mean where they differ from
 	// mpq's (see EXPERIMENTS.md, Baseline transports).
 	Note string `json:"note,omitempty"`

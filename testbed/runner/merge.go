@@ -55,6 +55,27 @@ type RoleInfo struct {
 	// messages: those the server accepted, those the client opened
 	// (connectionsOf).
 	Connections int `json:"connections,omitempty"`
+	// MaxConnections is the largest number of connections the client
+	// had open at once, per request or pooled (maxConnectionsOf).
+	MaxConnections int `json:"max_connections,omitempty"`
+}
+
+// connectionsPer1000 is the number of connections per 1000 of the
+// client's messages: transport.connections × 1000 over the messages the
+// client's sources generated (those of the warm-up included, as the
+// connections; 0 without messages), reference 000's sessions per 1000
+// requests (its Figure 4).
+func connectionsPer1000(sum *trafficgen.Summary) float64 {
+	n := 0
+	for _, s := range sum.Sources {
+		if s.Sender == "client" {
+			n += s.Messages + s.WarmupExcluded
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(sum.Transport.Connections) * 1000 / float64(n)
 }
 
 // writeJSON writes v to name through a temporary file, so that name is
@@ -170,6 +191,10 @@ func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend 
 		sum.Transport.Kind = ci.Kind
 	}
 	sum.Transport.Connections = si.Connections
+	if c := sum.Transport.Connection; c != "" && c != experiment.ConnectionShared {
+		sum.Transport.MaxConnections = ci.MaxConnections
+		sum.Transport.ConnectionsPer1000 = connectionsPer1000(sum)
+	}
 	if amend != nil {
 		amend(sum)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/trafficgen"
 )
 
 // splitDoc has every kind of source, both ends sending, two paths, loss
@@ -150,3 +152,28 @@ func firstDiff(a, b string) string {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestConnectionsPer1000: connections per 1000 of the client's messages,
+// the warm-up's included, the server's messages not.
+func TestConnectionsPer1000(t *testing.T) {
+	tests := []struct {
+		name    string
+		conns   int
+		sources []trafficgen.SourceSummary
+		want    float64
+	}{
+		// 150 connections for 600 + 200 messages: 187.5 per 1000.
+		{"warm-up included", 150, []trafficgen.SourceSummary{{Sender: "client", Messages: 600, WarmupExcluded: 200}}, 187.5},
+		// 3 for 1000 + 500 + 500 client messages, the server's 700 not: 1.5.
+		{"client's sources only", 3, []trafficgen.SourceSummary{{Sender: "client", Messages: 1000}, {Sender: "server", Messages: 700},
+			{Sender: "client", Messages: 500, WarmupExcluded: 500}}, 1.5},
+		{"no messages", 1, nil, 0},
+	}
+	for _, tc := range tests {
+		sum := &trafficgen.Summary{Sources: tc.sources}
+		sum.Transport.Connections = tc.conns
+		if got := connectionsPer1000(sum); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

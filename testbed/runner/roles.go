@@ -472,6 +472,7 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		info.Kernel, info.Congestion = kernelInfo(rr.conn)
 		info.Kind = kindOf(rr.conn)
 		info.Connections = connectionsOf(rr.conn)
+		info.MaxConnections = maxConnectionsOf(rr.conn)
 		rr.conn.Close(0, "experiment over")
 	})
 	return writeHalf(dir, h, info)

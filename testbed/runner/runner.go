@@ -385,7 +385,7 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 			return
 		}
 		p := trafficgen.NewPeer(ev, c, rec, "client")
-		p.StreamPerMessage = e.Transport.Connection == experiment.ConnectionPerRequest
+		p.StreamPerMessage = e.Transport.Connection == experiment.ConnectionPerRequest || e.Transport.Connection == experiment.ConnectionPool
 		p.Start(e.Sources, t0)
 		peer(p, c)
 		pa, ok := c.(pathAdder)

@@ -57,8 +57,11 @@ func envConfig(e *experiment.Experiment, c ends, local string, rec func() *traff
 		}
 		uc.Transport = tr
 	}
-	if e.Transport.Connection == experiment.ConnectionPerRequest {
+	switch e.Transport.Connection {
+	case experiment.ConnectionPerRequest:
 		uc.Transport = perconn.New(uc.Transport)
+	case experiment.ConnectionPool:
+		uc.Transport = perconn.NewPool(uc.Transport, perconn.PoolConfig{IdleTimeout: e.Transport.PoolIdleTimeout, MaxIdle: e.Transport.PoolMaxIdle})
 	}
 	if kind != experiment.KindMPTCP {
 		uc.OnWritten = func(dialed bool, stream uint64, priority bool, n int) {
@@ -102,6 +105,17 @@ func connectionsOf(c appenv.Conn) int {
 		}
 	}
 	return 1
+}
+
+// maxConnectionsOf is the largest number of connections a client's
+// per-request or pooled connection had open at once (0 for the others).
+func maxConnectionsOf(c appenv.Conn) int {
+	if t, ok := c.(interface{ Transport() udpenv.TransportConn }); ok {
+		if p, ok := t.Transport().(interface{ PoolStats() perconn.PoolStats }); ok {
+			return p.PoolStats().MaxOpen
+		}
+	}
+	return 0
 }
 
 // kernelInfo is the kernel release and the congestion controller the

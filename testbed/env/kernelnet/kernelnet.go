@@ -117,7 +117,9 @@ func (t *Transport) Listen(addr string) (udpenv.TransportListener, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &listener{t: t, l: l.(*net.TCPListener), ctx: ctx, cancel: cancel}, nil
+	ln := &listener{t: t, l: l.(*net.TCPListener), ctx: ctx, cancel: cancel, conns: make(chan *Conn), done: make(chan struct{})}
+	go ln.acceptLoop()
+	return ln, nil
 }
 
 // wrap checks the socket, runs the TLS handshake for kind TLS and starts
@@ -155,11 +157,19 @@ func (t *Transport) wrap(ctx context.Context, tc *net.TCPConn, client bool) (*Co
 	return c, nil
 }
 
+// listener accepts TCP connections and runs each one's TLS handshake in
+// a goroutine of its own, as a server does: a client whose handshake is
+// slow (or never comes) does not hold up the others. (Handshaking in
+// Accept, one connection at a time, made every connection of a burst
+// wait one RTT per connection ahead of it.)
 type listener struct {
 	t      *Transport
 	l      *net.TCPListener
 	ctx    context.Context
 	cancel context.CancelFunc
+	conns  chan *Conn    // connections ready
+	done   chan struct{} // closed when accepting ended, err then says why
+	err    error
 }
 
 func (l *listener) Addr() net.Addr { return l.l.Addr() }
@@ -169,17 +179,36 @@ func (l *listener) Close() error {
 	return l.l.Close()
 }
 
-func (l *listener) Accept(ctx context.Context) (udpenv.TransportConn, error) {
+func (l *listener) acceptLoop() {
+	defer close(l.done)
 	for {
 		tc, err := l.l.AcceptTCP()
 		if err != nil {
-			return nil, err
+			l.err = err
+			return
 		}
-		c, err := l.t.wrap(ctx, tc, false)
-		if err != nil {
-			// One failed handshake does not end the listener.
-			continue
-		}
+		go func() {
+			c, err := l.t.wrap(l.ctx, tc, false)
+			if err != nil {
+				// One failed handshake does not end the listener.
+				return
+			}
+			select {
+			case l.conns <- c:
+			case <-l.ctx.Done():
+				c.CloseWithError(0, "listener closed")
+			}
+		}()
+	}
+}
+
+func (l *listener) Accept(ctx context.Context) (udpenv.TransportConn, error) {
+	select {
+	case c := <-l.conns:
 		return c, nil
+	case <-l.done:
+		return nil, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }

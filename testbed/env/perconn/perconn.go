@@ -2,14 +2,18 @@
 // its own (transport.connection = "per-request"), over another of package
 // udpenv's transports (kernel TCP, TLS, MPTCP, quic-go): what a client
 // that opens a connection for each request and closes it after the reply
-// does, HTTP/1.0-style, handshake included in each request's time.
+// does, HTTP/1.0-style, handshake included in each request's time. With a
+// pool (transport.connection = "pool", NewPool) a stream goes on an idle
+// connection where there is one, one stream at a time per connection, as
+// an HTTP/1.1 client without pipelining (see pool.go).
 //
 // To the environment above it looks like one connection. On the client,
 // Dial connects nothing: each OpenStream dials a new connection of the
-// inner transport and opens one stream on it; the stream's reads and
-// writes wait for that connection (its handshake), and Close, once the
-// application is done with the stream (it read the whole reply), ends the
-// sending direction and closes the connection. On the server the listener
+// inner transport (or takes an idle one of the pool) and opens one stream
+// on it; the stream's reads and writes wait for that connection (its
+// handshake), and Close, once the application is done with the stream (it
+// read the whole reply), ends the sending direction and closes the
+// connection (or returns it to the pool). On the server the listener
 // hands out one connection that gathers the streams of every connection
 // the inner listener accepts: one client per listener, as in an
 // experiment. Only bidirectional streams opened by the client exist.
@@ -36,13 +40,23 @@ var errNoServerStreams = errors.New("perconn: one connection per request carries
 // errClosed ends a connection closed locally.
 var errClosed = errors.New("perconn: connection closed")
 
-// Transport opens a connection of Inner per client stream.
-type Transport struct{ inner udpenv.Transport }
+// Transport opens a connection of Inner per client stream, or keeps them
+// in a pool.
+type Transport struct {
+	inner udpenv.Transport
+	pool  *PoolConfig // nil: a connection per stream
+}
 
 var _ udpenv.Transport = (*Transport)(nil)
 
-// New wraps inner.
+// New wraps inner: a connection per stream.
 func New(inner udpenv.Transport) *Transport { return &Transport{inner: inner} }
+
+// NewPool wraps inner: the client's streams go on a pool of connections
+// configured by cfg.
+func NewPool(inner udpenv.Transport, cfg PoolConfig) *Transport {
+	return &Transport{inner: inner, pool: &cfg}
+}
 
 // addr is the address of a logical connection before it has one.
 type addr string
@@ -61,6 +75,8 @@ type group struct {
 	first  udpenv.TransportConn
 	count  int
 	closed bool
+	// onEnd, if set, learns of every connection that ended.
+	onEnd func(udpenv.TransportConn)
 }
 
 func newGroup() *group {
@@ -92,6 +108,9 @@ func (g *group) add(c udpenv.TransportConn, server bool) bool {
 		g.mu.Lock()
 		delete(g.live, c)
 		g.mu.Unlock()
+		if g.onEnd != nil {
+			g.onEnd(c)
+		}
 	}()
 	return true
 }
@@ -152,7 +171,9 @@ func (g *group) CloseWithError(code uint64, reason string) error {
 // Dial returns the client's logical connection to addr; it connects
 // nothing until a stream is opened.
 func (t *Transport) Dial(ctx context.Context, to, local string) (udpenv.TransportConn, error) {
-	return &clientConn{group: newGroup(), t: t, to: to, local: local}, nil
+	c := &clientConn{group: newGroup(), t: t, to: to, local: local, pool: newPool(t.pool)}
+	c.onEnd = c.pool.ended
+	return c, nil
 }
 
 // clientConn is the client's logical connection.
@@ -160,13 +181,15 @@ type clientConn struct {
 	*group
 	t         *Transport
 	to, local string
+	pool      *pool
 
 	nmu  sync.Mutex
 	next uint64 // streams opened
 }
 
-// OpenStream opens a stream on a new connection, which it starts
-// dialling; the stream's calls wait for it.
+// OpenStream opens a stream on an idle connection of the pool, or on a
+// new connection, which it starts dialling; the stream's calls wait for
+// it.
 func (c *clientConn) OpenStream() (udpenv.TransportStream, error) {
 	if err := c.Err(); err != nil {
 		return nil, err
@@ -176,9 +199,23 @@ func (c *clientConn) OpenStream() (udpenv.TransportStream, error) {
 	c.next++
 	c.nmu.Unlock()
 	s := &clientStream{c: c, id: id, ready: make(chan struct{})}
+	if conn := c.pool.take(); conn != nil {
+		s.open(conn)
+		close(s.ready)
+		return s, nil
+	}
 	go s.connect()
 	return s, nil
 }
+
+// CloseWithError stops the pool and closes every connection.
+func (c *clientConn) CloseWithError(code uint64, reason string) error {
+	c.pool.close()
+	return c.group.CloseWithError(code, reason)
+}
+
+// PoolStats are the counts of the client's connections.
+func (c *clientConn) PoolStats() PoolStats { return c.pool.stats() }
 
 func (c *clientConn) OpenUniStream() (udpenv.TransportStream, error) {
 	return nil, errNoServerStreams
@@ -232,16 +269,26 @@ func (s *clientStream) connect() {
 	defer close(s.ready)
 	conn, err := s.c.t.inner.Dial(s.c.ctx, s.c.to, s.c.local)
 	if err != nil {
+		s.c.pool.dialled(nil)
 		s.err = fmt.Errorf("perconn: connecting for stream %d: %w", s.id, err)
 		return
 	}
+	s.c.pool.dialled(conn)
 	if !s.c.add(conn, false) {
+		s.c.pool.ended(conn)
 		conn.CloseWithError(0, "connection closed")
 		s.err = s.c.Err()
 		return
 	}
+	s.open(conn)
+}
+
+// open opens the stream on conn; a connection that cannot open it is
+// closed.
+func (s *clientStream) open(conn udpenv.TransportConn) {
 	inner, err := conn.OpenStream()
 	if err != nil {
+		s.c.pool.ended(conn)
 		conn.CloseWithError(0, "no stream")
 		s.err = err
 		return
@@ -271,14 +318,15 @@ func (s *clientStream) Write(p []byte) (int, error) {
 	return s.inner.Write(p)
 }
 
-// Close ends the stream's sending direction and closes its connection:
-// the application closes a stream once it read the whole reply.
+// Close ends the stream's sending direction and closes its connection
+// or returns it to the pool: the application closes a stream once it
+// read the whole reply.
 func (s *clientStream) Close() error {
 	if err := s.wait(); err != nil {
 		return err
 	}
 	err := s.inner.Close()
-	s.conn.CloseWithError(0, "request done")
+	s.c.pool.put(s.conn)
 	return err
 }
 
