@@ -41,6 +41,11 @@ const (
 	// OptUnpacedPriority: priority data leave whatever the pacer's
 	// budget (parities always do); background data stay paced.
 	OptUnpacedPriority = "unpaced_priority"
+	// OptStaggerStartup: data of streams without priority (new and
+	// retransmitted) go on a path in its first slow start only while no
+	// candidate before it is in its own, so that the paths' first slow
+	// starts, and the queues they overshoot into, come one at a time.
+	OptStaggerStartup = "stagger_startup"
 )
 
 // Values of OptStartupGuard.
@@ -76,6 +81,8 @@ func cwrPlusOptions() []Option {
 			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
 		{Name: OptUnpacedPriority, Default: "false",
 			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
+		{Name: OptStaggerStartup, Default: "false",
+			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back)"},
 	}
 }
 
@@ -128,7 +135,15 @@ const QueueGuard = 2 * time.Millisecond
 //     the stream bytes of the announced messages due within the largest
 //     smoothed RTT of the candidates: in slow start the bulk data would
 //     otherwise use up the peer's MAX_DATA and a message wait for the
-//     next. If no path qualifies, nothing is sent now.
+//     next. For new data and retransmissions of streams without
+//     priority alike (rule stagger_startup, off by default): not while p
+//     is in its first slow start and a candidate before it in paths is
+//     in its own: the paths' first slow starts come one after the other,
+//     so that while one overshoots into its queue the other carries
+//     priority data through an empty one (the overshoot's losses are sent
+//     again on the overshooting path, and the core lets priority data
+//     pass the retransmissions held back: HeldBackSkipper). If no path
+//     qualifies, nothing is sent now.
 //   - Control-only packets (ClassControl) go on the lowest-RTT candidate
 //     whose window and pacer let them out.
 //
@@ -144,13 +159,13 @@ type CWRPlus struct {
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 	startupGuard                                                      string
-	unpacedPriority                                                   bool
+	unpacedPriority, staggerStartup                                   bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
-		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority)}
+		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority), staggerStartup: o.Bool(OptStaggerStartup)}
 }
 
 // Name implements PathScheduler.
@@ -227,6 +242,9 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if s.queueGuard && w.Class == ClassBackground && queued(p) && s.guarding(paths, p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
+		if s.staggerStartup && !w.Priority && w.Class != ClassControl && s.startupBefore(paths, i) {
+			continue
+		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
 			best = i
 		}
@@ -251,6 +269,25 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 		return false
 	}
 	return true
+}
+
+// SkipsHeldBack implements HeldBackSkipper: with stagger_startup the
+// retransmissions of background data held off a path let priority data
+// pass.
+func (s *CWRPlus) SkipsHeldBack() bool { return s.staggerStartup }
+
+// startupBefore reports whether path i is in its first slow start while
+// a candidate before it in paths is in its own (stagger_startup).
+func (s *CWRPlus) startupBefore(paths []PathInfo, i int) bool {
+	if !paths[i].InStartup() {
+		return false
+	}
+	for _, j := range s.cand {
+		if j < i && paths[j].InStartup() {
+			return true
+		}
+	}
+	return false
 }
 
 // someClear reports whether some candidate shows no queue.
@@ -356,7 +393,8 @@ func (s *CWRPlus) OnPacketAcked(_ time.Time, pathID, pn uint64) { s.ledger.settl
 func (s *CWRPlus) OnPacketLost(_ time.Time, pathID, pn uint64) { s.ledger.settled(pathID, pn) }
 
 var (
-	_ SourceAware    = (*CWRPlus)(nil)
-	_ PacketObserver = (*CWRPlus)(nil)
-	_ Repairer       = (*CWRPlus)(nil)
+	_ SourceAware     = (*CWRPlus)(nil)
+	_ PacketObserver  = (*CWRPlus)(nil)
+	_ Repairer        = (*CWRPlus)(nil)
+	_ HeldBackSkipper = (*CWRPlus)(nil)
 )

@@ -285,6 +285,7 @@ func TestCWRPlusParityRules(t *testing.T) {
 	fast := pstate{srtt: 40 * ms, latest: 53 * ms, inFlight: 10 * mps, lost: 1}               // lowest RTT, queued
 	fresh1 := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, startup: true}       // clear, in its first slow start
 	paced := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 10 * mps, lost: 1, paced: true} // clear, no pacing budget
+	fresh1fast := pstate{srtt: 40 * ms, latest: 40 * ms, inFlight: 0, startup: true}          // lowest RTT, idle, in its first slow start
 	tests := []struct {
 		name   string
 		sched  string
@@ -319,6 +320,15 @@ func TestCWRPlusParityRules(t *testing.T) {
 		{"unpaced priority", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassPriority, []uint64{0, 1}},
 		{"paced priority", "cwr-plus", paced, paced, scheduler.ClassPriority, nil},
 		{"unpaced priority, background", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassBackground, nil},
+		// stagger_startup: path 1, lower RTT but in its first slow start,
+		// gets no background data while path 0 is in its own; once path 0
+		// is out it does; priority data are not held.
+		{"stagger", "cwr-plus queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{0}},
+		{"no stagger", "cwr-plus queue_guard=false", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{1}},
+		{"stagger, path 0 out", "cwr-plus queue_guard=false stagger_startup=true", clear, fresh1fast, scheduler.ClassBackground, []uint64{1}},
+		{"stagger, priority", "cwr-plus copies=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassPriority, []uint64{1}},
+		{"stagger, retransmission", "cwr-plus queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{0}},
+		{"no stagger, retransmission", "cwr-plus queue_guard=false", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{1}},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
@@ -368,5 +378,54 @@ func TestCWRPlusParityRules(t *testing.T) {
 		if ok != tc.ok || ok && got != tc.want {
 			t.Errorf("%s: Repair = %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestCWRPlusStaggerStartup runs cwr-plus in the real core on two paths
+// of 10 Mbit/s with equal delays and bulk background data, path 1 the
+// faster (5 against 10 ms). With stagger_startup path 1 carries no
+// background data while path 0 is in its first slow start: none at all
+// until a background packet the link loses at 100 ms ends path 0's (the
+// rig's controller then reports an ssthresh), some after it. Without the
+// rule the lower-RTT path 1 takes background data from the start.
+func TestCWRPlusStaggerStartup(t *testing.T) {
+	tests := []struct {
+		sched        string
+		loss         bool
+		early, later bool // background data on path 1 before 100 ms, and from 150 ms
+	}{
+		{"cwr-plus queue_guard=false", false, true, true},
+		{"cwr-plus queue_guard=false stagger_startup=true", false, false, false},
+		{"cwr-plus queue_guard=false stagger_startup=true", true, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s loss=%v", tc.sched, tc.loss), func(t *testing.T) {
+			r := newRigLinks(t, tc.sched, rigLink{rate: 10e6, queue: 200 * mps},
+				rigPath{delay: 10 * ms, window: 60 * mps}, rigPath{delay: 5 * ms, window: 60 * mps})
+			bg := r.background(1 << 24)
+			dropped := false
+			r.drop = func(s *rigSend) bool {
+				if tc.loss && !dropped && s.stream == bg && s.path == 0 && s.at >= 100*ms {
+					dropped = true
+					return true
+				}
+				return false
+			}
+			r.run(400 * ms)
+			if dropped != tc.loss {
+				t.Fatalf("background packet dropped: %v, want %v", dropped, tc.loss)
+			}
+			var early, later bool
+			for _, s := range r.sends {
+				if s.stream != bg || s.path != 1 || s.class != scheduler.ClassBackground {
+					continue
+				}
+				early = early || s.at < 100*ms
+				later = later || s.at >= 150*ms
+			}
+			if early != tc.early || later != tc.later {
+				t.Fatalf("background on path 1 before 100 ms: %v, from 150 ms: %v; want %v, %v%s", early, later, tc.early, tc.later, r.log())
+			}
+		})
 	}
 }
