@@ -520,8 +520,8 @@ func convertTransport(t *table, backend string) Transport {
 	tr.NewRenoGrowth = t.name("newreno_growth", tr.NewRenoGrowth, func(s string) string {
 		return names.Check("NewReno growth", s, congestion.Growths())
 	})
-	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && tr.Congestion != "newreno" && tr.Congestion != "newreno-cwl" {
-		t.fail("newreno_growth", "%q applies to newreno and newreno-cwl, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
+	if tr.NewRenoGrowth != string(congestion.GrowthPerAck) && !congestion.IsNewReno(tr.Congestion) {
+		t.fail("newreno_growth", "%q applies to newreno, newreno-cwl and newreno-cwl-ss, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
 	}
 	tr.SlowStart = convertSlowStart(t, tr.Congestion)
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))

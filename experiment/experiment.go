@@ -214,7 +214,7 @@ type Transport struct {
 	Congestion       string
 	// NewRenoGrowth is NewReno's congestion avoidance growth, "per-ack"
 	// (default: the reference experiments') or "per-rtt"
-	// (congestion.Growth); only newreno and newreno-cwl take "per-rtt".
+	// (congestion.Growth); only newreno, newreno-cwl and newreno-cwl-ss take "per-rtt".
 	NewRenoGrowth string
 	// SlowStart is transport.slow_start, how the congestion controller
 	// leaves its initial slow start: "standard" or "hystart++" (RFC 9406);

@@ -25,7 +25,7 @@ func TestNamesCheckedAtLoad(t *testing.T) {
 		`e.toml:4: backend: unknown backend "mars" (known: loopback, sim)`,
 		`e.toml:16: path.1.down.rate: bad rate "fast"`,
 		`e.toml:19: transport.path_scheduler: unknown path scheduler "lowrt" (known: blest, cwr, cwr-plus, cwr-red, cwr-red-fast, ecf, lowrtt, redundant, round-robin, sr); did you mean "lowrtt"?`,
-		`e.toml:20: transport.congestion: unknown congestion controller "vegas" (known: balia, bbr, cubic, lia, newreno, newreno-cwl, olia)`,
+		`e.toml:20: transport.congestion: unknown congestion controller "vegas" (known: balia, bbr, cubic, lia, newreno, newreno-cwl, newreno-cwl-ss, olia)`,
 		`e.toml:21: transport.stream_scheduler: unknown stream scheduler "priority" (known: priority-fifo, round-robin); did you mean "priority-fifo"?`,
 		`e.toml:31: source.1.kind: unknown source kind "torrent"`,
 	}
@@ -106,13 +106,13 @@ func TestBackendList(t *testing.T) {
 }
 
 // TestNewRenoGrowthAtLoad: transport.newreno_growth is a checked name,
-// taken by newreno and newreno-cwl only, and resolved into the file.
+// taken by newreno, newreno-cwl and newreno-cwl-ss only, and resolved into the file.
 func TestNewRenoGrowthAtLoad(t *testing.T) {
 	for _, tc := range []struct{ transport, err string }{
 		{"congestion = \"newreno\"\nnewreno_growth = \"per-rtt\"", ""},
 		{"congestion = \"newreno-cwl\"\nnewreno_growth = \"per-rtt\"", ""},
 		{"congestion = \"cubic\"\nnewreno_growth = \"per-ack\"", ""},
-		{"congestion = \"cubic\"\nnewreno_growth = \"per-rtt\"", `transport.newreno_growth: "per-rtt" applies to newreno and newreno-cwl, not congestion = "cubic"`},
+		{"congestion = \"cubic\"\nnewreno_growth = \"per-rtt\"", `transport.newreno_growth: "per-rtt" applies to newreno, newreno-cwl and newreno-cwl-ss, not congestion = "cubic"`},
 		{"newreno_growth = \"per-sec\"", `transport.newreno_growth: unknown NewReno growth "per-sec" (known: per-ack, per-rtt)`},
 	} {
 		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)

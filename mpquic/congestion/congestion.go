@@ -4,7 +4,8 @@
 //
 //   - newreno (RFC 9002 Section 7; the default, as in the multipath QUIC of
 //     De Coninck and Bonaventure that the reference experiments used) and
-//     newreno-cwl (with RFC 9002 Section 7.8);
+//     newreno-cwl (with RFC 9002 Section 7.8) and newreno-cwl-ss (that
+//     rule in the initial slow start only; ours);
 //   - cubic (RFC 9438, with HyStart++ of RFC 9406 in slow start);
 //   - bbr (BBRv1 as published by Cardwell et al.), which sets its own
 //     pacing rate (PacingRater);
@@ -89,7 +90,7 @@ type Config struct {
 	// controller, and calls Group.Leave when a path is dropped. Nil gives
 	// the controller a group of its own (one path).
 	Group *Group
-	// RenoGrowth is how newreno and newreno-cwl grow the window in
+	// RenoGrowth is how newreno, newreno-cwl and newreno-cwl-ss grow the window in
 	// congestion avoidance (GrowthPerAck by default); other controllers
 	// refuse anything but the default.
 	RenoGrowth Growth
@@ -199,8 +200,8 @@ func New(name string, cfg Config) (Controller, error) {
 		cfg.RenoGrowth = GrowthPerAck
 	case GrowthPerAck:
 	case GrowthPerRTT:
-		if name != "newreno" && name != "newreno-cwl" {
-			return nil, fmt.Errorf("congestion: growth %q applies to newreno and newreno-cwl, not %q", cfg.RenoGrowth, name)
+		if !IsNewReno(name) {
+			return nil, fmt.Errorf("congestion: growth %q applies to newreno, newreno-cwl and newreno-cwl-ss, not %q", cfg.RenoGrowth, name)
 		}
 	default:
 		return nil, fmt.Errorf("congestion: unknown NewReno growth %q (known: %s)", cfg.RenoGrowth, strings.Join(Growths(), ", "))

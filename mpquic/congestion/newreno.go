@@ -8,6 +8,17 @@ import (
 func init() {
 	Register("newreno", func(cfg Config) (Controller, error) { return NewNewReno(cfg, false), nil })
 	Register("newreno-cwl", func(cfg Config) (Controller, error) { return NewNewReno(cfg, true), nil })
+	Register("newreno-cwl-ss", func(cfg Config) (Controller, error) {
+		r := NewNewReno(cfg, true)
+		r.limitStartupOnly = true
+		return r, nil
+	})
+}
+
+// IsNewReno reports whether name is one of NewReno's registrations
+// (newreno, newreno-cwl, newreno-cwl-ss), which take Config.RenoGrowth.
+func IsNewReno(name string) bool {
+	return name == "newreno" || name == "newreno-cwl" || name == "newreno-cwl-ss"
 }
 
 // LossReductionFactor is kLossReductionFactor of RFC 9002 Section 7.3.2.
@@ -26,7 +37,9 @@ const LossReductionFactor = 0.5
 // Registered as "newreno-cwl" it also applies RFC 9002 Section 7.8: the
 // window does not grow while the sender is not congestion-window limited
 // (bytes in flight before the ACK below the window minus three datagrams,
-// or below half the window in slow start).
+// or below half the window in slow start). Registered as "newreno-cwl-ss"
+// (ours, not an RFC's) it applies that rule only in the initial slow start
+// (while ssthresh is unset) and grows as "newreno" after it.
 //
 // Config.RenoGrowth GrowthPerRTT replaces the byte counting of congestion
 // avoidance by one datagram per round trip (a round ends when a packet
@@ -49,10 +62,13 @@ type NewReno struct {
 	inRecovery    bool
 	appLimited    bool // the last ACK found the sender application limited
 	checkLimited  bool
-	perRTT        bool      // Config.RenoGrowth is GrowthPerRTT
-	roundStart    time.Time // per-RTT growth: when the current round began
-	coupled       *coupled  // lia, olia, balia; nil for NewReno itself
-	hs            hyStart   // Config.SlowStart hystart++; off otherwise
+	// limitStartupOnly restricts checkLimited to the initial slow start
+	// (newreno-cwl-ss).
+	limitStartupOnly bool
+	perRTT           bool      // Config.RenoGrowth is GrowthPerRTT
+	roundStart       time.Time // per-RTT growth: when the current round began
+	coupled          *coupled  // lia, olia, balia; nil for NewReno itself
+	hs               hyStart   // Config.SlowStart hystart++; off otherwise
 }
 
 // NewNewReno returns a NewReno controller; cwndLimited enables the
@@ -87,7 +103,7 @@ func (r *NewReno) cwndLimited(priorInFlight uint64) bool {
 
 // OnAck implements Controller.
 func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rtt RTT) {
-	limited := r.checkLimited && !r.cwndLimited(priorInFlight)
+	limited := r.checkLimited && (!r.limitStartupOnly || r.ssthresh == math.MaxUint64) && !r.cwndLimited(priorInFlight)
 	r.appLimited = limited
 	if r.coupled != nil {
 		r.coupled.srtt = rtt.Smoothed

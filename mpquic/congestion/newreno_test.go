@@ -119,8 +119,35 @@ func TestNewRenoCwndLimited(t *testing.T) {
 	}
 }
 
+// TestNewRenoCwndLimitedStartupOnly checks newreno-cwl-ss: an ACK that
+// finds the sender application limited (1 datagram in flight of a window
+// of 10) grows nothing in the initial slow start, as with newreno-cwl; once
+// a congestion event set ssthresh (the window halved to 5 datagrams,
+// congestion avoidance) the same ACK grows the window as with newreno: a
+// window's worth of acknowledged bytes (5 datagrams) adds one datagram.
+func TestNewRenoCwndLimitedStartupOnly(t *testing.T) {
+	c, err := New("newreno-cwl-ss", Config{MaxDatagramSize: mds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.(*NewReno)
+	ack(r, t0, t0, 1, 1*mds)
+	if w := r.Window(); w != 10*mds || r.State() != ApplicationLimited {
+		t.Fatalf("slow start: window %d (want %d), state %v", w, 10*mds, r.State())
+	}
+	r.OnCongestionEvent(t0.Add(time.Second), t0.Add(time.Second/2))
+	if w := r.Window(); w != 5*mds {
+		t.Fatalf("after the loss: window %d, want %d", w, 5*mds)
+	}
+	at := t0.Add(2 * time.Second)
+	ack(r, at, at, 5, 1*mds)
+	if w := r.Window(); w != 6*mds {
+		t.Fatalf("congestion avoidance: window %d, want %d", w, 6*mds)
+	}
+}
+
 func TestRegistry(t *testing.T) {
-	for _, n := range []string{"newreno", "newreno-cwl"} {
+	for _, n := range []string{"newreno", "newreno-cwl", "newreno-cwl-ss"} {
 		if _, err := New(n, Config{MaxDatagramSize: 1200}); err != nil {
 			t.Fatal(err)
 		}
