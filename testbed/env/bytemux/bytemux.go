@@ -208,7 +208,12 @@ func (c *Conn) fail(err error) bool {
 		return false
 	}
 	c.err = err
-	streams := c.streams
+	// A copy: the map itself changes under c.mu (forget) while the
+	// streams are woken.
+	streams := make([]*Stream, 0, len(c.streams))
+	for _, s := range c.streams {
+		streams = append(streams, s)
+	}
 	c.mu.Unlock()
 	c.cancel()
 	for _, s := range streams {

@@ -174,3 +174,31 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// The connection's end wakes its streams while streams whose two
+// directions ended are forgotten on other goroutines: under the race
+// detector, waking them from the connection's own map (not a copy taken
+// under its lock) is a data race.
+func TestFailWhileStreamsForgotten(t *testing.T) {
+	client, _ := pair(t)
+	var ids []uint64
+	for range 64 {
+		s, err := client.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.StreamID())
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, id := range ids {
+			client.forget(id)
+		}
+	}()
+	client.fail(errors.New("test: ended"))
+	<-done
+	if client.Err() == nil {
+		t.Fatal("connection not ended")
+	}
+}
