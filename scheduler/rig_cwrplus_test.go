@@ -429,3 +429,27 @@ func TestCWRPlusStaggerStartup(t *testing.T) {
 		})
 	}
 }
+
+// TestCWRPlusSkipsHeldBack checks that cwr-plus asks the core to let
+// priority data pass the data it holds back (HeldBackSkipper) exactly
+// when stagger_startup holds retransmissions of streams without priority;
+// the core's side of it is tested with cwr's skip_held_back.
+func TestCWRPlusSkipsHeldBack(t *testing.T) {
+	for _, tc := range []struct {
+		sched string
+		want  bool
+	}{
+		{"cwr-plus", false},
+		{"cwr-plus stagger_startup=true", true},
+	} {
+		name, opts := rigOptions(t, tc.sched)
+		s, err := scheduler.NewPathSchedulerWith(name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := s.(scheduler.HeldBackSkipper)
+		if !ok || h.SkipsHeldBack() != tc.want {
+			t.Errorf("%s: HeldBackSkipper %v, SkipsHeldBack want %v", tc.sched, ok, tc.want)
+		}
+	}
+}
