@@ -46,6 +46,12 @@ const (
 	// candidate before it is in its own, so that the paths' first slow
 	// starts, and the queues they overshoot into, come one at a time.
 	OptStaggerStartup = "stagger_startup"
+	// OptStaggerClear: with stagger_startup, a path in its first slow
+	// start also waits until each candidate before it is clear of its
+	// overshoot: no queue shown (as queue_guard) and a window that its
+	// delivery rate drains within its minimum RTT plus QueueGuard, not
+	// only until its slow start ended.
+	OptStaggerClear = "stagger_clear"
 )
 
 // Values of OptStartupGuard.
@@ -83,6 +89,8 @@ func cwrPlusOptions() []Option {
 			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
 		{Name: OptStaggerStartup, Default: "false",
 			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back)"},
+		{Name: OptStaggerClear, Default: "false",
+			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), so the next path's slow start begins once the earlier one's window no longer queues"},
 	}
 }
 
@@ -142,7 +150,12 @@ const QueueGuard = 2 * time.Millisecond
 //     so that while one overshoots into its queue the other carries
 //     priority data through an empty one (the overshoot's losses are sent
 //     again on the overshooting path, and the core lets priority data
-//     pass the retransmissions held back: HeldBackSkipper). If no path
+//     pass the retransmissions held back: HeldBackSkipper); with
+//     stagger_clear until each candidate before it is clear of its
+//     overshoot (out of its first slow start, no queue shown, and a
+//     window its largest delivery rate carries within its minimum RTT
+//     plus QueueGuard: clearOfOvershoot), so that the next slow start
+//     begins once the earlier path's window no longer queues. If no path
 //     qualifies, nothing is sent now.
 //   - Control-only packets (ClassControl) go on the lowest-RTT candidate
 //     whose window and pacer let them out.
@@ -159,13 +172,16 @@ type CWRPlus struct {
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 	startupGuard                                                      string
-	unpacedPriority, staggerStartup                                   bool
+	unpacedPriority, staggerStartup, staggerClear                     bool
+	// rates are the paths' delivery-rate estimates (stagger_clear).
+	rates map[uint64]*deliveryRate
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
-		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority), staggerStartup: o.Bool(OptStaggerStartup)}
+		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority), staggerStartup: o.Bool(OptStaggerStartup),
+		staggerClear: o.Bool(OptStaggerClear)}
 }
 
 // Name implements PathScheduler.
@@ -207,6 +223,9 @@ func (s *CWRPlus) budget(p *PathInfo) uint64 {
 func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	s.lastPriority = w.Priority
 	s.cand = candidates(paths, s.cand)
+	if s.staggerClear {
+		s.sampleRates(now, paths)
+	}
 	if isPriority(w) {
 		s.order = byRTT(paths, s.cand, s.order)
 		if s.drain {
@@ -277,17 +296,86 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 func (s *CWRPlus) SkipsHeldBack() bool { return s.staggerStartup }
 
 // startupBefore reports whether path i is in its first slow start while
-// a candidate before it in paths is in its own (stagger_startup).
+// a candidate before it in paths is in its own (stagger_startup) or, with
+// stagger_clear, not yet clear of its overshoot.
 func (s *CWRPlus) startupBefore(paths []PathInfo, i int) bool {
 	if !paths[i].InStartup() {
 		return false
 	}
 	for _, j := range s.cand {
-		if j < i && paths[j].InStartup() {
+		if j < i && (paths[j].InStartup() || s.staggerClear && !s.clearOfOvershoot(&paths[j])) {
 			return true
 		}
 	}
 	return false
+}
+
+// sampleRates feeds each candidate's delivered bytes to its delivery-rate
+// estimate (stagger_clear).
+func (s *CWRPlus) sampleRates(now time.Time, paths []PathInfo) {
+	if s.rates == nil {
+		s.rates = make(map[uint64]*deliveryRate)
+	}
+	for _, i := range s.cand {
+		p := &paths[i]
+		r := s.rates[p.ID]
+		if r == nil {
+			r = &deliveryRate{}
+			s.rates[p.ID] = r
+		}
+		r.sample(now, p)
+	}
+}
+
+// clearOfOvershoot reports whether p has left its first slow start's
+// overshoot behind (stagger_clear): out of its first slow start, no queue
+// shown, and a window that its largest measured delivery rate carries
+// within its minimum RTT plus QueueGuard, so that filling it builds no
+// queue a priority message would wait behind. Without a rate measured yet
+// it is not clear.
+func (s *CWRPlus) clearOfOvershoot(p *PathInfo) bool {
+	if p.InStartup() || queued(p) {
+		return false
+	}
+	r := s.rates[p.ID]
+	if r == nil || r.max <= 0 {
+		return false
+	}
+	return float64(p.CWND) <= r.max*(p.MinRTT+QueueGuard).Seconds()
+}
+
+// deliveryRate estimates a path's bottleneck rate: the largest rate of
+// acknowledged bytes over one minimum RTT seen so far (a max filter
+// without expiry: it serves the start-up only). Samples of the path's
+// BytesAcked are kept at least MinRTT/8 apart, as many as span two
+// minimum RTTs.
+type deliveryRate struct {
+	t     [16]time.Time
+	acked [16]uint64
+	n     int // samples kept (at most len(t)); the newest at (head-1)
+	head  int
+	max   float64 // bytes per second
+}
+
+// sample records p's delivered bytes at now and updates the estimate.
+func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
+	if !p.HasRTTSample || p.MinRTT <= 0 {
+		return
+	}
+	if r.n > 0 && now.Sub(r.t[(r.head+len(r.t)-1)%len(r.t)]) < p.MinRTT/8 {
+		return
+	}
+	r.t[r.head], r.acked[r.head] = now, p.BytesAcked
+	r.head = (r.head + 1) % len(r.t)
+	r.n = min(r.n+1, len(r.t))
+	// The newest sample at least one minimum RTT old.
+	for k := 2; k <= r.n; k++ {
+		j := (r.head - k + len(r.t)) % len(r.t)
+		if d := now.Sub(r.t[j]); d >= p.MinRTT {
+			r.max = max(r.max, float64(p.BytesAcked-r.acked[j])/d.Seconds())
+			return
+		}
+	}
 }
 
 // someClear reports whether some candidate shows no queue.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,21 +388,29 @@ func TestCWRPlusParityRules(t *testing.T) {
 // background data while path 0 is in its first slow start: none at all
 // until a background packet the link loses at 100 ms ends path 0's (the
 // rig's controller then reports an ssthresh), some after it. Without the
-// rule the lower-RTT path 1 takes background data from the start.
+// rule the lower-RTT path 1 takes background data from the start. With
+// stagger_clear path 1 waits on after that loss while path 0's window
+// (60 packets, 81 kB, the rig's controller keeps it) queues at the
+// bottleneck (its bandwidth-delay product is 25 kB), and not with a
+// window of 12 packets (16.2 kB), which its delivery rate of about
+// 16.2 kB per 20 ms carries within its minimum RTT plus 2 ms.
 func TestCWRPlusStaggerStartup(t *testing.T) {
 	tests := []struct {
 		sched        string
 		loss         bool
-		early, later bool // background data on path 1 before 100 ms, and from 150 ms
+		window       uint64 // path 0's, packets
+		early, later bool   // background data on path 1 before 100 ms, and from 150 ms
 	}{
-		{"cwr-plus queue_guard=false", false, true, true},
-		{"cwr-plus queue_guard=false stagger_startup=true", false, false, false},
-		{"cwr-plus queue_guard=false stagger_startup=true", true, false, true},
+		{"cwr-plus queue_guard=false", false, 60, true, true},
+		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, false, false},
+		{"cwr-plus queue_guard=false stagger_startup=true", true, 60, false, true},
+		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 60, false, false},
+		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 12, false, true},
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%s loss=%v", tc.sched, tc.loss), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s loss=%v window=%d", tc.sched, tc.loss, tc.window), func(t *testing.T) {
 			r := newRigLinks(t, tc.sched, rigLink{rate: 10e6, queue: 200 * mps},
-				rigPath{delay: 10 * ms, window: 60 * mps}, rigPath{delay: 5 * ms, window: 60 * mps})
+				rigPath{delay: 10 * ms, window: tc.window * mps}, rigPath{delay: 5 * ms, window: 60 * mps})
 			bg := r.background(1 << 24)
 			dropped := false
 			r.drop = func(s *rigSend) bool {
@@ -450,6 +459,92 @@ func TestCWRPlusSkipsHeldBack(t *testing.T) {
 		h, ok := s.(scheduler.HeldBackSkipper)
 		if !ok || h.SkipsHeldBack() != tc.want {
 			t.Errorf("%s: HeldBackSkipper %v, SkipsHeldBack want %v", tc.sched, ok, tc.want)
+		}
+	}
+}
+
+// TestPathInfoBytesAcked checks the core's PathInfo.BytesAcked against
+// the packets it reported acknowledged to the probe: at every send
+// decision, on path 1, the sum of their sizes, with a lost packet not
+// counted.
+func TestPathInfoBytesAcked(t *testing.T) {
+	r := newRigLinks(t, "lowrtt", rigLink{rate: 10e6, queue: 200 * mps},
+		rigPath{delay: 10 * ms, window: 20 * mps}, rigPath{delay: 10 * ms, window: 20 * mps})
+	bg := r.background(1 << 22)
+	dropped := false
+	r.drop = func(s *rigSend) bool {
+		if !dropped && s.stream == bg && s.path == 1 && s.at >= 50*ms {
+			dropped = true
+			return true
+		}
+		return false
+	}
+	r.run(300 * ms)
+	if !dropped {
+		t.Fatal("no packet dropped on path 1")
+	}
+	if len(r.probe.ackedMismatch) > 0 {
+		t.Fatalf("BytesAcked differs from the acknowledged packets:\n%s", strings.Join(r.probe.ackedMismatch, "\n"))
+	}
+	if r.probe.acked[1] < 100*mps {
+		t.Fatalf("path 1: %d bytes acknowledged, want a busy path", r.probe.acked[1])
+	}
+}
+
+// TestCWRPlusStaggerClearRules checks stagger_clear on hand-made path
+// states fed one decision every 10 ms: path 0, out of its first slow
+// start, delivers 12,500 bytes per 10 ms (1.25 MB/s, minimum RTT 50 ms),
+// so its window is clear of the overshoot at 1.25e6 x 0.052 = 65,000
+// bytes or less; path 1, the lower RTT (40 ms), is in its first slow
+// start. Background data go on path 1 only once path 0 is clear: a
+// window of 48 packets (64,800 bytes), no queue shown, and a rate
+// measured over one minimum RTT; otherwise on path 0.
+func TestCWRPlusStaggerClearRules(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	path0 := func(k int, cwndPackets uint64, latest time.Duration) scheduler.PathInfo {
+		return scheduler.PathInfo{ID: 0, Validated: true, SRTT: 50 * ms, MinRTT: 50 * ms, LatestRTT: latest, HasRTTSample: true,
+			CWND: cwndPackets * mps, BytesInFlight: 10 * mps, SSThresh: 40 * mps, PacingBudget: math.MaxUint64,
+			MaxPacketSize: mps, PacketOverhead: 44, PacketsLost: 1, BytesAcked: uint64(k) * 12500}
+	}
+	path1 := scheduler.PathInfo{ID: 1, Validated: true, SRTT: 40 * ms, MinRTT: 40 * ms, LatestRTT: 40 * ms, HasRTTSample: true,
+		CWND: 100 * mps, SSThresh: math.MaxUint64, PacingBudget: math.MaxUint64, MaxPacketSize: mps, PacketOverhead: 44}
+	const on = "cwr-plus queue_guard=false stagger_startup=true stagger_clear=true"
+	tests := []struct {
+		name     string
+		sched    string
+		cwnd     uint64 // path 0's window, packets
+		latest   time.Duration
+		history  int // decisions before the checked one, 10 ms apart
+		priority bool
+		want     []uint64
+	}{
+		{"clear", on, 48, 50 * ms, 6, false, []uint64{1}},
+		{"window above the rate's", on, 49, 50 * ms, 6, false, []uint64{0}},
+		{"no rate yet", on, 48, 50 * ms, 0, false, []uint64{0}},
+		{"rate over less than a minimum RTT", on, 48, 50 * ms, 4, false, []uint64{0}},
+		{"queue shown", on, 48, 53 * ms, 6, false, []uint64{0}},
+		{"stagger_startup alone", "cwr-plus queue_guard=false stagger_startup=true", 49, 50 * ms, 6, false, []uint64{1}},
+		{"priority not held", "cwr-plus copies=false stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, true, []uint64{1}},
+	}
+	for _, tc := range tests {
+		name, opts := rigOptions(t, tc.sched)
+		s, err := scheduler.NewPathSchedulerWith(name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		class := scheduler.ClassBackground
+		if tc.priority {
+			class = scheduler.ClassPriority
+		}
+		w := scheduler.Work{Class: class, StreamID: 3, Priority: tc.priority, Size: mps, Pending: 1 << 20,
+			Waiting: scheduler.Waiting{BackgroundBytes: 1 << 20, SendWindow: 1 << 30}}
+		var got []uint64
+		for k := 0; k <= tc.history; k++ {
+			paths := []scheduler.PathInfo{path0(k, tc.cwnd, tc.latest), path1}
+			got = s.Select(t0.Add(time.Duration(k)*10*ms), paths, w, nil)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Select = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -483,6 +483,16 @@ type probe struct {
 
 	ackCalls [][]scheduler.PathInfo
 
+	// sizes are the sizes of the in-flight 1-RTT packets the core
+	// reported sent, by path and number; acked sums those it reported
+	// acknowledged, by path; ackedMismatch records the Select calls whose
+	// PathInfo.BytesAcked differed from acked on a path other than path 0
+	// (which also counts the handshake's packets, not reported to
+	// observers) (TestPathInfoBytesAcked).
+	sizes         map[[2]uint64]int
+	acked         map[uint64]uint64
+	ackedMismatch []string
+
 	lossPolicy func(lp *scheduler.LostPacket) (scheduler.LossDecision, bool)
 	ackPath    func(paths []scheduler.PathInfo) (uint64, bool)
 	rtxSize    func(w scheduler.Work) (int, bool)
@@ -491,6 +501,11 @@ type probe struct {
 func (p *probe) Name() string { return p.inner.Name() }
 
 func (p *probe) Select(now time.Time, paths []scheduler.PathInfo, w scheduler.Work, dst []uint64) []uint64 {
+	for i := range paths {
+		if got, want := paths[i].BytesAcked, p.acked[paths[i].ID]; paths[i].ID != 0 && got != want && len(p.ackedMismatch) < 5 {
+			p.ackedMismatch = append(p.ackedMismatch, fmt.Sprintf("%v: path %d BytesAcked %d, acknowledged packets %d bytes", now.Sub(p.r.t0), paths[i].ID, got, want))
+		}
+	}
 	dst = p.inner.Select(now, paths, w, dst)
 	p.decisions = append(p.decisions, decision{at: now.Sub(p.r.t0), w: w, sel: slices.Clone(dst)})
 	p.expect, p.first = slices.Clone(dst), true
@@ -501,6 +516,10 @@ func (p *probe) OnPacketSent(now time.Time, info *scheduler.PathInfo, pn uint64,
 	if o, ok := p.inner.(scheduler.PacketObserver); ok {
 		o.OnPacketSent(now, info, pn, size, class)
 	}
+	if p.sizes == nil {
+		p.sizes, p.acked = map[[2]uint64]int{}, map[uint64]uint64{}
+	}
+	p.sizes[[2]uint64{info.ID, pn}] = size
 	s := &rigSend{at: now.Sub(p.r.t0), path: info.ID, pn: pn, size: size, class: class}
 	if len(p.expect) > 0 && p.expect[0] == info.ID {
 		s.copy = !p.first
@@ -518,6 +537,10 @@ func (p *probe) OnPacketAcked(now time.Time, pathID, pn uint64) {
 	if o, ok := p.inner.(scheduler.PacketObserver); ok {
 		o.OnPacketAcked(now, pathID, pn)
 	}
+	if p.acked == nil {
+		p.acked = map[uint64]uint64{}
+	}
+	p.acked[pathID] += uint64(p.sizes[[2]uint64{pathID, pn}])
 	p.settle(now, pathID, pn)
 }
 

@@ -114,6 +114,10 @@ type PathInfo struct {
 	PacketOverhead int
 	// Counters since the path was opened.
 	PacketsSent, PacketsLost uint64
+	// BytesAcked counts the bytes of the path's in-flight packets
+	// acknowledged since it was opened: its delivered bytes, from which a
+	// scheduler can estimate the path's delivery rate.
+	BytesAcked uint64
 	// ConsecutivePTOs is the current probe-timeout backoff count: how many
 	// PTOs expired since the last acknowledgement on the path.
 	ConsecutivePTOs int

@@ -85,6 +85,7 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 		c.onFramesAcked(p, l, sp0.Frames)
 		if sp0.InFlight {
 			acked = append(acked, congestion.AckedPacket{Number: sp0.Number, TimeSent: sp0.TimeSent, Size: sp0.Size})
+			p.bytesAcked += uint64(sp0.Size)
 		}
 		if l == levelApp {
 			if sp0.TimeSent.After(p.health.newestAckedSent) {

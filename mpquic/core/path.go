@@ -74,7 +74,9 @@ type path struct {
 	// Statistics.
 	packetsSent, packetsReceived, packetsLost uint64
 	bytesSent, bytesRecv, bytesLost           uint64
-	lastMetrics                               pathMetrics
+	// bytesAcked counts the bytes of in-flight packets acknowledged.
+	bytesAcked  uint64
+	lastMetrics pathMetrics
 }
 
 // pathMetrics is what was last reported to qlog, to log only changes.
@@ -174,6 +176,7 @@ func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 		PacketOverhead:  packetOverhead,
 		PacketsSent:     p.packetsSent,
 		PacketsLost:     p.packetsLost,
+		BytesAcked:      p.bytesAcked,
 		ConsecutivePTOs: p.ptoCount,
 		Failed:          p.health.failed,
 	}
