@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
 )
 
@@ -393,24 +394,39 @@ func TestCWRPlusParityRules(t *testing.T) {
 // (60 packets, 81 kB, the rig's controller keeps it) queues at the
 // bottleneck (its bandwidth-delay product is 25 kB), and not with a
 // window of 12 packets (16.2 kB), which its delivery rate of about
-// 16.2 kB per 20 ms carries within its minimum RTT plus 2 ms.
+// 16.2 kB per 20 ms carries within its minimum RTT plus 2 ms. A
+// controller without a slow-start threshold (BBR) ends its first start-up
+// by leaving its Startup state: path 0's controller plays BBR's states,
+// Startup until 100 ms and Drain from then (bbr), or Startup throughout
+// (bbrStartup), without a loss; the core reports the end
+// (PathInfo.LeftStartup) and path 1 then takes background data.
 func TestCWRPlusStaggerStartup(t *testing.T) {
 	tests := []struct {
 		sched        string
 		loss         bool
 		window       uint64 // path 0's, packets
+		bbr          string // "", "bbr" or "bbrStartup"
 		early, later bool   // background data on path 1 before 100 ms, and from 150 ms
 	}{
-		{"cwr-plus queue_guard=false", false, 60, true, true},
-		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, false, false},
-		{"cwr-plus queue_guard=false stagger_startup=true", true, 60, false, true},
-		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 60, false, false},
-		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 12, false, true},
+		{"cwr-plus queue_guard=false", false, 60, "", true, true},
+		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "", false, false},
+		{"cwr-plus queue_guard=false stagger_startup=true", true, 60, "", false, true},
+		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 60, "", false, false},
+		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 12, "", false, true},
+		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbr", false, true},
+		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbrStartup", false, false},
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%s loss=%v window=%d", tc.sched, tc.loss, tc.window), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s loss=%v window=%d %s", tc.sched, tc.loss, tc.window, tc.bbr), func(t *testing.T) {
 			r := newRigLinks(t, tc.sched, rigLink{rate: 10e6, queue: 200 * mps},
 				rigPath{delay: 10 * ms, window: tc.window * mps}, rigPath{delay: 5 * ms, window: 60 * mps})
+			if tc.bbr != "" {
+				st := congestion.BBRStartup
+				r.cc[0].state = &st
+				if tc.bbr == "bbr" {
+					r.at(100*ms, func() { st = congestion.BBRDrain })
+				}
+			}
 			bg := r.background(1 << 24)
 			dropped := false
 			r.drop = func(s *rigSend) bool {

@@ -428,17 +428,24 @@ func (o *rigObserver) StreamDataSent(_ time.Time, pathID, streamID uint64, _ boo
 // fixedCC is a congestion controller whose window the test sets; a loss
 // sets it to afterLoss when that is not zero. Its slow-start threshold is
 // unset (math.MaxUint64: the path's first slow start) until the first
-// loss, then the window.
+// loss, then the window. Its state is congestion avoidance unless the
+// test sets state (to play BBR's states).
 type fixedCC struct {
 	window, afterLoss uint64
 	lost              bool
+	state             *congestion.State
 }
 
 func (c *fixedCC) OnPacketSent(time.Time, int, uint64)                               {}
 func (c *fixedCC) OnAck(time.Time, []congestion.AckedPacket, uint64, congestion.RTT) {}
 func (c *fixedCC) OnPersistentCongestion(time.Time)                                  {}
 func (c *fixedCC) Window() uint64                                                    { return c.window }
-func (c *fixedCC) State() congestion.State                                           { return congestion.CongestionAvoidance }
+func (c *fixedCC) State() congestion.State {
+	if c.state != nil {
+		return *c.state
+	}
+	return congestion.CongestionAvoidance
+}
 func (c *fixedCC) SlowStartThreshold() uint64 {
 	if c.lost {
 		return c.window

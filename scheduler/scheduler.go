@@ -100,8 +100,12 @@ type PathInfo struct {
 	// bytes: math.MaxUint64 until the path's first congestion event (or,
 	// with HyStart++, its first exit from slow start), so a path is in its
 	// first slow start while SSThresh == math.MaxUint64 (see InStartup).
-	// BBR has none: always math.MaxUint64.
+	// BBR has none: always math.MaxUint64 (LeftStartup tells its end).
 	SSThresh uint64
+	// LeftStartup reports that a controller without a slow-start
+	// threshold (BBR) has left its Startup state: it has been in Drain or
+	// ProbeBW once.
+	LeftStartup bool
 	// PacingBudget is how many bytes the pacer lets leave now
 	// (math.MaxUint64 when pacing is off).
 	PacingBudget uint64
@@ -133,8 +137,9 @@ type PathInfo struct {
 
 // InStartup reports whether the path is still in its first slow start:
 // its congestion controller has had no congestion event and has not left
-// slow start (SSThresh unset).
-func (p *PathInfo) InStartup() bool { return p.SSThresh == math.MaxUint64 }
+// slow start (SSThresh unset), and, for BBR, has not left its Startup
+// (LeftStartup).
+func (p *PathInfo) InStartup() bool { return p.SSThresh == math.MaxUint64 && !p.LeftStartup }
 
 // CwndRoom is how many bytes the congestion window still admits.
 func (p *PathInfo) CwndRoom() uint64 {

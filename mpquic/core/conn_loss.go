@@ -127,6 +127,9 @@ func (c *Conn) handleAck(now time.Time, p *path, l level, wranges []wire.AckRang
 	c.detectLost(now, p, sp, l)
 	if len(acked) > 0 {
 		p.cc.OnAck(now, acked, priorInFlight, c.rttSnapshot(p))
+		if st := p.cc.State(); st == congestion.BBRDrain || st == congestion.BBRProbeBW {
+			p.leftStartup = true
+		}
 	}
 	// Reset the PTO backoff unless the client is unsure the server
 	// validated its address (RFC 9002 Section 6.2.1).

@@ -75,7 +75,10 @@ type path struct {
 	packetsSent, packetsReceived, packetsLost uint64
 	bytesSent, bytesRecv, bytesLost           uint64
 	// bytesAcked counts the bytes of in-flight packets acknowledged.
-	bytesAcked  uint64
+	bytesAcked uint64
+	// leftStartup latches once the controller was in BBR's Drain or
+	// ProbeBW (PathInfo.LeftStartup).
+	leftStartup bool
 	lastMetrics pathMetrics
 }
 
@@ -171,6 +174,7 @@ func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
 		CWND:            p.cc.Window(),
 		BytesInFlight:   c.bytesInFlight(p),
 		SSThresh:        p.cc.SlowStartThreshold(),
+		LeftStartup:     p.leftStartup,
 		PacingBudget:    p.pacingBudget(now),
 		MaxPacketSize:   c.maxPacketSize(p),
 		PacketOverhead:  packetOverhead,
