@@ -45,7 +45,7 @@ const (
 
 // cwrOptions are the options of cwr with their defaults.
 func cwrOptions() []Option {
-	return []Option{
+	return append([]Option{
 		{Name: OptReservation, Choices: []string{"partial", "whole"}, Default: "partial",
 			Doc: "partial: a path's reservations are capped at its window; whole: a message whose reservation does not fit its path's window beside the earlier messages' reserves nothing there (ours)"},
 		{Name: OptHorizon, Choices: []string{"srtt", "next"}, Default: "srtt",
@@ -60,7 +60,9 @@ func cwrOptions() []Option {
 			Doc: "a message generated and not yet written keeps its reservation until it is written or 5 ms (ReservationGrace) after its generation time, also once its source announced the next message: what the reservation needs on a real clock"},
 		{Name: OptSkipHeldBack, Default: "false",
 			Doc: "a background packet held back by the reservations (with priority-fifo: lost background data, served first) does not hold back the priority data behind it, which goes if a window and pacer let it out (ours)"},
-	}
+		{Name: OptCredit, Default: "false",
+			Doc: "new background data leave the connection's flow-control credit of the announced messages due within one smoothed RTT, while some path has bytes in flight (cwr-plus's rule; ours)"},
+	}, staggerOptions()...)
 }
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
@@ -232,10 +234,12 @@ const maxPending = 1024
 type CWR struct {
 	res  reserver
 	cand []int
-	// idleEscape, perMessage and skipHeld are the options idle_escape,
-	// path_choice = "message" and skip_held_back.
-	idleEscape, perMessage, skipHeld bool
-	msgs                             messages
+	// idleEscape, perMessage, skipHeld and credit are the options
+	// idle_escape, path_choice = "message", skip_held_back and credit;
+	// stagger is stagger_startup and stagger_clear.
+	idleEscape, perMessage, skipHeld, credit bool
+	stagger                                  startupStagger
+	msgs                                     messages
 }
 
 // NewCWR returns a CWR scheduler without sources, with the default
@@ -247,7 +251,7 @@ func NewCWR() *CWR {
 
 func newCWR(o Options) *CWR {
 	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
-		skipHeld: o.Bool(OptSkipHeldBack)}
+		skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), stagger: newStartupStagger(o)}
 }
 
 // newReserver is the reserver of the options o (everyPath for cwr-red).
@@ -268,12 +272,14 @@ func (s *CWR) Withdraw(id uint64) { s.res.withdraw(id) }
 // PathCounters implements Counters: "reservations_missed".
 func (s *CWR) PathCounters(pathID uint64) map[string]uint64 { return s.res.counters(pathID) }
 
-// SkipsHeldBack implements HeldBackSkipper: option skip_held_back.
-func (s *CWR) SkipsHeldBack() bool { return s.skipHeld }
+// SkipsHeldBack implements HeldBackSkipper: option skip_held_back, or
+// stagger_startup (which holds retransmissions back).
+func (s *CWR) SkipsHeldBack() bool { return s.skipHeld || s.stagger.on }
 
 // Select implements PathScheduler.
 func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	s.cand = candidates(paths, s.cand)
+	s.stagger.observe(now, paths, s.cand)
 	reserved := s.res.reserve(now, paths, s.cand)
 	if priorityWaits(w) {
 		s.res.settle(now, paths)
@@ -282,8 +288,8 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 	if s.perMessage && w.Class == ClassPriority {
 		d, _ := s.msgs.of(w)
 		i = messagePath(paths, s.cand, w, d)
-	} else {
-		i = pickBackgroundOrNot(paths, s.cand, w, reserved, s.idleEscape)
+	} else if !s.credit || w.Class != ClassBackground || !creditShort(now, paths, s.cand, s.res.sources, w) {
+		i = pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape)
 	}
 	if i >= 0 {
 		dst = append(dst, paths[i].ID)

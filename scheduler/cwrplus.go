@@ -41,17 +41,6 @@ const (
 	// OptUnpacedPriority: priority data leave whatever the pacer's
 	// budget (parities always do); background data stay paced.
 	OptUnpacedPriority = "unpaced_priority"
-	// OptStaggerStartup: data of streams without priority (new and
-	// retransmitted) go on a path in its first slow start only while no
-	// candidate before it is in its own, so that the paths' first slow
-	// starts, and the queues they overshoot into, come one at a time.
-	OptStaggerStartup = "stagger_startup"
-	// OptStaggerClear: with stagger_startup, a path in its first slow
-	// start also waits until each candidate before it is clear of its
-	// overshoot: no queue shown (as queue_guard) and a window that its
-	// delivery rate drains within its minimum RTT plus QueueGuard, not
-	// only until its slow start ended.
-	OptStaggerClear = "stagger_clear"
 )
 
 // Values of OptStartupGuard.
@@ -68,7 +57,7 @@ const (
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
 func cwrPlusOptions() []Option {
-	return []Option{
+	return append([]Option{
 		{Name: OptCopies, Default: "true",
 			Doc: "priority packets on every path whose window, with one message's budget beyond it, admits them (off: on the lowest-RTT one)"},
 		{Name: OptCredit, Default: "true",
@@ -87,11 +76,7 @@ func cwrPlusOptions() []Option {
 			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
 		{Name: OptUnpacedPriority, Default: "false",
 			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
-		{Name: OptStaggerStartup, Default: "false",
-			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back)"},
-		{Name: OptStaggerClear, Default: "false",
-			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), so the next path's slow start begins once the earlier one's window no longer queues"},
-	}
+	}, staggerOptions()...)
 }
 
 // QueueGuard is how far a path's latest RTT may lie above its minimum
@@ -172,16 +157,15 @@ type CWRPlus struct {
 	lastPriority                                                      bool
 	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
 	startupGuard                                                      string
-	unpacedPriority, staggerStartup, staggerClear                     bool
-	// rates are the paths' delivery-rate estimates (stagger_clear).
-	rates map[uint64]*deliveryRate
+	unpacedPriority                                                   bool
+	stagger                                                           startupStagger
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
-		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority), staggerStartup: o.Bool(OptStaggerStartup),
-		staggerClear: o.Bool(OptStaggerClear)}
+		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
+		stagger: newStartupStagger(o)}
 }
 
 // Name implements PathScheduler.
@@ -223,9 +207,7 @@ func (s *CWRPlus) budget(p *PathInfo) uint64 {
 func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	s.lastPriority = w.Priority
 	s.cand = candidates(paths, s.cand)
-	if s.staggerClear {
-		s.sampleRates(now, paths)
-	}
+	s.stagger.observe(now, paths, s.cand)
 	if isPriority(w) {
 		s.order = byRTT(paths, s.cand, s.order)
 		if s.drain {
@@ -249,7 +231,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		}
 		return dst
 	}
-	if s.credit && w.Class == ClassBackground && s.creditShort(now, paths, w) {
+	if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.sources, w) {
 		return dst
 	}
 	best := -1
@@ -261,7 +243,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if s.queueGuard && w.Class == ClassBackground && queued(p) && s.guarding(paths, p) && (!s.guardOne || !s.someClear(paths)) {
 			continue
 		}
-		if s.staggerStartup && !w.Priority && w.Class != ClassControl && s.startupBefore(paths, i) {
+		if s.stagger.holds(paths, s.cand, i, w) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -293,90 +275,7 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 // SkipsHeldBack implements HeldBackSkipper: with stagger_startup the
 // retransmissions of background data held off a path let priority data
 // pass.
-func (s *CWRPlus) SkipsHeldBack() bool { return s.staggerStartup }
-
-// startupBefore reports whether path i is in its first slow start while
-// a candidate before it in paths is in its own (stagger_startup) or, with
-// stagger_clear, not yet clear of its overshoot.
-func (s *CWRPlus) startupBefore(paths []PathInfo, i int) bool {
-	if !paths[i].InStartup() {
-		return false
-	}
-	for _, j := range s.cand {
-		if j < i && (paths[j].InStartup() || s.staggerClear && !s.clearOfOvershoot(&paths[j])) {
-			return true
-		}
-	}
-	return false
-}
-
-// sampleRates feeds each candidate's delivered bytes to its delivery-rate
-// estimate (stagger_clear).
-func (s *CWRPlus) sampleRates(now time.Time, paths []PathInfo) {
-	if s.rates == nil {
-		s.rates = make(map[uint64]*deliveryRate)
-	}
-	for _, i := range s.cand {
-		p := &paths[i]
-		r := s.rates[p.ID]
-		if r == nil {
-			r = &deliveryRate{}
-			s.rates[p.ID] = r
-		}
-		r.sample(now, p)
-	}
-}
-
-// clearOfOvershoot reports whether p has left its first slow start's
-// overshoot behind (stagger_clear): out of its first slow start, no queue
-// shown, and a window that its largest measured delivery rate carries
-// within its minimum RTT plus QueueGuard, so that filling it builds no
-// queue a priority message would wait behind. Without a rate measured yet
-// it is not clear.
-func (s *CWRPlus) clearOfOvershoot(p *PathInfo) bool {
-	if p.InStartup() || queued(p) {
-		return false
-	}
-	r := s.rates[p.ID]
-	if r == nil || r.max <= 0 {
-		return false
-	}
-	return float64(p.CWND) <= r.max*(p.MinRTT+QueueGuard).Seconds()
-}
-
-// deliveryRate estimates a path's bottleneck rate: the largest rate of
-// acknowledged bytes over one minimum RTT seen so far (a max filter
-// without expiry: it serves the start-up only). Samples of the path's
-// BytesAcked are kept at least MinRTT/8 apart, as many as span two
-// minimum RTTs.
-type deliveryRate struct {
-	t     [16]time.Time
-	acked [16]uint64
-	n     int // samples kept (at most len(t)); the newest at (head-1)
-	head  int
-	max   float64 // bytes per second
-}
-
-// sample records p's delivered bytes at now and updates the estimate.
-func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
-	if !p.HasRTTSample || p.MinRTT <= 0 {
-		return
-	}
-	if r.n > 0 && now.Sub(r.t[(r.head+len(r.t)-1)%len(r.t)]) < p.MinRTT/8 {
-		return
-	}
-	r.t[r.head], r.acked[r.head] = now, p.BytesAcked
-	r.head = (r.head + 1) % len(r.t)
-	r.n = min(r.n+1, len(r.t))
-	// The newest sample at least one minimum RTT old.
-	for k := 2; k <= r.n; k++ {
-		j := (r.head - k + len(r.t)) % len(r.t)
-		if d := now.Sub(r.t[j]); d >= p.MinRTT {
-			r.max = max(r.max, float64(p.BytesAcked-r.acked[j])/d.Seconds())
-			return
-		}
-	}
-}
+func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on }
 
 // someClear reports whether some candidate shows no queue.
 func (s *CWRPlus) someClear(paths []PathInfo) bool {
@@ -408,31 +307,6 @@ func byDrain(paths []PathInfo, order []int) {
 // max_ack_delay, which is no queue).
 func queued(p *PathInfo) bool {
 	return p.BytesInFlight >= 2*uint64(p.MaxPacketSize) && p.HasRTTSample && p.LatestRTT > p.MinRTT+QueueGuard
-}
-
-// creditShort reports whether a background packet would leave less
-// flow-control credit than the announced messages due within the largest
-// smoothed RTT of the candidates need, while some candidate has bytes in
-// flight (so that an acknowledgement, and the peer's MAX_DATA, can come).
-func (s *CWRPlus) creditShort(now time.Time, paths []PathInfo, w Work) bool {
-	if len(s.sources) == 0 {
-		return false
-	}
-	var srtt time.Duration
-	busy := false
-	for _, i := range s.cand {
-		srtt = max(srtt, paths[i].SRTT)
-		busy = busy || paths[i].BytesInFlight > 0
-	}
-	if !busy {
-		return false
-	}
-	var need uint64
-	for k := range s.sources {
-		src := &s.sources[k]
-		src.Due(now, now.Add(srtt), func(time.Time) { need += uint64(src.Size) })
-	}
-	return need > 0 && w.Waiting.SendWindow < need+uint64(w.Size)
 }
 
 // Repair implements Repairer (rule parity): a priority stream's parity

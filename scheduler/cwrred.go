@@ -178,9 +178,11 @@ type CWRRed struct {
 	order []int
 	// The options: idle_escape, path_choice = "message",
 	// wait_for_fast_path, resend_lost_copy_on = "fast",
-	// retransmission_size = "lost" and skip_held_back.
-	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld bool
-	msgs                                                             messages
+	// retransmission_size = "lost", skip_held_back and credit; stagger
+	// is stagger_startup and stagger_clear.
+	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld, credit bool
+	stagger                                                                  startupStagger
+	msgs                                                                     messages
 	// flight are the packets in flight on each path, oldest first
 	// (wait_for_fast_path).
 	flight map[uint64][]flightPacket
@@ -204,11 +206,12 @@ func newCWRRed(name string, o Options) *CWRRed {
 	return &CWRRed{name: name, res: newReserver(o, true), flight: map[uint64][]flightPacket{},
 		idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
 		waitFast: o.Bool(OptWaitForFastPath), resendFast: o[OptResendLostCopyOn] == "fast",
-		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack)}
+		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), stagger: newStartupStagger(o)}
 }
 
-// SkipsHeldBack implements HeldBackSkipper: option skip_held_back.
-func (s *CWRRed) SkipsHeldBack() bool { return s.skipHeld }
+// SkipsHeldBack implements HeldBackSkipper: option skip_held_back, or
+// stagger_startup (which holds retransmissions back).
+func (s *CWRRed) SkipsHeldBack() bool { return s.skipHeld || s.stagger.on }
 
 // Name implements PathScheduler.
 func (s *CWRRed) Name() string { return s.name }
@@ -228,12 +231,16 @@ func (s *CWRRed) NextWakeup(now time.Time) time.Time { return s.res.nextWakeup(n
 // Select implements PathScheduler.
 func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	s.cand = candidates(paths, s.cand)
+	s.stagger.observe(now, paths, s.cand)
 	reserved := s.res.reserve(now, paths, s.cand)
 	if priorityWaits(w) {
 		s.res.settle(now, paths)
 	}
 	if !isPriority(w) || len(s.cand) < 2 {
-		if i := pickBackgroundOrNot(paths, s.cand, w, reserved, s.idleEscape); i >= 0 {
+		if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.res.sources, w) {
+			return dst
+		}
+		if i := pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape); i >= 0 {
 			dst = append(dst, paths[i].ID)
 		}
 		return dst

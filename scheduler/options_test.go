@@ -13,12 +13,12 @@ func TestResolvePathOptions(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	want := "hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, wait_for_fast_path=false"
+	want := "credit=false, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=false"
 	if red.String() != want {
 		t.Fatalf("cwr-red defaults %s, want %s", red, want)
 	}
 	fast, _ := ResolvePathOptions("cwr-red-fast", nil)
-	want = "hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, wait_for_fast_path=true"
+	want = "credit=false, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=true"
 	if fast.String() != want {
 		t.Fatalf("cwr-red-fast defaults %s, want %s", fast, want)
 	}

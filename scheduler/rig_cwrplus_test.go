@@ -155,6 +155,8 @@ func TestCWRPlusStartupGuard(t *testing.T) {
 // with nothing in flight on any path it goes whatever the credit (no
 // acknowledgement, and no MAX_DATA, could come otherwise); a
 // retransmission takes no new credit and goes; without the rule, it goes.
+// The same for cwr and cwr-red with their option credit (their
+// reservations of the message leave room for the packet).
 func TestCWRPlusCredit(t *testing.T) {
 	now := time.Unix(0, 0)
 	path := func(id, inFlight uint64) scheduler.PathInfo {
@@ -173,6 +175,14 @@ func TestCWRPlusCredit(t *testing.T) {
 		{"cwr-plus", 0, 0, scheduler.ClassBackground, true},
 		{"cwr-plus", 0, 10 * mps, scheduler.ClassRetransmission, true},
 		{"cwr-plus credit=false", 11349, 10 * mps, scheduler.ClassBackground, true},
+		// cwr and cwr-red have the rule as an option, off by default.
+		{"cwr credit=true", 11349, 10 * mps, scheduler.ClassBackground, false},
+		{"cwr credit=true", 11350, 10 * mps, scheduler.ClassBackground, true},
+		{"cwr credit=true", 0, 10 * mps, scheduler.ClassRetransmission, true},
+		{"cwr", 11349, 10 * mps, scheduler.ClassBackground, true},
+		{"cwr-red credit=true", 11349, 10 * mps, scheduler.ClassBackground, false},
+		{"cwr-red credit=true", 11350, 10 * mps, scheduler.ClassBackground, true},
+		{"cwr-red", 11349, 10 * mps, scheduler.ClassBackground, true},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
@@ -415,6 +425,9 @@ func TestCWRPlusStaggerStartup(t *testing.T) {
 		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 12, "", false, true},
 		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbr", false, true},
 		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbrStartup", false, false},
+		{"cwr-red", false, 60, "", true, true},
+		{"cwr-red stagger_startup=true", false, 60, "", false, false},
+		{"cwr-red stagger_startup=true", true, 60, "", false, true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s loss=%v window=%d %s", tc.sched, tc.loss, tc.window, tc.bbr), func(t *testing.T) {
@@ -466,6 +479,11 @@ func TestCWRPlusSkipsHeldBack(t *testing.T) {
 	}{
 		{"cwr-plus", false},
 		{"cwr-plus stagger_startup=true", true},
+		{"cwr", false},
+		{"cwr stagger_startup=true", true},
+		{"cwr-red", false},
+		{"cwr-red stagger_startup=true", true},
+		{"cwr-red skip_held_back=true", true},
 	} {
 		name, opts := rigOptions(t, tc.sched)
 		s, err := scheduler.NewPathSchedulerWith(name, opts)
@@ -541,6 +559,13 @@ func TestCWRPlusStaggerClearRules(t *testing.T) {
 		{"queue shown", on, 48, 53 * ms, 6, false, []uint64{0}},
 		{"stagger_startup alone", "cwr-plus queue_guard=false stagger_startup=true", 49, 50 * ms, 6, false, []uint64{1}},
 		{"priority not held", "cwr-plus copies=false stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, true, []uint64{1}},
+		// cwr and cwr-red have the same options.
+		{"cwr, clear", "cwr stagger_startup=true stagger_clear=true", 48, 50 * ms, 6, false, []uint64{1}},
+		{"cwr, window above the rate's", "cwr stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, false, []uint64{0}},
+		{"cwr, no stagger", "cwr", 49, 50 * ms, 6, false, []uint64{1}},
+		{"cwr-red, clear", "cwr-red stagger_startup=true stagger_clear=true", 48, 50 * ms, 6, false, []uint64{1}},
+		{"cwr-red, window above the rate's", "cwr-red stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, false, []uint64{0}},
+		{"cwr-red, stagger_startup alone", "cwr-red stagger_startup=true", 49, 50 * ms, 6, false, []uint64{1}},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)

@@ -1,0 +1,149 @@
+package scheduler
+
+import "time"
+
+// Options of the start-up stagger, shared by cwr-plus, cwr and cwr-red
+// (all off by default; ours, not the reference paper's).
+const (
+	// OptStaggerStartup: data of streams without priority (new and
+	// retransmitted) go on a path in its first slow start only while no
+	// candidate before it is in its own, so that the paths' first slow
+	// starts, and the queues they overshoot into, come one at a time.
+	// Priority data pass the retransmissions it holds back
+	// (HeldBackSkipper).
+	OptStaggerStartup = "stagger_startup"
+	// OptStaggerClear: with stagger_startup, a path in its first slow
+	// start also waits until each candidate before it is clear of its
+	// overshoot: no queue shown (as cwr-plus's queue_guard) and a window
+	// that its delivery rate drains within its minimum RTT plus
+	// QueueGuard, not only until its slow start ended.
+	OptStaggerClear = "stagger_clear"
+)
+
+// staggerOptions are the options of startupStagger with their defaults.
+func staggerOptions() []Option {
+	return []Option{
+		{Name: OptStaggerStartup, Default: "false",
+			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back) (ours)"},
+		{Name: OptStaggerClear, Default: "false",
+			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), so the next path's slow start begins once the earlier one's window no longer queues (ours)"},
+	}
+}
+
+// startupStagger is the rule of stagger_startup and stagger_clear: data of
+// streams without priority keep off a path in its first slow start
+// (PathInfo.InStartup) while a candidate before it in paths is in its own
+// or, with stagger_clear, not yet clear of its overshoot
+// (clearOfOvershoot).
+type startupStagger struct {
+	on, clear bool
+	// rates are the paths' delivery-rate estimates (stagger_clear).
+	rates map[uint64]*deliveryRate
+	buf   []int
+}
+
+func newStartupStagger(o Options) startupStagger {
+	return startupStagger{on: o.Bool(OptStaggerStartup), clear: o.Bool(OptStaggerClear)}
+}
+
+// observe feeds each candidate's delivered bytes to its delivery-rate
+// estimate (stagger_clear); call it at every decision.
+func (g *startupStagger) observe(now time.Time, paths []PathInfo, cand []int) {
+	if !g.on || !g.clear {
+		return
+	}
+	if g.rates == nil {
+		g.rates = make(map[uint64]*deliveryRate)
+	}
+	for _, i := range cand {
+		p := &paths[i]
+		r := g.rates[p.ID]
+		if r == nil {
+			r = &deliveryRate{}
+			g.rates[p.ID] = r
+		}
+		r.sample(now, p)
+	}
+}
+
+// holds reports whether the rule keeps the data of w off candidate i.
+func (g *startupStagger) holds(paths []PathInfo, cand []int, i int, w Work) bool {
+	if !g.on || w.Priority || w.Class == ClassControl || !paths[i].InStartup() {
+		return false
+	}
+	for _, j := range cand {
+		if j < i && (paths[j].InStartup() || g.clear && !g.clearOfOvershoot(&paths[j])) {
+			return true
+		}
+	}
+	return false
+}
+
+// filter returns the candidates the rule does not hold w off (cand itself
+// when it holds none; else a buffer reused by the next call).
+func (g *startupStagger) filter(paths []PathInfo, cand []int, w Work) []int {
+	if !g.on {
+		return cand
+	}
+	g.buf = g.buf[:0]
+	for _, i := range cand {
+		if !g.holds(paths, cand, i, w) {
+			g.buf = append(g.buf, i)
+		}
+	}
+	if len(g.buf) == len(cand) {
+		return cand
+	}
+	return g.buf
+}
+
+// clearOfOvershoot reports whether p has left its first slow start's
+// overshoot behind (stagger_clear): out of its first slow start, no queue
+// shown, and a window that its largest measured delivery rate carries
+// within its minimum RTT plus QueueGuard, so that filling it builds no
+// queue a priority message would wait behind. Without a rate measured yet
+// it is not clear.
+func (g *startupStagger) clearOfOvershoot(p *PathInfo) bool {
+	if p.InStartup() || queued(p) {
+		return false
+	}
+	r := g.rates[p.ID]
+	if r == nil || r.max <= 0 {
+		return false
+	}
+	return float64(p.CWND) <= r.max*(p.MinRTT+QueueGuard).Seconds()
+}
+
+// deliveryRate estimates a path's bottleneck rate: the largest rate of
+// acknowledged bytes over one minimum RTT seen so far (a max filter
+// without expiry: it serves the start-up only). Samples of the path's
+// BytesAcked are kept at least MinRTT/8 apart, as many as span two
+// minimum RTTs.
+type deliveryRate struct {
+	t     [16]time.Time
+	acked [16]uint64
+	n     int // samples kept (at most len(t)); the newest at (head-1)
+	head  int
+	max   float64 // bytes per second
+}
+
+// sample records p's delivered bytes at now and updates the estimate.
+func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
+	if !p.HasRTTSample || p.MinRTT <= 0 {
+		return
+	}
+	if r.n > 0 && now.Sub(r.t[(r.head+len(r.t)-1)%len(r.t)]) < p.MinRTT/8 {
+		return
+	}
+	r.t[r.head], r.acked[r.head] = now, p.BytesAcked
+	r.head = (r.head + 1) % len(r.t)
+	r.n = min(r.n+1, len(r.t))
+	// The newest sample at least one minimum RTT old.
+	for k := 2; k <= r.n; k++ {
+		j := (r.head - k + len(r.t)) % len(r.t)
+		if d := now.Sub(r.t[j]); d >= p.MinRTT {
+			r.max = max(r.max, float64(p.BytesAcked-r.acked[j])/d.Seconds())
+			return
+		}
+	}
+}
