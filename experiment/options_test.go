@@ -69,7 +69,7 @@ func TestSchedulerOptionsResolvedAndSwept(t *testing.T) {
 		t.Fatal("an option does not change the point's identity")
 	}
 	toml := string(runs[1].ResolvedTOML())
-	const line = `scheduler_options = { credit = false, hold_unwritten = true, horizon = "srtt", idle_escape = true, path_choice = "packet", resend_lost_copy_on = "any", reservation = "partial", retransmission_size = "full", skip_held_back = false, stagger_clear = false, stagger_startup = false, wait_for_fast_path = true }`
+	const line = `scheduler_options = { credit = false, credit_rtts = "1", hold_unwritten = true, horizon = "srtt", idle_escape = true, path_choice = "packet", resend_lost_copy_on = "any", reservation = "partial", retransmission_size = "full", skip_held_back = false, stagger_clear = false, stagger_startup = false, wait_for_fast_path = true }`
 	if !strings.Contains(toml, line+"\n") {
 		t.Fatalf("resolved TOML without\n%s:\n%s", line, toml)
 	}

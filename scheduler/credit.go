@@ -1,16 +1,41 @@
 package scheduler
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
+
+// OptCreditRTTs: with credit, the announced messages due within this many
+// of the candidates' largest smoothed RTT keep their flow-control credit
+// (cwr-plus, cwr, cwr-red; 1 by default). When a loss blocks the peer's
+// in-order reading, its MAX_DATA comes back only after the retransmission,
+// about two round trips later.
+const OptCreditRTTs = "credit_rtts"
+
+// creditRTTsOption is the option credit_rtts with its default.
+func creditRTTsOption() Option {
+	return Option{Name: OptCreditRTTs, Choices: []string{"1", "2", "3", "4"}, Default: "1",
+		Doc: "with credit: the messages due within this many of the paths' largest smoothed RTT keep their flow-control credit (ours)"}
+}
+
+// creditRTTs is the value of credit_rtts in o (1 when absent).
+func creditRTTs(o Options) int {
+	if n, err := strconv.Atoi(o[OptCreditRTTs]); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
 
 // creditShort is the rule of option credit (cwr-plus; cwr and cwr-red as
 // an option of ours): it reports whether a background packet would leave
 // less of the connection's flow-control credit (Work.Waiting.SendWindow)
 // than the announced messages due within the largest smoothed RTT of the
-// candidates need, while some candidate has bytes in flight (so that an
+// candidates need (rtts of them, option credit_rtts), while some
+// candidate has bytes in flight (so that an
 // acknowledgement, and the peer's MAX_DATA, can come). In slow start the
 // bulk data would otherwise use up the peer's MAX_DATA and a message wait
 // for the next.
-func creditShort(now time.Time, paths []PathInfo, cand []int, sources []Source, w Work) bool {
+func creditShort(now time.Time, paths []PathInfo, cand []int, sources []Source, w Work, rtts int) bool {
 	if len(sources) == 0 {
 		return false
 	}
@@ -26,7 +51,7 @@ func creditShort(now time.Time, paths []PathInfo, cand []int, sources []Source, 
 	var need uint64
 	for k := range sources {
 		src := &sources[k]
-		src.Due(now, now.Add(srtt), func(time.Time) { need += uint64(src.Size) })
+		src.Due(now, now.Add(time.Duration(rtts)*srtt), func(time.Time) { need += uint64(src.Size) })
 	}
 	return need > 0 && w.Waiting.SendWindow < need+uint64(w.Size)
 }

@@ -62,7 +62,7 @@ func cwrOptions() []Option {
 			Doc: "a background packet held back by the reservations (with priority-fifo: lost background data, served first) does not hold back the priority data behind it, which goes if a window and pacer let it out (ours)"},
 		{Name: OptCredit, Default: "false",
 			Doc: "new background data leave the connection's flow-control credit of the announced messages due within one smoothed RTT, while some path has bytes in flight (cwr-plus's rule; ours)"},
-	}, staggerOptions()...)
+	}, append(staggerOptions(), creditRTTsOption())...)
 }
 
 // CounterReservationsMissed is the name of the per-path counter of the CWR
@@ -239,6 +239,7 @@ type CWR struct {
 	// stagger is stagger_startup and stagger_clear.
 	idleEscape, perMessage, skipHeld, credit bool
 	stagger                                  startupStagger
+	creditRTTs                               int
 	msgs                                     messages
 }
 
@@ -251,7 +252,7 @@ func NewCWR() *CWR {
 
 func newCWR(o Options) *CWR {
 	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
-		skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), stagger: newStartupStagger(o)}
+		skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), stagger: newStartupStagger(o)}
 }
 
 // newReserver is the reserver of the options o (everyPath for cwr-red).
@@ -288,7 +289,7 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 	if s.perMessage && w.Class == ClassPriority {
 		d, _ := s.msgs.of(w)
 		i = messagePath(paths, s.cand, w, d)
-	} else if !s.credit || w.Class != ClassBackground || !creditShort(now, paths, s.cand, s.res.sources, w) {
+	} else if !s.credit || w.Class != ClassBackground || !creditShort(now, paths, s.cand, s.res.sources, w, s.creditRTTs) {
 		i = pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape)
 	}
 	if i >= 0 {

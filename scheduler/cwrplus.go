@@ -76,7 +76,7 @@ func cwrPlusOptions() []Option {
 			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
 		{Name: OptUnpacedPriority, Default: "false",
 			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
-	}, staggerOptions()...)
+	}, append(staggerOptions(), creditRTTsOption())...)
 }
 
 // QueueGuard is how far a path's latest RTT may lie above its minimum
@@ -159,10 +159,11 @@ type CWRPlus struct {
 	startupGuard                                                      string
 	unpacedPriority                                                   bool
 	stagger                                                           startupStagger
+	creditRTTs                                                        int
 }
 
 func newCWRPlus(o Options) *CWRPlus {
-	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), queueGuard: o.Bool(OptQueueGuard),
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
 		stagger: newStartupStagger(o)}
@@ -231,7 +232,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		}
 		return dst
 	}
-	if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.sources, w) {
+	if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.sources, w, s.creditRTTs) {
 		return dst
 	}
 	best := -1

@@ -182,6 +182,7 @@ type CWRRed struct {
 	// is stagger_startup and stagger_clear.
 	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld, credit bool
 	stagger                                                                  startupStagger
+	creditRTTs                                                               int
 	msgs                                                                     messages
 	// flight are the packets in flight on each path, oldest first
 	// (wait_for_fast_path).
@@ -206,7 +207,7 @@ func newCWRRed(name string, o Options) *CWRRed {
 	return &CWRRed{name: name, res: newReserver(o, true), flight: map[uint64][]flightPacket{},
 		idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
 		waitFast: o.Bool(OptWaitForFastPath), resendFast: o[OptResendLostCopyOn] == "fast",
-		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), stagger: newStartupStagger(o)}
+		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), stagger: newStartupStagger(o)}
 }
 
 // SkipsHeldBack implements HeldBackSkipper: option skip_held_back, or
@@ -237,7 +238,7 @@ func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) [
 		s.res.settle(now, paths)
 	}
 	if !isPriority(w) || len(s.cand) < 2 {
-		if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.res.sources, w) {
+		if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.res.sources, w, s.creditRTTs) {
 			return dst
 		}
 		if i := pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape); i >= 0 {

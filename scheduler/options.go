@@ -137,6 +137,12 @@ func ResolvePathOptions(name string, set map[string]any) (Options, []*OptionErro
 			continue
 		}
 		s, ok := v.(string)
+		switch n := v.(type) {
+		case int64: // a number among numeric choices (credit_rtts = 3)
+			s, ok = strconv.FormatInt(n, 10), true
+		case int:
+			s, ok = strconv.Itoa(n), true
+		}
 		if !ok || !slices.Contains(o.Choices, s) {
 			errs = append(errs, &OptionError{k, fmt.Sprintf("%s is not one of %s", quoteValue(v), strings.Join(quoteAll(o.Choices), ", "))})
 			continue

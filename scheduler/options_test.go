@@ -13,12 +13,12 @@ func TestResolvePathOptions(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	want := "credit=false, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=false"
+	want := "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=false"
 	if red.String() != want {
 		t.Fatalf("cwr-red defaults %s, want %s", red, want)
 	}
 	fast, _ := ResolvePathOptions("cwr-red-fast", nil)
-	want = "credit=false, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=true"
+	want = "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=true"
 	if fast.String() != want {
 		t.Fatalf("cwr-red-fast defaults %s, want %s", fast, want)
 	}
@@ -57,5 +57,27 @@ func TestResolvePathOptions(t *testing.T) {
 	typed := fast.Typed("cwr-red-fast")
 	if typed["wait_for_fast_path"] != true || typed["reservation"] != "whole" {
 		t.Fatalf("typed %v", typed)
+	}
+}
+
+// TestResolveNumericChoice checks that an option whose choices are
+// numbers takes a TOML integer as well as a string (credit_rtts = 3), and
+// refuses a number outside its choices.
+func TestResolveNumericChoice(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+		ok   bool
+	}{
+		{int64(3), "3", true},
+		{"2", "2", true},
+		{3, "3", true},
+		{int64(5), "", false},
+		{3.0, "", false},
+	} {
+		o, errs := ResolvePathOptions("cwr-plus", map[string]any{OptCreditRTTs: tc.v})
+		if ok := len(errs) == 0; ok != tc.ok || ok && o[OptCreditRTTs] != tc.want {
+			t.Errorf("credit_rtts = %#v: %v, errors %v; want %q, ok %v", tc.v, o[OptCreditRTTs], errs, tc.want, tc.ok)
+		}
 	}
 }

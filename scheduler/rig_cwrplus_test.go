@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -169,20 +170,28 @@ func TestCWRPlusCredit(t *testing.T) {
 		inFlight uint64
 		class    scheduler.Class
 		sent     bool
+		due      time.Duration // when the message is due (20 ms if zero)
 	}{
-		{"cwr-plus", 11349, 10 * mps, scheduler.ClassBackground, false},
-		{"cwr-plus", 11350, 10 * mps, scheduler.ClassBackground, true},
-		{"cwr-plus", 0, 0, scheduler.ClassBackground, true},
-		{"cwr-plus", 0, 10 * mps, scheduler.ClassRetransmission, true},
-		{"cwr-plus credit=false", 11349, 10 * mps, scheduler.ClassBackground, true},
+		{"cwr-plus", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
+		{"cwr-plus", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr-plus", 0, 0, scheduler.ClassBackground, true, 0},
+		{"cwr-plus", 0, 10 * mps, scheduler.ClassRetransmission, true, 0},
+		{"cwr-plus credit=false", 11349, 10 * mps, scheduler.ClassBackground, true, 0},
 		// cwr and cwr-red have the rule as an option, off by default.
-		{"cwr credit=true", 11349, 10 * mps, scheduler.ClassBackground, false},
-		{"cwr credit=true", 11350, 10 * mps, scheduler.ClassBackground, true},
-		{"cwr credit=true", 0, 10 * mps, scheduler.ClassRetransmission, true},
-		{"cwr", 11349, 10 * mps, scheduler.ClassBackground, true},
-		{"cwr-red credit=true", 11349, 10 * mps, scheduler.ClassBackground, false},
-		{"cwr-red credit=true", 11350, 10 * mps, scheduler.ClassBackground, true},
-		{"cwr-red", 11349, 10 * mps, scheduler.ClassBackground, true},
+		{"cwr credit=true", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
+		{"cwr credit=true", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr credit=true", 0, 10 * mps, scheduler.ClassRetransmission, true, 0},
+		{"cwr", 11349, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr-red credit=true", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
+		{"cwr-red credit=true", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr-red", 11349, 10 * mps, scheduler.ClassBackground, true, 0},
+		// credit_rtts: a message due at 80 ms, beyond one smoothed RTT
+		// (50 ms) but within two, keeps its credit with credit_rtts = 2;
+		// one due at 140 ms with 3 and not with 2.
+		{"cwr-plus", 11349, 10 * mps, scheduler.ClassBackground, true, 80 * ms},
+		{"cwr-plus credit_rtts=2", 11349, 10 * mps, scheduler.ClassBackground, false, 80 * ms},
+		{"cwr-red credit=true credit_rtts=2", 11349, 10 * mps, scheduler.ClassBackground, true, 140 * ms},
+		{"cwr-red credit=true credit_rtts=3", 11349, 10 * mps, scheduler.ClassBackground, false, 140 * ms},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
@@ -190,7 +199,8 @@ func TestCWRPlusCredit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.(scheduler.SourceAware).Announce(scheduler.Source{ID: 1, Size: 10000, Interval: 100 * ms, Next: now.Add(20 * ms)})
+		due := cmp.Or(tc.due, 20*ms)
+		s.(scheduler.SourceAware).Announce(scheduler.Source{ID: 1, Size: 10000, Interval: 1000 * ms, Next: now.Add(due)})
 		paths := []scheduler.PathInfo{path(0, tc.inFlight), path(1, tc.inFlight)}
 		w := scheduler.Work{Class: tc.class, StreamID: 3, Size: mps, Pending: 1 << 20,
 			Waiting: scheduler.Waiting{BackgroundBytes: 1 << 20, SendWindow: tc.credit}}
