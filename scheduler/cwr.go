@@ -181,6 +181,14 @@ const maxPending = 1024
 //     HeldBackSkipper) lets the core offer the priority data instead,
 //     which goes by the rule for priority data above; the retransmission
 //     is still offered first at every decision.
+//   - Options of ours, off by default, cwr-plus's rules (CWRPlus): credit
+//     (with credit_rtts) holds new background data that would leave less
+//     flow-control credit than the announced messages due soon need
+//     (creditShort); stagger_startup and stagger_clear keep data of
+//     streams without priority off a path in its first slow start while
+//     the path before it is in its own or not yet clear of its overshoot
+//     (startupStagger), and let priority data pass the retransmissions
+//     held back. CWR+RED has them too.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
