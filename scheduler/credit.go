@@ -18,12 +18,26 @@ func creditRTTsOption() Option {
 		Doc: "with credit: the messages due within this many of the paths' largest smoothed RTT keep their flow-control credit (ours)"}
 }
 
-// creditRTTs is the value of credit_rtts in o (1 when absent).
-func creditRTTs(o Options) int {
+// creditRule is option credit with its credit_rtts, as cwr-plus, cwr and
+// cwr-red apply it.
+type creditRule struct {
+	on   bool
+	rtts int
+}
+
+// newCreditRule reads credit and credit_rtts (1 when absent) from o.
+func newCreditRule(o Options) creditRule {
+	c := creditRule{on: o.Bool(OptCredit), rtts: 1}
 	if n, err := strconv.Atoi(o[OptCreditRTTs]); err == nil && n > 0 {
-		return n
+		c.rtts = n
 	}
-	return 1
+	return c
+}
+
+// holds reports whether the rule keeps the new background data of w back
+// now (creditShort).
+func (c creditRule) holds(now time.Time, paths []PathInfo, cand []int, sources []Source, w Work) bool {
+	return c.on && w.Class == ClassBackground && creditShort(now, paths, cand, sources, w, c.rtts)
 }
 
 // creditShort is the rule of option credit (cwr-plus; cwr and cwr-red as

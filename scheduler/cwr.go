@@ -242,13 +242,13 @@ const maxPending = 1024
 type CWR struct {
 	res  reserver
 	cand []int
-	// idleEscape, perMessage, skipHeld and credit are the options
-	// idle_escape, path_choice = "message", skip_held_back and credit;
-	// stagger is stagger_startup and stagger_clear.
-	idleEscape, perMessage, skipHeld, credit bool
-	stagger                                  startupStagger
-	creditRTTs                               int
-	msgs                                     messages
+	// idleEscape, perMessage and skipHeld are the options idle_escape,
+	// path_choice = "message" and skip_held_back; credit is credit and
+	// credit_rtts, stagger stagger_startup and stagger_clear.
+	idleEscape, perMessage, skipHeld bool
+	credit                           creditRule
+	stagger                          startupStagger
+	msgs                             messages
 }
 
 // NewCWR returns a CWR scheduler without sources, with the default
@@ -260,7 +260,7 @@ func NewCWR() *CWR {
 
 func newCWR(o Options) *CWR {
 	return &CWR{res: newReserver(o, false), idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
-		skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), stagger: newStartupStagger(o)}
+		skipHeld: o.Bool(OptSkipHeldBack), credit: newCreditRule(o), stagger: newStartupStagger(o)}
 }
 
 // newReserver is the reserver of the options o (everyPath for cwr-red).
@@ -297,7 +297,7 @@ func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []ui
 	if s.perMessage && w.Class == ClassPriority {
 		d, _ := s.msgs.of(w)
 		i = messagePath(paths, s.cand, w, d)
-	} else if !s.credit || w.Class != ClassBackground || !creditShort(now, paths, s.cand, s.res.sources, w, s.creditRTTs) {
+	} else if !s.credit.holds(now, paths, s.cand, s.res.sources, w) {
 		i = pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape)
 	}
 	if i >= 0 {

@@ -154,16 +154,16 @@ type CWRPlus struct {
 	ledger      borrowLedger
 	// lastPriority is the priority flag of the last Select: OnPacketSent
 	// reports the class of the packet, not the stream's flag.
-	lastPriority                                                      bool
-	copies, credit, queueGuard, parity, queuedCopies, drain, guardOne bool
-	startupGuard                                                      string
-	unpacedPriority                                                   bool
-	stagger                                                           startupStagger
-	creditRTTs                                                        int
+	lastPriority                                              bool
+	copies, queueGuard, parity, queuedCopies, drain, guardOne bool
+	credit                                                    creditRule
+	startupGuard                                              string
+	unpacedPriority                                           bool
+	stagger                                                   startupStagger
 }
 
 func newCWRPlus(o Options) *CWRPlus {
-	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), queueGuard: o.Bool(OptQueueGuard),
+	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: newCreditRule(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
 		stagger: newStartupStagger(o)}
@@ -232,7 +232,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		}
 		return dst
 	}
-	if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.sources, w, s.creditRTTs) {
+	if s.credit.holds(now, paths, s.cand, s.sources, w) {
 		return dst
 	}
 	best := -1

@@ -178,12 +178,12 @@ type CWRRed struct {
 	order []int
 	// The options: idle_escape, path_choice = "message",
 	// wait_for_fast_path, resend_lost_copy_on = "fast",
-	// retransmission_size = "lost", skip_held_back and credit; stagger
-	// is stagger_startup and stagger_clear.
-	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld, credit bool
-	stagger                                                                  startupStagger
-	creditRTTs                                                               int
-	msgs                                                                     messages
+	// retransmission_size = "lost" and skip_held_back; credit is credit
+	// and credit_rtts, stagger stagger_startup and stagger_clear.
+	idleEscape, perMessage, waitFast, resendFast, sizeLost, skipHeld bool
+	credit                                                           creditRule
+	stagger                                                          startupStagger
+	msgs                                                             messages
 	// flight are the packets in flight on each path, oldest first
 	// (wait_for_fast_path).
 	flight map[uint64][]flightPacket
@@ -207,7 +207,7 @@ func newCWRRed(name string, o Options) *CWRRed {
 	return &CWRRed{name: name, res: newReserver(o, true), flight: map[uint64][]flightPacket{},
 		idleEscape: o.Bool(OptIdleEscape), perMessage: o[OptPathChoice] == "message",
 		waitFast: o.Bool(OptWaitForFastPath), resendFast: o[OptResendLostCopyOn] == "fast",
-		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack), credit: o.Bool(OptCredit), creditRTTs: creditRTTs(o), stagger: newStartupStagger(o)}
+		sizeLost: o[OptRetransmissionSize] == "lost", skipHeld: o.Bool(OptSkipHeldBack), credit: newCreditRule(o), stagger: newStartupStagger(o)}
 }
 
 // SkipsHeldBack implements HeldBackSkipper: option skip_held_back, or
@@ -238,7 +238,7 @@ func (s *CWRRed) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) [
 		s.res.settle(now, paths)
 	}
 	if !isPriority(w) || len(s.cand) < 2 {
-		if s.credit && w.Class == ClassBackground && creditShort(now, paths, s.cand, s.res.sources, w, s.creditRTTs) {
+		if s.credit.holds(now, paths, s.cand, s.res.sources, w) {
 			return dst
 		}
 		if i := pickBackgroundOrNot(paths, s.stagger.filter(paths, s.cand, w), w, reserved, s.idleEscape); i >= 0 {
