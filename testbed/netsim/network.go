@@ -27,6 +27,7 @@ type Network struct {
 
 // netPart is a part's share of the network.
 type netPart struct {
+	n *Network
 	// routes and binds cache the first few address pairs' links and
 	// addresses' sockets that packets used, so that most packets cost
 	// no map lookup (links and sockets are never removed: the caches
@@ -48,7 +49,7 @@ func NewNetwork(sim *Sim) *Network {
 	n := &Network{sim: sim, links: map[[2]netip.Addr]*Link{}, sockets: map[netip.AddrPort]func(*Packet){},
 		assigned: map[netip.Addr]*Sim{}}
 	for range sim.g.parts {
-		n.parts = append(n.parts, &netPart{})
+		n.parts = append(n.parts, &netPart{n: n})
 	}
 	if len(n.parts) > 1 {
 		sim.g.barrier = append(sim.g.barrier, n.rebalance)
@@ -241,6 +242,9 @@ func (s Sender) Buffer(size int) []byte { return s.np.buffer(size) }
 func (s Sender) Send(src, dst netip.AddrPort, data []byte) { s.n.send(s.np, src, dst, data) }
 
 func (np *netPart) buffer(size int) []byte {
+	if len(np.free) == 0 {
+		np.n.refill()
+	}
 	for len(np.free) > 0 {
 		b := np.free[len(np.free)-1]
 		np.free = np.free[:len(np.free)-1]
@@ -259,6 +263,9 @@ func (n *Network) send(np *netPart, src, dst netip.AddrPort, data []byte) {
 		return
 	}
 	var p *Packet
+	if len(np.freePkts) == 0 {
+		np.n.refill()
+	}
 	if k := len(np.freePkts); k > 0 {
 		p = np.freePkts[k-1]
 		np.freePkts = np.freePkts[:k-1]
@@ -305,7 +312,17 @@ func (np *netPart) recycle(b []byte) {
 // maxFree bounds a part's recycled buffers and packets.
 const maxFree = 4096
 
-// rebalance runs between parallel windows: the buffers and packets a part
+// refill rebalances a network of several parts whose parts run one at a
+// time (not in a window: parts running side by side own their pools), so
+// that a part that sends more than it receives reuses what the others
+// recycled.
+func (n *Network) refill() {
+	if len(n.parts) > 1 && !n.sim.g.running {
+		n.rebalance()
+	}
+}
+
+// rebalance runs between windows: the buffers and packets a part
 // recycled beyond half of maxFree go to the parts short of them (a bulk
 // sender takes them, its receiver recycles them).
 func (n *Network) rebalance() {

@@ -28,7 +28,7 @@ type group struct {
 	// barrier functions run between windows, on one goroutine (the
 	// network's pools move back to the parts that use them up).
 	barrier []func()
-	// windows counts the parallel windows run.
+	// windows counts the windows run side by side.
 	windows uint64
 }
 
@@ -83,17 +83,20 @@ func (g *group) lookahead() int64 {
 	return la
 }
 
-// canParallel reports whether the parts may run side by side: asked for,
-// no tracer, and a lookahead of at least minWindow.
-func (g *group) canParallel() bool {
-	return g.parallel && !g.serial && g.lookahead() >= minWindow
+// canWindow reports whether the parts may run in windows (see
+// runWindows): no tracer (it must see the packets of every part in the
+// order of time) and a lookahead of at least minWindow.
+func (g *group) canWindow() bool {
+	return !g.serial && g.lookahead() >= minWindow
 }
 
 // runUntil runs every part's events up to and including end, then sets
-// every part's clock to end (unless the StepLimit stopped it).
+// every part's clock to end (unless the StepLimit stopped it): in
+// windows, side by side if SetParallel allows, or one event of any part
+// at a time.
 func (g *group) runUntil(end int64) {
-	if g.canParallel() {
-		g.runWindows(end)
+	if g.canWindow() {
+		g.runWindows(end, g.parallel)
 		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
 			return
 		}
@@ -113,16 +116,19 @@ func (g *group) runUntil(end int64) {
 	}
 }
 
-// runWindows runs the parts side by side in windows. A window starts at
-// the earliest event w of any part and ends before w + lookahead: a packet
-// a part sends in it arrives in another part after the window, so each
-// part runs the window's events without the others', and the packets
-// sent are handed over in between, in the order each part sent them. The
-// first part runs on the calling goroutine, the others on a worker each.
-func (g *group) runWindows(end int64) {
-	workers := make([]*worker, len(g.parts)-1)
-	for i, p := range g.parts[1:] {
-		workers[i] = startWorker(p)
+// runWindows runs the parts in windows. A window starts at the earliest
+// event w of any part and ends before w + lookahead: a packet a part sends
+// in it arrives in another part after the window, so each part runs the
+// window's events without the others', and the packets sent are handed
+// over in between, in the order each part sent them. With parallel the
+// first part runs on the calling goroutine and the others on a worker
+// each, side by side; without, one after the other.
+func (g *group) runWindows(end int64, parallel bool) {
+	var workers []*worker
+	if parallel {
+		for _, p := range g.parts[1:] {
+			workers = append(workers, startWorker(p))
+		}
 	}
 	defer func() {
 		for _, w := range workers {
@@ -158,11 +164,18 @@ func (g *group) runWindows(end int64) {
 			}
 		}
 		g.parts[0].runLocal(limit)
+		if !parallel {
+			for _, p := range g.parts[1:] {
+				p.runLocal(limit)
+			}
+		}
 		for _, wk := range active {
 			wk.finished.await(epoch)
 		}
 		g.running = false
-		g.windows++
+		if len(active) > 0 {
+			g.windows++
+		}
 		g.handOver()
 		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
 			return

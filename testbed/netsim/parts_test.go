@@ -78,9 +78,9 @@ func runPingPong(t *testing.T, parts int, parallel bool, d time.Duration) ([2][]
 }
 
 // TestPartsSameRun: the ping-pong workload gives the same logs in one part,
-// in two parts one event at a time, and in two parts side by side (which
-// ran in windows); with links of 0.2 ms the windows would be too short
-// and the parts run one after the other, with the same logs again.
+// in two parts in windows one after the other, and in two parts side by
+// side in windows; with links of 0.2 ms the windows would be too short
+// and the two parts run one event at a time, with the same logs again.
 func TestPartsSameRun(t *testing.T) {
 	for _, d := range []time.Duration{5 * time.Millisecond, 200 * time.Microsecond} {
 		one, w1 := runPingPong(t, 1, true, d)

@@ -84,7 +84,7 @@ func (s *Sim) NewPart() *Sim {
 func (s *Sim) Parts() []*Sim { return s.g.parts }
 
 // SetParallel lets the simulation run its parts on a goroutine each
-// (where it can: see group.canParallel); the results are the same as
+// (where it can: see group.canWindow); the results are the same as
 // without.
 func (s *Sim) SetParallel(on bool) { s.g.parallel = on }
 

@@ -13,8 +13,8 @@ import (
 
 // TestSimPartsSameResults runs experiments three ways: in one part of the
 // simulation (as before the ends were split), with the client and the
-// server in two parts run one event at a time, and with the two parts
-// side by side on two goroutines (netsim.Sim); every result file is byte
+// server in two parts run in windows one after the other, and with the two
+// parts side by side on two goroutines (netsim.Sim); every result file is byte
 // for byte the same but for the wall clock. The experiments cover the
 // quickstart's three schedulers, random and bursty loss with jitter, the
 // failover (a path down for 5 s, qlog on), 0-RTT resumption with

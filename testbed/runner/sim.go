@@ -45,6 +45,9 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	cpart, spart := sim, sim
+	// viaJSON: the halves go through JSON as two processes' do (the
+	// merge's test); two parts merge theirs as they are.
+	viaJSON := split
 	if simSplitEnds && twoParts(e) {
 		spart = sim.NewPart()
 		sim.SetParallel(simParallel.Load())
@@ -251,15 +254,17 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	rec.Finish()
 	if split {
 		crec.Finish()
-		// Through JSON, as the halves of two processes are.
-		ch, err := jsonCopy(crec.Half("client", in))
-		if err != nil {
-			return nil, err
+		ch, sh := crec.Half("client", in), rec.Half("server", in)
+		if viaJSON {
+			var err error
+			if ch, err = jsonCopy(ch); err != nil {
+				return nil, err
+			}
+			if sh, err = jsonCopy(sh); err != nil {
+				return nil, err
+			}
 		}
-		sh, err := jsonCopy(rec.Half("server", in))
-		if err != nil {
-			return nil, err
-		}
+		var err error
 		rec, in, err = trafficgen.MergeHalves(e, ch, sh)
 		if err != nil {
 			return nil, err
