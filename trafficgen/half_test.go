@@ -173,3 +173,37 @@ func TestSortSamples(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 }
+
+// TestChunkWriteWhole: what a peer writes of a 100-byte message whose
+// header has been written up to byte 10: without WriteWhole the header's
+// last 22 bytes alone; with it those 22 bytes and the 68 bytes of zeros
+// after them in one piece; past the header, the zeros left in both cases.
+func TestChunkWriteWhole(t *testing.T) {
+	hdr := make([]byte, HeaderLen)
+	for i := range hdr {
+		hdr[i] = byte(i + 1)
+	}
+	for _, tt := range []struct {
+		whole            bool
+		written, length  uint64
+		wantLen, wantHdr int
+	}{
+		{false, 10, 100, 22, 22},
+		{true, 10, 100, 90, 22},
+		{true, 0, 0, HeaderLen + 64<<10, HeaderLen},
+		{false, 40, 100, 60, 0},
+		{true, 40, 100, 60, 0},
+	} {
+		p := &Peer{WriteWhole: tt.whole, out: make([]byte, HeaderLen+len(zeros))}
+		c := p.chunk(hdr, tt.written, tt.length)
+		nonzero := 0
+		for _, b := range c {
+			if b != 0 {
+				nonzero++
+			}
+		}
+		if len(c) != tt.wantLen || nonzero != tt.wantHdr || tt.wantHdr > 0 && c[0] != hdr[tt.written] {
+			t.Errorf("whole %v, written %d of %d: %d bytes, %d of header, want %d and %d", tt.whole, tt.written, tt.length, len(c), nonzero, tt.wantLen, tt.wantHdr)
+		}
+	}
+}

@@ -29,8 +29,20 @@ type Peer struct {
 	// stopped: the sources generate nothing more (Stop).
 	stopped bool
 	buf     []byte
+	// out is where a message's first write is put together: its header,
+	// then zeros (see chunk).
+	out []byte
 	// closers stop the sources' timers and streams.
 	closers []func()
+	// WriteWhole writes a message's header and the rest of its first
+	// 64 kB in one Write (see chunk), for transports that send each
+	// Write at once: kernel TCP, TLS and MPTCP through bytemux, with
+	// Nagle's algorithm off, send a segment (a TLS record) per Write, so
+	// that a 64-byte message written in two went out as two segments.
+	// QUIC's stream buffer packs the writes of one moment into one
+	// packet, and QUIC runs keep the two writes (their results stay
+	// those of before, byte for byte).
+	WriteWhole bool
 	// StreamPerMessage sends every message on a new stream and closes
 	// the stream once the reply arrived, instead of reusing it
 	// (transport.connection = "per-request", where each stream is a
@@ -41,7 +53,7 @@ type Peer struct {
 // NewPeer starts the generator's receiving side on conn and returns the
 // peer, ready for sources to send from it. side is "server" or "client".
 func NewPeer(e appenv.Env, conn appenv.Conn, rec *Recorder, side string) *Peer {
-	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
+	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10), out: make([]byte, HeaderLen+len(zeros))}
 	conn.OnStream(p.accept)
 	conn.OnClosed(func(error) {
 		// Messages waiting for a stream will not get one; those on
@@ -135,12 +147,7 @@ func (os *outStream) write() {
 		return
 	}
 	for os.written < m.hdr.Length {
-		var chunk []byte
-		if os.written < HeaderLen {
-			chunk = os.hdr[os.written:]
-		} else {
-			chunk = zeros[:min(uint64(len(zeros)), m.hdr.Length-os.written)]
-		}
+		chunk := os.p.chunk(os.hdr, os.written, m.hdr.Length)
 		n, err := os.s.Write(chunk)
 		os.written += uint64(n)
 		if err != nil {
@@ -155,6 +162,29 @@ func (os *outStream) write() {
 	if m.rec.Written.IsZero() {
 		m.rec.Written = os.p.env.Now()
 	}
+}
+
+// chunk is what to write next of a message of length bytes (0: without
+// end) whose header is hdr, written bytes of it written: the header's
+// rest, then zeros up to 64 kB at a time. With WriteWhole the header's
+// rest and the zeros after it come in one piece (up to 64 kB), valid
+// until the next call (Write does not keep it).
+func (p *Peer) chunk(hdr []byte, written, length uint64) []byte {
+	if written < HeaderLen && !p.WriteWhole {
+		return hdr[written:]
+	}
+	if written < HeaderLen {
+		copy(p.out, hdr)
+		end := uint64(len(p.out))
+		if length > 0 {
+			end = min(end, length)
+		}
+		return p.out[written:end]
+	}
+	if length == 0 {
+		return zeros
+	}
+	return zeros[:min(uint64(len(zeros)), length-written)]
 }
 
 // readReply consumes the reply; a complete reply frees the stream.

@@ -231,15 +231,7 @@ func (p *Peer) bulk(idx int, s experiment.Source, origin time.Time) {
 	done := false
 	write := func() {
 		for !done && !p.stopped {
-			var chunk []byte
-			switch {
-			case written < HeaderLen:
-				chunk = hdr[written:]
-			case limit > 0:
-				chunk = zeros[:min(uint64(len(zeros)), limit-written)]
-			default:
-				chunk = zeros
-			}
+			chunk := p.chunk(hdr, written, limit)
 			n, err := st.Write(chunk)
 			written += uint64(n)
 			if err != nil {

@@ -94,7 +94,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 				return
 			}
 			sconn = c
-			p := trafficgen.NewPeer(ev, c, rec, "server")
+			p := newPeer(e, ev, c, rec, "server")
 			p.Start(e.Sources, t0)
 			peers = append(peers, p)
 		})
@@ -391,7 +391,7 @@ func loopbackCompetitors(comps []*competitor, stls, ctls *tls.Config, t0 time.Ti
 					return
 				}
 				accepted, c.connected = true, true
-				p := trafficgen.NewPeer(lc.ev, conn, c.rec, "server")
+				p := newPeer(&c.e, lc.ev, conn, c.rec, "server")
 				p.Start(c.e.Sources, t0)
 				c.peers = append(c.peers, p)
 			})

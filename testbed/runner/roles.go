@@ -327,7 +327,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 					return
 				}
 				rr.conn = c
-				p := trafficgen.NewPeer(ev, c, rr.rec, "server")
+				p := newPeer(e, ev, c, rr.rec, "server")
 				p.Start(e.Sources, t0)
 				rr.peers = append(rr.peers, p)
 			})

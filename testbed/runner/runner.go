@@ -384,7 +384,7 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 			fail(fmt.Errorf("connecting: %w", err))
 			return
 		}
-		p := trafficgen.NewPeer(ev, c, rec, "client")
+		p := newPeer(e, ev, c, rec, "client")
 		p.StreamPerMessage = e.Transport.Connection == experiment.ConnectionPerRequest || e.Transport.Connection == experiment.ConnectionPool
 		p.Start(e.Sources, t0)
 		peer(p, c)
@@ -407,4 +407,13 @@ func dialed(ev appenv.Env, e *experiment.Experiment, rec *trafficgen.Recorder, t
 			})
 		}
 	}
+}
+
+// newPeer is trafficgen.NewPeer for experiment e: over kernel TCP, TLS
+// and MPTCP (bytemux, a segment per write) a message goes out in one
+// write (trafficgen.Peer.WriteWhole).
+func newPeer(e *experiment.Experiment, ev appenv.Env, c appenv.Conn, rec *trafficgen.Recorder, side string) *trafficgen.Peer {
+	p := trafficgen.NewPeer(ev, c, rec, side)
+	p.WriteWhole = experiment.Kernel(e.Transport.Kind)
+	return p
 }

@@ -148,7 +148,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 			return
 		}
 		sconn = c
-		p := trafficgen.NewPeer(shost, c, rec, "server")
+		p := newPeer(e, shost, c, rec, "server")
 		p.Start(e.Sources, t0)
 		addPeer(p)
 	}); err != nil {
@@ -391,7 +391,7 @@ func simCompetitor(sim *netsim.Sim, topo *netsim.Topology, k int, c *competitor,
 			return
 		}
 		accepted, c.connected = true, true
-		p := trafficgen.NewPeer(shost, conn, c.rec, "server")
+		p := newPeer(&c.e, shost, conn, c.rec, "server")
 		p.Start(c.e.Sources, t0)
 		c.peers = append(c.peers, p)
 	}); err != nil {
