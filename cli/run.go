@@ -220,6 +220,9 @@ func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, s
 		all.total -= len(mine) - len(todo) // kept by --resume
 	}
 	runs = todo
+	// A simulation uses a second CPU for the experiment's other end
+	// only when the runs at once leave one (the results are the same).
+	runner.SetSimParallel(2*min(workers, len(runs)) <= runtime.GOMAXPROCS(0))
 	prog := newProgress(runs, time.Now())
 	type job struct {
 		i   int

@@ -2,7 +2,6 @@ package trafficgen
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -215,7 +214,7 @@ func MergeHalves(e *experiment.Experiment, client, server *Half) (*Recorder, Sum
 		r.pathsFailed = append(r.pathsFailed, h.PathsFailed...)
 		r.samples = append(r.samples, h.Samples...)
 	}
-	sort.SliceStable(r.samples, func(i, j int) bool { return r.samples[i].At.Before(r.samples[j].At) })
+	sortSamples(r.samples)
 	r.finished = true
 	in = SummaryInput{Server: server.Paths, Client: client.Paths, Multipath: server.Multipath, Drained: max(client.Drained, server.Drained),
 		ServerEvents: shiftEvents(server.PathEvents, server.Start, r.start), ClientEvents: shiftEvents(client.PathEvents, client.Start, r.start)}

@@ -1,11 +1,14 @@
 package trafficgen
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/mpquic/core"
 )
 
 // Each end records its half as it would in its own process; the merge
@@ -113,5 +116,60 @@ func TestMergeHalvesRules(t *testing.T) {
 	twice.Messages = append(append([]*MessageRecord(nil), sh.Messages...), sh.Messages[0])
 	if err := bad(ch, &twice); err == nil {
 		t.Error("a message recorded twice by its sender merged")
+	}
+}
+
+// TestOutstandingHalves counts by hand the messages of a run recorded in
+// two halves that are not done: periodic messages (server to client, no
+// reply) are done when the server gave up on them or the client had them
+// whole; requests (client to server, with a reply) only when the client's
+// own record says so, whatever the server's says.
+func TestOutstandingHalves(t *testing.T) {
+	srcs := []experiment.Source{{Name: "p", Kind: experiment.KindPeriodic}, {Name: "r", Kind: experiment.KindRequestResponse}}
+	cfg := RecorderConfig{Sources: srcs, Start: time.Unix(0, 0), Duration: time.Second, Interval: 100 * time.Millisecond}
+	client, server := NewRecorder(cfg), NewRecorder(cfg)
+	rec := func(r *Recorder, src int, seq uint32, completed bool, failed string) {
+		m := r.generated(src, seq, time.Unix(0, 0), 100, 0, false, false)
+		m.Completed, m.Failed = completed, failed
+	}
+	// Periodic: 0 pending on both ends, 1 completed at the client, 2
+	// failed at the server, 3 pending at the server and unknown to the
+	// client.
+	rec(server, 0, 0, false, "")
+	rec(client, 0, 0, false, "")
+	rec(server, 0, 1, false, "")
+	rec(client, 0, 1, true, "")
+	rec(server, 0, 2, false, FailTimeout)
+	rec(server, 0, 3, false, "")
+	// Requests: 0 pending at the client though the server completed its
+	// record, 1 completed at the client, 2 failed at the client.
+	rec(client, 1, 0, false, "")
+	rec(server, 1, 0, true, "")
+	rec(client, 1, 1, true, "")
+	rec(client, 1, 2, false, FailTimeout)
+	if got := OutstandingHalves(client, server); got != 3 {
+		t.Errorf("outstanding %d, want 3 (periodic 0 and 3, request 0)", got)
+	}
+}
+
+// TestSortSamples: paths.csv's rows by time, the client's before the
+// server's at one time, and in the order kept otherwise.
+func TestSortSamples(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, int64(ms)*int64(time.Millisecond)) }
+	s := []PathSample{
+		{At: at(5), Vantage: "server", PathMetrics: core.PathMetrics{PathID: 1}},
+		{At: at(3), Vantage: "server"},
+		{At: at(5), Vantage: "client", PathMetrics: core.PathMetrics{PathID: 2}},
+		{At: at(5), Vantage: "server", PathMetrics: core.PathMetrics{PathID: 0}},
+		{At: at(1), Vantage: "client"},
+	}
+	sortSamples(s)
+	var got []string
+	for _, x := range s {
+		got = append(got, fmt.Sprintf("%d %s %d", x.At.UnixMilli(), x.Vantage, x.PathID))
+	}
+	want := []string{"1 client 0", "3 server 0", "5 client 2", "5 server 1", "5 server 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }

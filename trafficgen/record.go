@@ -423,22 +423,46 @@ func (r *Recorder) Outstanding() int {
 	return n
 }
 
+// OutstandingHalves is Outstanding for a run whose ends record into
+// recorders of their own (see Half): a message is done when its sender's
+// record is, or, for a kind without a reply, when its receiver's is (the
+// receiver alone knows it has all of it).
+func OutstandingHalves(client, server *Recorder) int {
+	n := 0
+	for _, h := range []struct {
+		own, other *Recorder
+		side       string
+	}{{client, server, "client"}, {server, client, "server"}} {
+		for src, ms := range h.own.msgs {
+			for seq, m := range ms {
+				if m == nil || m.Done() || SenderSide(m.Kind) != h.side {
+					continue
+				}
+				if !HasReply(m.Kind) && src < len(h.other.msgs) && seq < len(h.other.msgs[src]) {
+					if o := h.other.msgs[src][seq]; o != nil && o.Done() {
+						continue
+					}
+				}
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Finish ends the recording at the end of the drain period: every message
 // still under way fails, with "no reply" if it was delivered (kinds with
 // replies) and "timeout" otherwise; each path's last state, if paths.csv
 // did not keep it yet, is kept (so it does not depend on whether a later
 // change came before the run ended); later events are ignored.
 func (r *Recorder) Finish() {
-	n := len(r.samples)
 	for _, k := range sortedPathKeys(r.paths) {
 		if pl := r.paths[k]; pl.seen && !pl.kept {
 			pl.kept = true
 			r.samples = append(r.samples, pl.last)
 		}
 	}
-	if len(r.samples) > n {
-		sort.SliceStable(r.samples, func(i, j int) bool { return r.samples[i].At.Before(r.samples[j].At) })
-	}
+	sortSamples(r.samples)
 	for _, ms := range r.msgs {
 		for _, m := range ms {
 			if m == nil || m.Done() {
@@ -525,6 +549,20 @@ func (r *Recorder) pathLog(k pathKey) *pathLog {
 		r.paths[k] = pl
 	}
 	return pl
+}
+
+// sortSamples puts path samples in the order of paths.csv: by time, the
+// client's before the server's at the same time, and otherwise in the
+// order they were kept. The order depends on neither whether the ends
+// recorded apart (Half) nor the order in which the simulator ran the two
+// ends' events of one instant.
+func sortSamples(s []PathSample) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if !s[i].At.Equal(s[j].At) {
+			return s[i].At.Before(s[j].At)
+		}
+		return s[i].Vantage < s[j].Vantage
+	})
 }
 
 // addPathSample takes a path state change s of the path whose log is

@@ -253,6 +253,20 @@ func New(cfg Config, rng *rand.Rand) (*Link, error) {
 // Config returns the link's configuration (with the default queue filled in).
 func (l *Link) Config() Config { return l.cfg }
 
+// MinDelay is the least propagation delay a packet offered from now on
+// can meet: the configuration's, or a scheduled change's not applied yet
+// (a change that takes the link down delivers nothing). No packet
+// arrives sooner than MinDelay after it is offered.
+func (l *Link) MinDelay() time.Duration {
+	d := l.cfg.Delay
+	for _, s := range l.steps[l.next:] {
+		if !s.Down {
+			d = min(d, s.Config.Delay)
+		}
+	}
+	return d
+}
+
 // SetConfig changes the link's rate, delay, loss, queue or jitter for the
 // packets offered from now on; packets already accepted keep their
 // schedule. It rejects what New rejects and then leaves the link unchanged.

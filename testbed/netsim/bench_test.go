@@ -24,10 +24,21 @@ func bulkWith(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opt
 
 // bulkTopo is bulkWith, also returning the topology (its links' counters).
 func bulkTopo(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opts core.Config) (int, *Topology) {
+	return bulkParts(tb, seed, paths, d, opts, false)
+}
+
+// bulkParts is bulkTopo; with split, the client and the server run in two
+// parts of the simulation, side by side (see Sim).
+func bulkParts(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opts core.Config, split bool) (int, *Topology) {
 	sim := New(seed)
 	// About 30,000 events per virtual second at 100 Mbit/s.
 	sim.StepLimit = uint64(d.Seconds()*100_000*float64(len(paths))) + 100_000
-	topo, err := NewTopology(sim, paths)
+	server := sim
+	if split {
+		server = sim.NewPart()
+		sim.SetParallel(true)
+	}
+	topo, err := NewSplitTopology(sim, server, paths)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -118,7 +129,8 @@ func bulkTopo(tb testing.TB, seed uint64, paths []PathSpec, d time.Duration, opt
 // core lower, but other load on a shared machine does not). The "-null"
 // runs use the simulator's null packet protection
 // (core.Config.SimNullProtection, what mpq run uses in the simulator), the
-// others AES-128-GCM:
+// others AES-128-GCM; "-2parts" runs the client and the server in two
+// parts of the simulation, side by side on two CPUs (the same results):
 //
 //	go test ./testbed/netsim -run '^$' -bench SimSpeed -benchtime 3x
 func BenchmarkSimSpeed(b *testing.B) {
@@ -129,14 +141,20 @@ func BenchmarkSimSpeed(b *testing.B) {
 	b.Run("1x100Mbit-null", func(b *testing.B) { simSpeed(b, one, null) })
 	b.Run("2x100Mbit", func(b *testing.B) { simSpeed(b, two, core.Config{}) })
 	b.Run("2x100Mbit-null", func(b *testing.B) { simSpeed(b, two, null) })
+	b.Run("2x100Mbit-null-2parts", func(b *testing.B) { simSpeedParts(b, two, null, true) })
 }
 
-func simSpeed(b *testing.B, paths []PathSpec, opts core.Config) {
+func simSpeed(b *testing.B, paths []PathSpec, opts core.Config) { simSpeedParts(b, paths, opts, false) }
+
+// simSpeedParts is simSpeed; with split, the ends run in two parts side
+// by side (the "-2parts" runs: the same run, on two CPUs).
+func simSpeedParts(b *testing.B, paths []PathSpec, opts core.Config, split bool) {
 	const d = 10 * time.Second
 	total := 0
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
-		total += bulkWith(b, uint64(i+1), paths, d, opts)
+		n, _ := bulkParts(b, uint64(i+1), paths, d, opts, split)
+		total += n
 	}
 	cpu = cpuTime() - cpu
 	virtual := float64(b.N) * d.Seconds()

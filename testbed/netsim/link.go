@@ -58,8 +58,10 @@ type Tracer struct {
 type Link struct {
 	Name string
 	// model is held by value: one indirection less on the hot path.
-	model   linkmodel.Link
-	sim     *Sim
+	model linkmodel.Link
+	// sim is the part that sends on the link (and holds its queue), to
+	// the part its packets arrive in (see Sim).
+	sim, to *Sim
 	deliver func(*Packet)
 	tracers []*Tracer
 	// head is the link's packet event in the simulator's heap, parked
@@ -85,7 +87,7 @@ func NewLink(sim *Sim, name string, cfg LinkConfig, deliver func(*Packet)) (*Lin
 	if err != nil {
 		return nil, fmt.Errorf("netsim: link %s: %w", name, err)
 	}
-	return &Link{Name: name, model: *m, sim: sim, deliver: deliver}, nil
+	return &Link{Name: name, model: *m, sim: sim, to: sim, deliver: deliver}, nil
 }
 
 // Config returns the link's configuration (with the default queue filled in).
@@ -94,7 +96,13 @@ func (l *Link) Config() LinkConfig { return l.model.Config() }
 // SetConfig changes the link's rate, delay, loss, queue or jitter from now
 // on; packets already accepted keep their schedule. It rejects what
 // NewLink rejects and then leaves the link unchanged.
+//
+// A link between parts running in parallel (see Sim) keeps a delay of at
+// least the window running: a shorter one is rejected.
 func (l *Link) SetConfig(cfg LinkConfig) error {
+	if g := l.sim.g; l.to != l.sim && g.running && int64(cfg.Delay) < g.window {
+		return fmt.Errorf("netsim: link %s: delay %v below the %v the parallel parts rely on", l.Name, cfg.Delay, time.Duration(g.window))
+	}
 	if err := l.model.SetConfig(cfg); err != nil {
 		return fmt.Errorf("netsim: link %s: %w", l.Name, err)
 	}
@@ -114,7 +122,12 @@ func (l *Link) Schedule(steps []linkmodel.Step, start time.Time) error {
 // AddTracer registers packet-level hooks. The hooks run on the event loop
 // and may keep the *Packet only until they return: the network recycles
 // packets and their data.
-func (l *Link) AddTracer(t *Tracer) { l.tracers = append(l.tracers, t) }
+//
+// A simulation with tracers runs its parts one after the other.
+func (l *Link) AddTracer(t *Tracer) {
+	l.tracers = append(l.tracers, t)
+	l.sim.g.serial = true
+}
 
 // QueuedBytes is the number of bytes accepted and not yet transmitted.
 func (l *Link) QueuedBytes() int { return l.model.QueuedBytes(l.sim.nowNs) }

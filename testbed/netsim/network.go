@@ -8,32 +8,55 @@ import (
 // Network routes packets between host addresses over links: every
 // (source IP, destination IP) pair that can talk has one unidirectional
 // link.
+//
+// Each address belongs to a part of the simulation (Assign; the first
+// part by default): a link runs in its source's part and delivers in its
+// destination's, and each part has its own packet buffers and caches, so
+// that parts can run in parallel.
 type Network struct {
 	sim     *Sim
 	links   map[[2]netip.Addr]*Link
 	order   []*Link
 	tracers []*Tracer
 	sockets map[netip.AddrPort]func(*Packet)
+	// assigned maps addresses to parts other than the first.
+	assigned map[netip.Addr]*Sim
+	// parts holds each part's state, by the part's index.
+	parts []*netPart
+}
+
+// netPart is a part's share of the network.
+type netPart struct {
 	// routes and binds cache the first few address pairs' links and
 	// addresses' sockets that packets used, so that most packets cost
 	// no map lookup (links and sockets are never removed: the caches
 	// cannot go stale).
 	routes []route
 	binds  []bind
+	// nextID numbers the part's packets (see Packet.ID).
 	nextID uint64
 	// free and freePkts recycle packet buffers and packets.
 	free     [][]byte
 	freePkts []*Packet
-	// Unroutable counts packets with no link or no socket.
-	Unroutable uint64
+	// unroutable counts packets with no link or no socket.
+	unroutable uint64
 }
 
-// NewNetwork returns an empty network.
+// NewNetwork returns an empty network. Its simulation's parts must all
+// exist (Sim.NewPart) before it is made.
 func NewNetwork(sim *Sim) *Network {
-	return &Network{sim: sim, links: map[[2]netip.Addr]*Link{}, sockets: map[netip.AddrPort]func(*Packet){}}
+	n := &Network{sim: sim, links: map[[2]netip.Addr]*Link{}, sockets: map[netip.AddrPort]func(*Packet){},
+		assigned: map[netip.Addr]*Sim{}}
+	for range sim.g.parts {
+		n.parts = append(n.parts, &netPart{})
+	}
+	if len(n.parts) > 1 {
+		sim.g.barrier = append(sim.g.barrier, n.rebalance)
+	}
+	return n
 }
 
-// route and bind are entries of Network.routes and Network.binds.
+// route and bind are entries of netPart.routes and netPart.binds.
 type route struct {
 	src, dst netip.Addr
 	l        *Link
@@ -44,39 +67,62 @@ type bind struct {
 	recv func(*Packet)
 }
 
-// maxCached bounds Network.routes and Network.binds (a scan of a few
+// maxCached bounds netPart.routes and netPart.binds (a scan of a few
 // entries is cheaper than hashing netip addresses).
 const maxCached = 8
 
+// Assign puts addr in part p of the network's simulation: the hosts bound
+// to it run there. Call it before addr is connected or bound.
+func (n *Network) Assign(addr netip.Addr, p *Sim) error {
+	if p.g != n.sim.g || p.lp >= len(n.parts) {
+		return fmt.Errorf("netsim: %v: part of another simulation, or made after the network", addr)
+	}
+	for key := range n.links {
+		if key[0] == addr || key[1] == addr {
+			return fmt.Errorf("netsim: %v assigned after it was connected", addr)
+		}
+	}
+	n.assigned[addr] = p
+	return nil
+}
+
+// PartOf returns the part that addr belongs to.
+func (n *Network) PartOf(addr netip.Addr) *Sim {
+	if p := n.assigned[addr]; p != nil {
+		return p
+	}
+	return n.sim.g.parts[0]
+}
+
 // link returns the link from src to dst, or nil.
-func (n *Network) link(src, dst netip.Addr) *Link {
-	for i := range n.routes {
-		if r := &n.routes[i]; r.src == src && r.dst == dst {
+func (np *netPart) link(n *Network, src, dst netip.Addr) *Link {
+	for i := range np.routes {
+		if r := &np.routes[i]; r.src == src && r.dst == dst {
 			return r.l
 		}
 	}
 	l := n.links[[2]netip.Addr{src, dst}]
-	if l != nil && len(n.routes) < maxCached {
-		n.routes = append(n.routes, route{src, dst, l})
+	if l != nil && len(np.routes) < maxCached {
+		np.routes = append(np.routes, route{src, dst, l})
 	}
 	return l
 }
 
 // socket returns the receiver bound to addr, or nil.
-func (n *Network) socket(addr netip.AddrPort) func(*Packet) {
-	for i := range n.binds {
-		if b := &n.binds[i]; b.addr == addr {
+func (np *netPart) socket(n *Network, addr netip.AddrPort) func(*Packet) {
+	for i := range np.binds {
+		if b := &np.binds[i]; b.addr == addr {
 			return b.recv
 		}
 	}
 	recv := n.sockets[addr]
-	if recv != nil && len(n.binds) < maxCached {
-		n.binds = append(n.binds, bind{addr, recv})
+	if recv != nil && len(np.binds) < maxCached {
+		np.binds = append(np.binds, bind{addr, recv})
 	}
 	return recv
 }
 
-// Sim returns the simulation.
+// Sim returns the simulation (its first part).
 func (n *Network) Sim() *Sim { return n.sim }
 
 // Connect adds the link carrying packets from src to dst.
@@ -85,9 +131,14 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 	if _, dup := n.links[key]; dup {
 		return nil, fmt.Errorf("netsim: %v -> %v already connected", src, dst)
 	}
-	l, err := NewLink(n.sim, name, cfg, n.arrive)
+	from, to := n.PartOf(src), n.PartOf(dst)
+	np := n.parts[to.lp]
+	l, err := NewLink(from, name, cfg, func(p *Packet) { n.arrive(np, p) })
 	if err != nil {
 		return nil, err
+	}
+	if l.to = to; to != from {
+		n.sim.g.cross = append(n.sim.g.cross, l)
 	}
 	n.links[key] = l
 	n.order = append(n.order, l)
@@ -99,9 +150,13 @@ func (n *Network) Connect(name string, src, dst netip.Addr, cfg LinkConfig) (*Li
 
 // AddLink adds a link that no address pair routes to: a shared link
 // that other links hand their packets to (Chain). Its packets arrive at
-// their destination address.
+// their destination address. A network of several parts has none.
 func (n *Network) AddLink(name string, cfg LinkConfig) (*Link, error) {
-	l, err := NewLink(n.sim, name, cfg, n.arrive)
+	if len(n.parts) > 1 {
+		return nil, fmt.Errorf("netsim: link %s: shared links need a simulation of one part", name)
+	}
+	np := n.parts[0]
+	l, err := NewLink(n.sim, name, cfg, func(p *Packet) { n.arrive(np, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +171,10 @@ func (n *Network) AddLink(name string, cfg LinkConfig) (*Link, error) {
 // before they reach their destination (a path's link, then a bottleneck
 // it shares with other paths); a packet next drops is recycled.
 func (n *Network) Chain(first, next *Link) {
+	np := n.parts[0]
 	first.deliver = func(p *Packet) {
 		if !next.Send(p) {
-			n.release(p)
+			np.release(p)
 		}
 	}
 }
@@ -132,6 +188,7 @@ func (n *Network) Links() []*Link { return n.order }
 // AddTracer registers packet-level hooks on every link, present and future.
 func (n *Network) AddTracer(t *Tracer) {
 	n.tracers = append(n.tracers, t)
+	n.sim.g.serial = true
 	for _, l := range n.order {
 		l.AddTracer(t)
 	}
@@ -147,11 +204,46 @@ func (n *Network) Bind(addr netip.AddrPort, recv func(*Packet)) error {
 	return nil
 }
 
-// Buffer returns a buffer for a packet's data (recycled after delivery).
-func (n *Network) Buffer(size int) []byte {
-	for len(n.free) > 0 {
-		b := n.free[len(n.free)-1]
-		n.free = n.free[:len(n.free)-1]
+// Unroutable counts the packets that had no link or no socket.
+func (n *Network) Unroutable() uint64 {
+	var u uint64
+	for _, np := range n.parts {
+		u += np.unroutable
+	}
+	return u
+}
+
+// Buffer returns a buffer for a packet's data (recycled after delivery),
+// for code running in the first part; Sender gives other parts theirs.
+func (n *Network) Buffer(size int) []byte { return n.parts[0].buffer(size) }
+
+// Send puts a datagram on the link from src to dst, for code running in
+// the first part (see Sender); data should come from Buffer, and belongs
+// to the network afterwards.
+func (n *Network) Send(src, dst netip.AddrPort, data []byte) { n.send(n.parts[0], src, dst, data) }
+
+// Sender is a part's access to the network: the Buffer and Send of the
+// code that runs in that part.
+type Sender struct {
+	n  *Network
+	np *netPart
+}
+
+// Sender returns the access of the part that addr belongs to.
+func (n *Network) Sender(addr netip.Addr) Sender {
+	return Sender{n, n.parts[n.PartOf(addr).lp]}
+}
+
+// Buffer is Network.Buffer in the sender's part.
+func (s Sender) Buffer(size int) []byte { return s.np.buffer(size) }
+
+// Send is Network.Send in the sender's part.
+func (s Sender) Send(src, dst netip.AddrPort, data []byte) { s.n.send(s.np, src, dst, data) }
+
+func (np *netPart) buffer(size int) []byte {
+	for len(np.free) > 0 {
+		b := np.free[len(np.free)-1]
+		np.free = np.free[:len(np.free)-1]
 		if cap(b) >= size {
 			return b[:size]
 		}
@@ -159,51 +251,82 @@ func (n *Network) Buffer(size int) []byte {
 	return make([]byte, size, max(size, 2048))
 }
 
-// Send puts a datagram on the link from src to dst; data should come from
-// Buffer, and belongs to the network afterwards.
-func (n *Network) Send(src, dst netip.AddrPort, data []byte) {
-	l := n.link(src.Addr(), dst.Addr())
+func (n *Network) send(np *netPart, src, dst netip.AddrPort, data []byte) {
+	l := np.link(n, src.Addr(), dst.Addr())
 	if l == nil {
-		n.Unroutable++
-		n.recycle(data)
+		np.unroutable++
+		np.recycle(data)
 		return
 	}
 	var p *Packet
-	if k := len(n.freePkts); k > 0 {
-		p = n.freePkts[k-1]
-		n.freePkts = n.freePkts[:k-1]
+	if k := len(np.freePkts); k > 0 {
+		p = np.freePkts[k-1]
+		np.freePkts = np.freePkts[:k-1]
 	} else {
 		p = new(Packet)
 	}
-	*p = Packet{Src: src, Dst: dst, Data: data, ID: n.nextID}
-	n.nextID++
+	id := np.nextID
+	if k := uint64(len(n.parts)); k > 1 {
+		id = id*k + uint64(l.sim.lp)
+	}
+	*p = Packet{Src: src, Dst: dst, Data: data, ID: id}
+	np.nextID++
 	if !l.Send(p) {
-		n.release(p)
+		np.release(p)
 	}
 }
 
-func (n *Network) arrive(p *Packet) {
-	recv := n.socket(p.Dst)
+// arrive delivers a packet in part np.
+func (n *Network) arrive(np *netPart, p *Packet) {
+	recv := np.socket(n, p.Dst)
 	if recv == nil {
-		n.Unroutable++
+		np.unroutable++
 	} else {
 		recv(p)
 	}
-	n.release(p)
+	np.release(p)
 }
 
 // release recycles a packet and its data.
-func (n *Network) release(p *Packet) {
-	n.recycle(p.Data)
+func (np *netPart) release(p *Packet) {
+	np.recycle(p.Data)
 	*p = Packet{}
-	if len(n.freePkts) < 4096 {
-		n.freePkts = append(n.freePkts, p)
+	if len(np.freePkts) < maxFree {
+		np.freePkts = append(np.freePkts, p)
 	}
 }
 
-func (n *Network) recycle(b []byte) {
-	if len(n.free) < 4096 {
-		n.free = append(n.free, b[:0])
+func (np *netPart) recycle(b []byte) {
+	if len(np.free) < maxFree {
+		np.free = append(np.free, b[:0])
+	}
+}
+
+// maxFree bounds a part's recycled buffers and packets.
+const maxFree = 4096
+
+// rebalance runs between parallel windows: the buffers and packets a part
+// recycled beyond half of maxFree go to the parts short of them (a bulk
+// sender takes them, its receiver recycles them).
+func (n *Network) rebalance() {
+	for _, rich := range n.parts {
+		for _, poor := range n.parts {
+			if rich == poor {
+				continue
+			}
+			for len(rich.free) > maxFree/2 && len(poor.free) < maxFree/2 {
+				k := len(rich.free) - 1
+				poor.free = append(poor.free, rich.free[k])
+				rich.free[k] = nil
+				rich.free = rich.free[:k]
+			}
+			for len(rich.freePkts) > maxFree/2 && len(poor.freePkts) < maxFree/2 {
+				k := len(rich.freePkts) - 1
+				poor.freePkts = append(poor.freePkts, rich.freePkts[k])
+				rich.freePkts[k] = nil
+				rich.freePkts = rich.freePkts[:k]
+			}
+		}
 	}
 }
 
@@ -229,13 +352,26 @@ type Topology struct {
 
 // NewTopology builds the paths on a fresh network.
 func NewTopology(sim *Sim, paths []PathSpec) (*Topology, error) {
+	return NewSplitTopology(sim, sim, paths)
+}
+
+// NewSplitTopology is NewTopology with the client's addresses in part
+// client of the simulation and the server's in part server (see Sim):
+// with two parts, the ends can run in parallel.
+func NewSplitTopology(client, server *Sim, paths []PathSpec) (*Topology, error) {
 	if len(paths) == 0 || len(paths) > 250 {
 		return nil, fmt.Errorf("netsim: need 1 to 250 paths, got %d", len(paths))
 	}
-	t := &Topology{Net: NewNetwork(sim)}
+	t := &Topology{Net: NewNetwork(client.g.parts[0])}
 	for i, ps := range paths {
 		c := netip.AddrFrom4([4]byte{10, byte(i), 0, 1})
 		s := netip.AddrFrom4([4]byte{10, byte(i), 0, 2})
+		if err := t.Net.Assign(c, client); err != nil {
+			return nil, err
+		}
+		if err := t.Net.Assign(s, server); err != nil {
+			return nil, err
+		}
 		up, err := t.Net.Connect(fmt.Sprintf("path%d/up", i), c, s, ps.Up)
 		if err != nil {
 			return nil, err

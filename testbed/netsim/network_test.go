@@ -63,8 +63,8 @@ func TestTopologyPaths(t *testing.T) {
 			t.Errorf("arrival %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if topo.Net.Unroutable != 2 || traced != 5 {
-		t.Errorf("unroutable %d traced %d, want 2 and 5", topo.Net.Unroutable, traced)
+	if topo.Net.Unroutable() != 2 || traced != 5 {
+		t.Errorf("unroutable %d traced %d, want 2 and 5", topo.Net.Unroutable(), traced)
 	}
 	if len(topo.Net.Links()) != 4 || topo.Up[1].Name != "path1/up" || topo.Down[0].Config().Rate != 80e6 {
 		t.Errorf("links %v", topo.Net.Links())
@@ -122,7 +122,7 @@ func TestNetworkRoutesManyPairs(t *testing.T) {
 			t.Errorf("pair %d: socket got %d, link delivered %d; want %d", i, got[i], links[i].Delivered, want)
 		}
 	}
-	if n.Unroutable != 6 {
-		t.Errorf("unroutable %d, want 6", n.Unroutable)
+	if n.Unroutable() != 6 {
+		t.Errorf("unroutable %d, want 6", n.Unroutable())
 	}
 }

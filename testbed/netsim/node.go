@@ -14,7 +14,11 @@ import (
 // sans-IO endpoint bound to some addresses and drives its connections on
 // the virtual clock.
 type Node struct {
-	net    *Network
+	net *Network
+	// sim is the part the node's addresses belong to, out its access to
+	// the network there.
+	sim    *Sim
+	out    Sender
 	ep     *core.Endpoint
 	addrs  []netip.AddrPort
 	conns  map[*core.Conn]*Conn
@@ -53,14 +57,20 @@ func NewNode(n *Network, addrs []netip.AddrPort, server *core.Config, accept fun
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("netsim: node without addresses")
 	}
-	if server != nil {
-		server = SimConfig(n.sim, server, "server/"+addrs[0].String())
+	sim := n.PartOf(addrs[0].Addr())
+	for _, a := range addrs[1:] {
+		if n.PartOf(a.Addr()) != sim {
+			return nil, fmt.Errorf("netsim: node's addresses %v and %v in different parts", addrs[0], a)
+		}
 	}
-	ep, err := core.NewEndpoint(core.EndpointConfig{Server: server, Rand: RandReader{n.sim.Rand("endpoint/" + addrs[0].String())}})
+	if server != nil {
+		server = SimConfig(sim, server, "server/"+addrs[0].String())
+	}
+	ep, err := core.NewEndpoint(core.EndpointConfig{Server: server, Rand: RandReader{sim.Rand("endpoint/" + addrs[0].String())}})
 	if err != nil {
 		return nil, err
 	}
-	nd := &Node{net: n, ep: ep, addrs: addrs, conns: map[*core.Conn]*Conn{}, accept: accept}
+	nd := &Node{net: n, sim: sim, out: n.Sender(addrs[0].Addr()), ep: ep, addrs: addrs, conns: map[*core.Conn]*Conn{}, accept: accept}
 	for _, a := range addrs {
 		if err := n.Bind(a, nd.receive); err != nil {
 			return nil, err
@@ -78,8 +88,8 @@ func (nd *Node) SetQlogReferenceTime(t time.Time) { nd.ep.SetQlogReferenceTime(t
 // the seed and TLS reads the virtual clock.
 func (nd *Node) Dial(cfg *core.Config, local, remote netip.AddrPort) (*Conn, error) {
 	nd.dials++
-	cfg = SimConfig(nd.net.sim, cfg, fmt.Sprintf("client/%v/%d", local, nd.dials))
-	cc, err := nd.ep.Dial(cfg, local, remote, "", nd.net.sim.Now())
+	cfg = SimConfig(nd.sim, cfg, fmt.Sprintf("client/%v/%d", local, nd.dials))
+	cc, err := nd.ep.Dial(cfg, local, remote, "", nd.sim.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +106,7 @@ func (nd *Node) adopt(cc *core.Conn) *Conn {
 	}
 	c.timerFn = func() {
 		c.timerAt = time.Time{}
-		c.HandleTimeout(nd.net.sim.Now())
+		c.HandleTimeout(nd.sim.Now())
 		c.service()
 	}
 	nd.conns[cc] = c
@@ -104,13 +114,13 @@ func (nd *Node) adopt(cc *core.Conn) *Conn {
 }
 
 func (nd *Node) receive(p *Packet) {
-	now := nd.net.sim.Now()
+	now := nd.sim.Now()
 	d := core.Datagram{Local: p.Dst, Remote: p.Src, Data: p.Data}
 	r := nd.ep.Route(now, d)
 	if r.Reply != nil {
-		b := nd.net.Buffer(len(r.Reply.Data))
+		b := nd.out.Buffer(len(r.Reply.Data))
 		copy(b, r.Reply.Data)
-		nd.net.Send(r.Reply.Local, r.Reply.Remote, b)
+		nd.out.Send(r.Reply.Local, r.Reply.Remote, b)
 	}
 	if r.Conn == nil {
 		return
@@ -136,13 +146,14 @@ func (c *Conn) Kick() {
 		return
 	}
 	c.kicked = true
-	c.node.net.sim.After(0, c.kickFn)
+	c.node.sim.After(0, c.kickFn)
 }
 
 // service sends what the connection has to send, delivers its events and
 // re-arms its timer.
 func (c *Conn) service() {
-	sim := c.node.net.sim
+	sim := c.node.sim
+	out := c.node.out
 	now := sim.Now()
 	// Event handlers may write, open paths or close: poll again after
 	// them until neither datagrams nor events remain.
@@ -150,21 +161,21 @@ func (c *Conn) service() {
 		for {
 			// The datagram is built in a buffer of the network's,
 			// which the packet takes without a copy.
-			buf := c.node.net.Buffer(sendBufSize)
+			buf := out.Buffer(sendBufSize)
 			d, ok := c.PollDatagram(now, buf[:0])
 			if !ok {
-				c.node.net.recycle(buf)
+				out.np.recycle(buf)
 				break
 			}
 			if len(d.Data) > 0 && &d.Data[:1][0] == &buf[:1][0] {
-				c.node.net.Send(d.Local, d.Remote, d.Data)
+				out.Send(d.Local, d.Remote, d.Data)
 				continue
 			}
 			// Built elsewhere (buf was too small).
-			c.node.net.recycle(buf)
-			b := c.node.net.Buffer(len(d.Data))
+			out.np.recycle(buf)
+			b := out.Buffer(len(d.Data))
 			copy(b, d.Data)
-			c.node.net.Send(d.Local, d.Remote, b)
+			out.Send(d.Local, d.Remote, b)
 		}
 		events := 0
 		for {
@@ -250,3 +261,6 @@ func SimConfig(sim *Sim, cfg *core.Config, name string) *core.Config {
 	}
 	return &n
 }
+
+// Sim returns the part of the simulation the node runs in.
+func (nd *Node) Sim() *Sim { return nd.sim }

@@ -15,13 +15,32 @@ import (
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Sim is the event loop and the virtual clock.
+//
+// A simulation can be cut into parts (NewPart): each part is a Sim of its
+// own, with its own clock and events, and the hosts whose addresses it
+// holds (Network.Assign). The parts share nothing but the links between
+// them, whose packets take at least their propagation delay to cross, so
+// that the parts can run side by side on two CPUs (SetParallel) in windows
+// shorter than that delay. Events are ordered by (time, time of
+// scheduling, part, sequence number within the part): an order that does
+// not depend on how the parts' runs interleave, so that a run gives the
+// same results in parallel or not. In a simulation of one part the order
+// is (time, sequence), as it always was.
 type Sim struct {
 	now    time.Time
 	nowNs  int64 // now, in nanoseconds since Epoch
 	events []*event
 	free   []*event
-	seq    uint64
-	seed   uint64
+	// seq numbers the part's events; the part's index is in its top
+	// byte.
+	seq  uint64
+	seed uint64
+	// g is the simulation this Sim is a part of, lp the part's index.
+	g  *group
+	lp int
+	// outbox holds the packets sent to other parts during a parallel
+	// window, handed over at its end (in the order they were sent).
+	outbox []crossing
 	// parked counts the packet events waiting behind their link's
 	// event in the heap (see deliverAt).
 	parked int
@@ -35,8 +54,39 @@ type Sim struct {
 
 // New returns a simulation at Epoch whose randomness derives from seed.
 func New(seed uint64) *Sim {
-	return &Sim{now: Epoch, seed: seed}
+	s := &Sim{now: Epoch, seed: seed}
+	s.g = &group{parts: []*Sim{s}}
+	return s
 }
+
+// partBits is where a part's index sits in its events' sequence numbers.
+const partBits = 56
+
+// maxParts bounds the parts of a simulation.
+const maxParts = 16
+
+// NewPart adds a part to s's simulation (see Sim) and returns it: a clock
+// and event loop of its own at s's time, with the same seed. Call it
+// before the network that uses it is built. The Run and Step methods of
+// any part run the whole simulation.
+func (s *Sim) NewPart() *Sim {
+	g := s.g
+	if len(g.parts) >= maxParts {
+		panic("netsim: too many parts")
+	}
+	p := &Sim{now: s.now, nowNs: s.nowNs, seed: s.seed, g: g, lp: len(g.parts)}
+	p.seq = uint64(p.lp) << partBits
+	g.parts = append(g.parts, p)
+	return p
+}
+
+// Parts returns the simulation's parts, the first one made by New first.
+func (s *Sim) Parts() []*Sim { return s.g.parts }
+
+// SetParallel lets the simulation run its parts on a goroutine each
+// (where it can: see group.canParallel); the results are the same as
+// without.
+func (s *Sim) SetParallel(on bool) { s.g.parallel = on }
 
 // Now is the virtual time.
 func (s *Sim) Now() time.Time { return s.now }
@@ -99,35 +149,77 @@ func (s *Sim) ns(t time.Time) int64 {
 // holds its events in (at, seq) order (a packet that would arrive before
 // the FIFO's last one, with jitter, goes into the heap on its own), so
 // the heap's least event is still the least of all.
+//
+// A link into another part (l.to) hands the packet over to that part,
+// at once or, in a parallel window, at the window's end (crossing).
 func (s *Sim) deliverAt(ns int64, l *Link, p *Packet) {
 	at := max(ns, s.nowNs)
-	var ev *event
+	if l.to != s {
+		c := crossing{at: at, created: s.nowNs, seq: s.seq, l: l, p: p}
+		s.seq++
+		if s.g.running {
+			s.outbox = append(s.outbox, c)
+		} else {
+			l.to.accept(c)
+		}
+		return
+	}
+	ev := s.newEvent(at)
+	ev.link, ev.pkt = l, p
+	s.enqueueArrival(ev, l)
+}
+
+// enqueueArrival puts a link's packet event ev into the heap or the
+// link's FIFO (see deliverAt).
+func (s *Sim) enqueueArrival(ev *event, l *Link) {
+	at := ev.at
 	switch {
 	case l.head == nil:
-		ev = s.schedule(at)
+		s.push(ev)
 		l.head, l.lastAt = ev, at
 	case at >= l.lastAt:
-		ev = s.newEvent(at)
 		l.parked.push(ev)
 		l.lastAt = at
 		s.parked++
 	default:
-		ev = s.schedule(at)
+		s.push(ev)
 	}
-	ev.link, ev.pkt = l, p
+}
+
+// crossing is a packet on its way to another part: its arrival event's
+// time, time of scheduling and sequence number in the sending part.
+type crossing struct {
+	at, created int64
+	seq         uint64
+	l           *Link
+	p           *Packet
+}
+
+// accept schedules a crossing in its receiving part s. The crossings of a
+// link come in the order they were sent, so its FIFO stays in event
+// order.
+func (s *Sim) accept(c crossing) {
+	ev := s.takeEvent()
+	ev.at, ev.created, ev.seq, ev.idx = c.at, c.created, c.seq, -1
+	ev.link, ev.pkt = c.l, c.p
+	s.enqueueArrival(ev, c.l)
+}
+
+// takeEvent takes an event off the free list or allocates one.
+func (s *Sim) takeEvent() *event {
+	if n := len(s.free); n > 0 {
+		ev := s.free[n-1]
+		s.free = s.free[:n-1]
+		return ev
+	}
+	return new(event)
 }
 
 // newEvent takes an event off the free list (or allocates one) and gives
 // it time at and the next sequence number, without scheduling it.
 func (s *Sim) newEvent(at int64) *event {
-	var ev *event
-	if n := len(s.free); n > 0 {
-		ev = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		ev = new(event)
-	}
-	ev.at, ev.seq = at, s.seq
+	ev := s.takeEvent()
+	ev.at, ev.created, ev.seq = at, s.nowNs, s.seq
 	s.seq++
 	ev.idx = -1
 	return ev
@@ -156,12 +248,21 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) func() bool {
 	return t.Stop
 }
 
-// Step runs the next event; it reports false when none is left or the
-// StepLimit is reached.
+// Step runs the next event of the simulation (of whichever part); it
+// reports false when none is left or the StepLimit is reached.
 func (s *Sim) Step() bool {
+	if len(s.g.parts) > 1 {
+		return s.g.step()
+	}
 	if len(s.events) == 0 || s.StepLimit != 0 && s.Processed >= s.StepLimit {
 		return false
 	}
+	s.stepPart()
+	return true
+}
+
+// stepPart runs the part's next event, which must exist.
+func (s *Sim) stepPart() {
 	ev := s.events[0]
 	s.remove(ev)
 	if ev.at != s.nowNs {
@@ -186,21 +287,30 @@ func (s *Sim) Step() bool {
 	} else {
 		f()
 	}
-	return true
 }
 
 // RunUntil runs events up to and including virtual time t, then sets the
-// clock to t (unless the StepLimit stopped it).
+// clock to t (unless the StepLimit stopped it). With several parts it
+// runs them all and sets every part's clock.
 func (s *Sim) RunUntil(t time.Time) {
 	end := int64(t.Sub(Epoch))
+	if len(s.g.parts) > 1 {
+		s.g.runUntil(end)
+		return
+	}
 	for len(s.events) > 0 && s.events[0].at <= end {
 		if !s.Step() {
 			return
 		}
 	}
+	s.advance(end)
+}
+
+// advance sets the clock to end unless it is past it.
+func (s *Sim) advance(end int64) {
 	if end > s.nowNs {
 		s.nowNs = end
-		s.now = t
+		s.now = Epoch.Add(time.Duration(end))
 	}
 }
 
@@ -213,10 +323,11 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now.Add(d)) }
 func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 	end := int64(deadline.Sub(Epoch))
 	for cond() {
-		if len(s.events) == 0 {
+		next, ok := s.g.next()
+		if !ok {
 			return false
 		}
-		if s.events[0].at > end {
+		if next.events[0].at > end {
 			s.RunUntil(deadline)
 			return !cond()
 		}
@@ -227,25 +338,44 @@ func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 	return true
 }
 
-// Exhausted reports whether the StepLimit was reached.
-func (s *Sim) Exhausted() bool { return s.StepLimit != 0 && s.Processed >= s.StepLimit }
+// Exhausted reports whether the StepLimit was reached (the first part's,
+// over the events of every part).
+func (s *Sim) Exhausted() bool {
+	lim := s.g.parts[0].StepLimit
+	return lim != 0 && s.g.processed() >= lim
+}
 
-// Pending is the number of scheduled events.
-func (s *Sim) Pending() int { return len(s.events) + s.parked }
+// Pending is the number of scheduled events of every part.
+func (s *Sim) Pending() int {
+	n := 0
+	for _, p := range s.g.parts {
+		n += len(p.events) + p.parked + len(p.outbox)
+	}
+	return n
+}
 
 // event is a scheduled function call or packet arrival. Events are
 // recycled; a Timer recognises its own by seq.
 type event struct {
-	at   int64 // nanoseconds since Epoch
-	seq  uint64
-	idx  int // position in the heap, -1 when not scheduled
-	f    func()
-	link *Link
-	pkt  *Packet
+	at int64 // nanoseconds since Epoch
+	// created is the time the event was scheduled (its sender's, for a
+	// packet from another part).
+	created int64
+	seq     uint64
+	idx     int // position in the heap, -1 when not scheduled
+	f       func()
+	link    *Link
+	pkt     *Packet
 }
 
 func (a *event) before(b *event) bool {
-	return a.at < b.at || a.at == b.at && a.seq < b.seq
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.created != b.created {
+		return a.created < b.created
+	}
+	return a.seq < b.seq
 }
 
 // eventFIFO is a queue of events in a ring buffer (a link's parked
@@ -277,7 +407,7 @@ func (q *eventFIFO) pop() (*event, bool) {
 	return ev, true
 }
 
-// The events form a binary min-heap ordered by (at, seq).
+// The events form a binary min-heap ordered by (at, created, seq).
 
 func (s *Sim) up(i int) {
 	h := s.events

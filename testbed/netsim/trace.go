@@ -15,11 +15,13 @@ import (
 // is the FNV-1a 64 of the packet bytes when contents is set (- otherwise).
 // Every field but the hash is deterministic for a seed; the hash is too when
 // the TLS randomness is (see SimConfig). Write errors are ignored; wrap a
-// file in a bufio.Writer and flush it after the run.
+// file in a bufio.Writer and flush it after the run. The time is that of
+// the part the event happens in (see Sim): the link's sender's for an
+// enqueue or a drop, its receiver's for a delivery; sim is unused.
 func TextTracer(sim *Sim, w io.Writer, contents bool) *Tracer {
 	var line []byte
-	write := func(l *Link, p *Packet, event string, queued int) {
-		line = strconv.AppendInt(line[:0], int64(sim.Elapsed()), 10)
+	write := func(at *Sim, l *Link, p *Packet, event string, queued int) {
+		line = strconv.AppendInt(line[:0], int64(at.Elapsed()), 10)
 		line = append(line, ' ')
 		line = append(line, l.Name...)
 		line = append(line, ' ')
@@ -46,8 +48,8 @@ func TextTracer(sim *Sim, w io.Writer, contents bool) *Tracer {
 		w.Write(line)
 	}
 	return &Tracer{
-		Enqueue: func(l *Link, p *Packet, queued int) { write(l, p, "enqueue", queued) },
-		Drop:    func(l *Link, p *Packet, why DropReason) { write(l, p, "drop:"+why.String(), -1) },
-		Deliver: func(l *Link, p *Packet) { write(l, p, "deliver", -1) },
+		Enqueue: func(l *Link, p *Packet, queued int) { write(l.sim, l, p, "enqueue", queued) },
+		Drop:    func(l *Link, p *Packet, why DropReason) { write(l.sim, l, p, "drop:"+why.String(), -1) },
+		Deliver: func(l *Link, p *Packet) { write(l.to, l, p, "deliver", -1) },
 	}
 }

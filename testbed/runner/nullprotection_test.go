@@ -13,24 +13,17 @@ import (
 	"github.com/mpq/mpq/experiment"
 )
 
-// TestSimNullProtectionSameResults runs experiments with the simulator's
-// null packet protection (transport.sim_null_protection, the simulator's
-// default) and with AES-GCM, and finds every result file byte for byte the
-// same but for the wall clock and the provenance's packet_protection: the
-// quickstart with every scheduler of its sweep (redundant copies
-// included), a lossy run (random and bursty loss, two paths of different
-// RTTs) and the failover (a path down for 5 s, qlog traces on).
-func TestSimNullProtectionSameResults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 10 simulated experiments")
-	}
-	lossy := `name = "lossy"
+// lossyDoc is a lossy two-path run: random loss and jitter on one path,
+// bursty loss on the other, CWR, periodic priority messages, requests
+// with replies and bulk data.
+const lossyDoc = `name = "lossy"
 duration = "4s"
 seed = 9
 [[path]]
 rate = "20Mbit"
 rtt = "30ms"
 loss = "2%"
+jitter = "3ms"
 [[path]]
 rate = "30Mbit"
 rtt = "80ms"
@@ -47,34 +40,62 @@ interval = "50ms"
 size = "10kB"
 priority = true
 [[source]]
+name = "rr"
+kind = "request-response"
+interval = "100ms"
+size = "1kB"
+reply_size = "20kB"
+[[source]]
 name = "bg"
 kind = "bulk"
 `
+
+// parseRuns parses an experiment file's text with --set overrides into
+// its runs.
+func parseRuns(t *testing.T, file string, data []byte, sets ...string) []experiment.Experiment {
+	t.Helper()
+	var ovs []experiment.Override
+	for _, s := range sets {
+		o, err := experiment.ParseOverride(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ovs = append(ovs, o)
+	}
+	es, err := experiment.Parse(file, data, ovs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// experimentFile reads a file of the experiments/ directory.
+func experimentFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "experiments", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSimNullProtectionSameResults runs experiments with the simulator's
+// null packet protection (transport.sim_null_protection, the simulator's
+// default) and with AES-GCM, and finds every result file byte for byte the
+// same but for the wall clock and the provenance's packet_protection: the
+// quickstart with every scheduler of its sweep (redundant copies
+// included), a lossy run (lossyDoc) and the failover (a path down for 5 s, qlog traces on).
+func TestSimNullProtectionSameResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 10 simulated experiments")
+	}
 	var runs []experiment.Experiment
 	add := func(file string, data []byte, sets ...string) {
-		var ovs []experiment.Override
-		for _, s := range sets {
-			o, err := experiment.ParseOverride(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ovs = append(ovs, o)
-		}
-		es, err := experiment.Parse(file, data, ovs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, es...)
+		runs = append(runs, parseRuns(t, file, data, sets...)...)
 	}
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "..", "experiments", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	read := func(name string) []byte { return experimentFile(t, name) }
 	add("quickstart.toml", read("quickstart.toml"), "duration=3s")
-	add("lossy.toml", []byte(lossy))
+	add("lossy.toml", []byte(lossyDoc))
 	add("failover.toml", read("failover.toml"), "duration=17s", "transport.path_scheduler=lowrtt")
 	for _, e := range runs {
 		if !e.Transport.SimNullProtection {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/appenv"
@@ -34,8 +37,19 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 // own, as the ends of a two-host run do, and the results are their
 // halves merged (the test of the merge: in the simulator, a split run
 // must give the results of one recorder).
+//
+// An experiment whose ends share nothing but their paths (twoParts) runs
+// its client and its server in two parts of the simulation, side by side
+// on two CPUs where it can (SetSimParallel); the results are the same either
+// way, and each end then records into a recorder of its own.
 func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
+	cpart, spart := sim, sim
+	if simSplitEnds && twoParts(e) {
+		spart = sim.NewPart()
+		sim.SetParallel(simParallel.Load())
+		split = true
+	}
 	specs := make([]netsim.PathSpec, len(e.Paths))
 	steps := make([][2][]linkmodel.Step, len(e.Paths))
 	for i, p := range e.Paths {
@@ -50,7 +64,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		specs[i] = netsim.PathSpec{Up: up, Down: down}
 		steps[i] = [2][]linkmodel.Step{upSteps, downSteps}
 	}
-	topo, err := netsim.NewTopology(sim, specs)
+	topo, err := netsim.NewSplitTopology(cpart, spart, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -104,16 +118,23 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		saddrs = append(saddrs, netip.AddrPortFrom(topo.Server[i], serverPort))
 		caddrs = append(caddrs, netip.AddrPortFrom(topo.Client[i], clientPort))
 	}
-	shost, err := simenv.New(topo.Net, simenv.Config{Addrs: saddrs, Server: netsim.SimConfig(sim, &scfg, "server")})
+	shost, err := simenv.New(topo.Net, simenv.Config{Addrs: saddrs, Server: netsim.SimConfig(spart, &scfg, "server")})
 	if err != nil {
 		return nil, err
 	}
-	chost, err := simenv.New(topo.Net, simenv.Config{Addrs: caddrs, Client: netsim.SimConfig(sim, &ccfg, "client")})
+	chost, err := simenv.New(topo.Net, simenv.Config{Addrs: caddrs, Client: netsim.SimConfig(cpart, &ccfg, "client")})
 	if err != nil {
 		return nil, err
 	}
 	var sconn, cconn appenv.Conn
+	// The ends' callbacks may run at the same time (two parts).
+	var peersMu sync.Mutex
 	var peers []*trafficgen.Peer
+	addPeer := func(p *trafficgen.Peer) {
+		peersMu.Lock()
+		peers = append(peers, p)
+		peersMu.Unlock()
+	}
 	var setupErr error
 	if _, err := shost.Listen(saddrs[0].String(), func(c appenv.Conn) {
 		if rec == nil {
@@ -126,7 +147,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 		sconn = c
 		p := trafficgen.NewPeer(shost, c, rec, "server")
 		p.Start(e.Sources, t0)
-		peers = append(peers, p)
+		addPeer(p)
 	}); err != nil {
 		return nil, err
 	}
@@ -168,7 +189,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	dial(saddrs[0].String(), dialed(chost, e, crec, t0,
 		func(i int) string { return caddrs[i].String() },
 		func(i int) string { return saddrs[i].String() },
-		func(p *trafficgen.Peer, c appenv.Conn) { peers = append(peers, p); cconn = c },
+		func(p *trafficgen.Peer, c appenv.Conn) { addPeer(p); cconn = c },
 		func(err error) { setupErr = err }))
 	// The experiment is [t0, end): nothing is generated at end itself.
 	end := t0.Add(e.Duration)
@@ -214,7 +235,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	}
 	stopCompetitors(comps)
 	// The drain: until every message is done, at most e.Drain.
-	if err := runUntil(end.Add(e.Drain), func() bool { return rec.Outstanding() == 0 && crec.Outstanding() == 0 }); err != nil {
+	outstanding := rec.Outstanding
+	if split {
+		outstanding = func() int { return trafficgen.OutstandingHalves(crec, rec) }
+	}
+	if err := runUntil(end.Add(e.Drain), func() bool { return outstanding() == 0 }); err != nil {
 		return nil, err
 	}
 	in.Drained = max(0, sim.Now().Sub(end))
@@ -258,7 +283,44 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	if err := qlogFailed(); err != nil {
 		return nil, err
 	}
+	if simDone != nil {
+		simDone(sim)
+	}
 	return &Result{Summary: sum}, nil
+}
+
+// simParallel: see SetSimParallel.
+var simParallel atomic.Bool
+
+func init() { simParallel.Store(runtime.GOMAXPROCS(0) >= 2) }
+
+// SetSimParallel lets the simulator run an experiment's two ends on two
+// goroutines, or not (see simulate); the results are the same either way.
+// It is on where the process may use two CPUs; mpq run turns it off when
+// it runs as many simulations at once as there are CPUs.
+func SetSimParallel(on bool) { simParallel.Store(on) }
+
+// simSplitEnds lets twoParts split a run (tests turn it off to compare);
+// simDone, if set, sees each simulation at the end of its run (tests).
+var (
+	simSplitEnds = true
+	simDone      func(*netsim.Sim)
+)
+
+// twoParts reports whether the experiment's client and server can run in
+// parts of their own (see netsim.Sim): nothing but the paths' links joins
+// them. Shared bottlenecks (links that both directions' paths feed in
+// one part) and competitors (more ends on the same links) keep one part.
+func twoParts(e *experiment.Experiment) bool {
+	if len(e.Competitors) > 0 {
+		return false
+	}
+	for i := range e.Paths {
+		if e.BottleneckOf(i) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // simBottlenecks adds the experiment's shared bottlenecks to the

@@ -43,13 +43,14 @@ var _ appenv.Env = (*Host)(nil)
 
 // New creates a host on the network n.
 func New(n *netsim.Network, cfg Config) (*Host, error) {
-	h := &Host{sim: n.Sim(), net: n, addrs: cfg.Addrs, client: cfg.Client, server: cfg.Server != nil,
+	h := &Host{net: n, addrs: cfg.Addrs, client: cfg.Client, server: cfg.Server != nil,
 		listeners: map[netip.AddrPort]*listener{}}
 	node, err := netsim.NewNode(n, cfg.Addrs, cfg.Server, h.incoming)
 	if err != nil {
 		return nil, err
 	}
-	h.node = node
+	// The host runs in its addresses' part of the simulation.
+	h.node, h.sim = node, node.Sim()
 	return h, nil
 }
 

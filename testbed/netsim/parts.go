@@ -1,0 +1,307 @@
+package netsim
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// minWindow is the least lookahead worth a parallel window: below it the
+// parts wait on each other more than they work, and run one after the
+// other instead.
+const minWindow = int64(time.Millisecond)
+
+// group is a simulation of one or more parts (see Sim).
+type group struct {
+	parts []*Sim
+	// parallel is SetParallel's; serial forbids it (tracers see the
+	// packets of every part).
+	parallel, serial bool
+	// running is set while a parallel window runs: packets for another
+	// part wait in their sender's outbox.
+	running bool
+	// cross lists the links from one part into another, whose least
+	// delay is the lookahead of a window; window is the lookahead of the
+	// window running.
+	cross  []*Link
+	window int64
+	// barrier functions run between windows, on one goroutine (the
+	// network's pools move back to the parts that use them up).
+	barrier []func()
+	// windows counts the parallel windows run.
+	windows uint64
+}
+
+// Windows is the number of windows the parts ran side by side (0: they
+// never did).
+func (s *Sim) Windows() uint64 { return s.g.windows }
+
+func (g *group) processed() uint64 {
+	var n uint64
+	for _, p := range g.parts {
+		n += p.Processed
+	}
+	return n
+}
+
+// next returns the part whose next event comes first, in the order of
+// events (see Sim); false if no part has one.
+func (g *group) next() (*Sim, bool) {
+	var best *Sim
+	for _, p := range g.parts {
+		if len(p.events) == 0 {
+			continue
+		}
+		if best == nil || p.events[0].before(best.events[0]) {
+			best = p
+		}
+	}
+	return best, best != nil
+}
+
+// step runs the simulation's next event, in whichever part.
+func (g *group) step() bool {
+	lim := g.parts[0].StepLimit
+	if lim != 0 && g.processed() >= lim {
+		return false
+	}
+	p, ok := g.next()
+	if !ok {
+		return false
+	}
+	p.stepPart()
+	return true
+}
+
+// lookahead is the least delay of the links between parts: no packet sent
+// now reaches another part sooner. MaxInt64 without such links.
+func (g *group) lookahead() int64 {
+	la := int64(math.MaxInt64)
+	for _, l := range g.cross {
+		la = min(la, int64(l.model.MinDelay()))
+	}
+	return la
+}
+
+// canParallel reports whether the parts may run side by side: asked for,
+// no tracer, and a lookahead of at least minWindow.
+func (g *group) canParallel() bool {
+	return g.parallel && !g.serial && g.lookahead() >= minWindow
+}
+
+// runUntil runs every part's events up to and including end, then sets
+// every part's clock to end (unless the StepLimit stopped it).
+func (g *group) runUntil(end int64) {
+	if g.canParallel() {
+		g.runWindows(end)
+		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
+			return
+		}
+	} else {
+		for {
+			p, ok := g.next()
+			if !ok || p.events[0].at > end {
+				break
+			}
+			if !g.step() {
+				return
+			}
+		}
+	}
+	for _, p := range g.parts {
+		p.advance(end)
+	}
+}
+
+// runWindows runs the parts side by side in windows. A window starts at
+// the earliest event w of any part and ends before w + lookahead: a packet
+// a part sends in it arrives in another part after the window, so each
+// part runs the window's events without the others', and the packets
+// sent are handed over in between, in the order each part sent them. The
+// first part runs on the calling goroutine, the others on a worker each.
+func (g *group) runWindows(end int64) {
+	workers := make([]*worker, len(g.parts)-1)
+	for i, p := range g.parts[1:] {
+		workers[i] = startWorker(p)
+	}
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+	}()
+	active := make([]*worker, 0, len(workers))
+	for epoch := uint64(1); ; epoch++ {
+		first, ok := g.next()
+		if !ok {
+			return
+		}
+		w := first.events[0].at
+		if w > end {
+			return
+		}
+		g.window = g.lookahead()
+		if g.window < minWindow {
+			// A scheduled change brought a link's delay down.
+			g.runSerialUntil(end)
+			return
+		}
+		limit := end
+		if w <= end-g.window {
+			limit = w + g.window - 1
+		}
+		g.running = true
+		active = active[:0]
+		for _, wk := range workers {
+			if len(wk.p.events) > 0 && wk.p.events[0].at <= limit {
+				wk.run(epoch, limit)
+				active = append(active, wk)
+			}
+		}
+		g.parts[0].runLocal(limit)
+		for _, wk := range active {
+			wk.finished.await(epoch)
+		}
+		g.running = false
+		g.windows++
+		g.handOver()
+		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
+			return
+		}
+	}
+}
+
+// worker runs a part's windows on a goroutine of its own.
+type worker struct {
+	p *Sim
+	// limit is the window's end, written before todo is raised.
+	limit int64
+	// todo is raised to the epoch of the window to run (stopEpoch: stop),
+	// finished to the epoch of the window run.
+	todo, finished signal
+	exited         chan struct{}
+}
+
+// stopEpoch tells a worker to stop.
+const stopEpoch = math.MaxUint64
+
+func startWorker(p *Sim) *worker {
+	w := &worker{p: p, todo: newSignal(), finished: newSignal(), exited: make(chan struct{})}
+	go func() {
+		defer close(w.exited)
+		for seen := uint64(0); ; {
+			w.todo.await(seen + 1)
+			seen = w.todo.v.Load()
+			if seen == stopEpoch {
+				return
+			}
+			w.p.runLocal(w.limit)
+			w.finished.raise(seen)
+		}
+	}()
+	return w
+}
+
+// run has the worker run the window epoch up to limit.
+func (w *worker) run(epoch uint64, limit int64) {
+	w.limit = limit
+	w.todo.raise(epoch)
+}
+
+// stop ends the worker's goroutine and waits for it.
+func (w *worker) stop() {
+	w.todo.raise(stopEpoch)
+	<-w.exited
+}
+
+// signal is a counter one goroutine raises and another awaits. The
+// waiter spins a little before it sleeps: a window takes about a
+// millisecond of work, and waking a sleeping goroutine costs a tenth of
+// that on a virtual machine, twice per window.
+type signal struct {
+	v        *atomic.Uint64
+	sleeping *atomic.Bool
+	wake     chan struct{}
+}
+
+func newSignal() signal {
+	return signal{v: new(atomic.Uint64), sleeping: new(atomic.Bool), wake: make(chan struct{}, 1)}
+}
+
+// spins bounds the spinning of signal.await (some 100 µs).
+const spins = 1 << 16
+
+// raise sets the counter to v and wakes the waiter if it sleeps.
+func (s signal) raise(v uint64) {
+	s.v.Store(v)
+	if s.sleeping.Load() {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// await returns once the counter is at least v. The sleeping flag is set
+// before the counter is read again, and raise reads the flag after it
+// stores, so one of the two sees the other's write: no wake-up is lost. A
+// stale wake-up only makes the loop check again.
+func (s signal) await(v uint64) {
+	for range spins {
+		if s.v.Load() >= v {
+			return
+		}
+	}
+	for {
+		s.sleeping.Store(true)
+		if s.v.Load() >= v {
+			s.sleeping.Store(false)
+			return
+		}
+		<-s.wake
+		s.sleeping.Store(false)
+		if s.v.Load() >= v {
+			return
+		}
+	}
+}
+
+// runSerialUntil runs the parts one event at a time up to end.
+func (g *group) runSerialUntil(end int64) {
+	for {
+		p, ok := g.next()
+		if !ok || p.events[0].at > end {
+			return
+		}
+		p.stepPart()
+	}
+}
+
+// runLocal runs the part's events up to and including limit. Side by
+// side, a part stops early once it alone ran the step limit's events
+// (the first part's StepLimit, read-only while windows run): a livelock
+// then ends the window, and the simulation is Exhausted after it.
+func (s *Sim) runLocal(limit int64) {
+	lim := s.g.parts[0].StepLimit
+	for len(s.events) > 0 && s.events[0].at <= limit {
+		if lim != 0 && s.Processed >= lim {
+			return
+		}
+		s.stepPart()
+	}
+}
+
+// handOver gives the packets of the parts' outboxes to their receiving
+// parts and runs the barrier functions.
+func (g *group) handOver() {
+	for _, p := range g.parts {
+		for i := range p.outbox {
+			c := &p.outbox[i]
+			c.l.to.accept(*c)
+			*c = crossing{}
+		}
+		p.outbox = p.outbox[:0]
+	}
+	for _, f := range g.barrier {
+		f()
+	}
+}
