@@ -6,19 +6,19 @@ import (
 	"time"
 )
 
-// minWindow is the least lookahead worth a parallel window: below it the
-// parts wait on each other more than they work, and run one after the
-// other instead.
+// minWindow is the least lookahead worth a window: below it the parts
+// would wait on each other more than they work, and run one event at a
+// time instead.
 const minWindow = int64(time.Millisecond)
 
 // group is a simulation of one or more parts (see Sim).
 type group struct {
 	parts []*Sim
-	// parallel is SetParallel's; serial forbids it (tracers see the
-	// packets of every part).
+	// parallel is SetParallel's; serial forbids windows (tracers see
+	// the packets of every part in the order of time).
 	parallel, serial bool
-	// running is set while a parallel window runs: packets for another
-	// part wait in their sender's outbox.
+	// running is set while a window runs: packets for another part wait
+	// in their sender's outbox.
 	running bool
 	// cross lists the links from one part into another, whose least
 	// delay is the lookahead of a window; window is the lookahead of the

@@ -38,8 +38,8 @@ type Sim struct {
 	// g is the simulation this Sim is a part of, lp the part's index.
 	g  *group
 	lp int
-	// outbox holds the packets sent to other parts during a parallel
-	// window, handed over at its end (in the order they were sent).
+	// outbox holds the packets sent to other parts during a window,
+	// handed over at its end (in the order they were sent).
 	outbox []crossing
 	// parked counts the packet events waiting behind their link's
 	// event in the heap (see deliverAt).
@@ -151,7 +151,7 @@ func (s *Sim) ns(t time.Time) int64 {
 // the heap's least event is still the least of all.
 //
 // A link into another part (l.to) hands the packet over to that part,
-// at once or, in a parallel window, at the window's end (crossing).
+// at once or, in a window, at the window's end (crossing).
 func (s *Sim) deliverAt(ns int64, l *Link, p *Packet) {
 	at := max(ns, s.nowNs)
 	if l.to != s {
