@@ -377,11 +377,13 @@ func (s *Sim) publish(t int64) {
 func (s *Sim) takeInbox() {
 	s.inMu.Lock()
 	in := s.inbox
-	s.inbox = nil
+	s.inbox = s.taken[:0]
 	s.inMu.Unlock()
 	for i := range in {
 		s.accept(in[i])
 	}
+	clear(in)
+	s.taken = in
 }
 
 // runSerialUntil runs the parts one event at a time up to end.

@@ -48,6 +48,7 @@ type Sim struct {
 	// runs; see runAsync).
 	inMu     sync.Mutex
 	inbox    []crossing
+	taken    []crossing // the inbox's other buffer
 	progress signal
 	// parked counts the packet events waiting behind their link's
 	// event in the heap (see deliverAt).
