@@ -3,6 +3,7 @@ package netsim
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 )
 
 // Network routes packets between host addresses over links: every
@@ -23,6 +24,12 @@ type Network struct {
 	assigned map[netip.Addr]*Sim
 	// parts holds each part's state, by the part's index.
 	parts []*netPart
+	// spare holds buffers and packets a part recycled beyond its needs,
+	// for the parts that use them up (a bulk sender takes them, its
+	// receiver recycles them); parts running side by side share it.
+	spareMu   sync.Mutex
+	spare     [][]byte
+	sparePkts []*Packet
 }
 
 // netPart is a part's share of the network.
@@ -50,9 +57,6 @@ func NewNetwork(sim *Sim) *Network {
 		assigned: map[netip.Addr]*Sim{}}
 	for range sim.g.parts {
 		n.parts = append(n.parts, &netPart{n: n})
-	}
-	if len(n.parts) > 1 {
-		sim.g.barrier = append(sim.g.barrier, n.rebalance)
 	}
 	return n
 }
@@ -242,8 +246,8 @@ func (s Sender) Buffer(size int) []byte { return s.np.buffer(size) }
 func (s Sender) Send(src, dst netip.AddrPort, data []byte) { s.n.send(s.np, src, dst, data) }
 
 func (np *netPart) buffer(size int) []byte {
-	if len(np.free) == 0 {
-		np.n.refill()
+	if len(np.free) == 0 && len(np.n.parts) > 1 {
+		np.takeSpare()
 	}
 	for len(np.free) > 0 {
 		b := np.free[len(np.free)-1]
@@ -263,8 +267,8 @@ func (n *Network) send(np *netPart, src, dst netip.AddrPort, data []byte) {
 		return
 	}
 	var p *Packet
-	if len(np.freePkts) == 0 {
-		np.n.refill()
+	if len(np.freePkts) == 0 && len(n.parts) > 1 {
+		np.takeSpare()
 	}
 	if k := len(np.freePkts); k > 0 {
 		p = np.freePkts[k-1]
@@ -300,50 +304,63 @@ func (np *netPart) release(p *Packet) {
 	*p = Packet{}
 	if len(np.freePkts) < maxFree {
 		np.freePkts = append(np.freePkts, p)
+	} else if len(np.n.parts) > 1 {
+		np.giveSpare()
 	}
 }
 
 func (np *netPart) recycle(b []byte) {
 	if len(np.free) < maxFree {
 		np.free = append(np.free, b[:0])
+	} else if len(np.n.parts) > 1 {
+		np.giveSpare()
 	}
 }
 
-// maxFree bounds a part's recycled buffers and packets.
-const maxFree = 4096
+// maxFree bounds a part's recycled buffers and packets; spareBatch is
+// what a part gives to or takes from the network's spare ones at a time.
+const (
+	maxFree    = 4096
+	spareBatch = 1024
+)
 
-// refill rebalances a network of several parts whose parts run one at a
-// time (not in a window: parts running side by side own their pools), so
-// that a part that sends more than it receives reuses what the others
-// recycled.
-func (n *Network) refill() {
-	if len(n.parts) > 1 && !n.sim.g.running {
-		n.rebalance()
+// giveSpare moves a batch of the part's recycled buffers and packets to
+// the network's spare ones (when the part has more than it needs).
+func (np *netPart) giveSpare() {
+	n := np.n
+	n.spareMu.Lock()
+	defer n.spareMu.Unlock()
+	if len(n.spare) < maxFree && len(np.free) > spareBatch {
+		k := len(np.free) - spareBatch
+		n.spare = append(n.spare, np.free[k:]...)
+		clear(np.free[k:])
+		np.free = np.free[:k]
+	}
+	if len(n.sparePkts) < maxFree && len(np.freePkts) > spareBatch {
+		k := len(np.freePkts) - spareBatch
+		n.sparePkts = append(n.sparePkts, np.freePkts[k:]...)
+		clear(np.freePkts[k:])
+		np.freePkts = np.freePkts[:k]
 	}
 }
 
-// rebalance runs between windows: the buffers and packets a part
-// recycled beyond half of maxFree go to the parts short of them (a bulk
-// sender takes them, its receiver recycles them).
-func (n *Network) rebalance() {
-	for _, rich := range n.parts {
-		for _, poor := range n.parts {
-			if rich == poor {
-				continue
-			}
-			for len(rich.free) > maxFree/2 && len(poor.free) < maxFree/2 {
-				k := len(rich.free) - 1
-				poor.free = append(poor.free, rich.free[k])
-				rich.free[k] = nil
-				rich.free = rich.free[:k]
-			}
-			for len(rich.freePkts) > maxFree/2 && len(poor.freePkts) < maxFree/2 {
-				k := len(rich.freePkts) - 1
-				poor.freePkts = append(poor.freePkts, rich.freePkts[k])
-				rich.freePkts[k] = nil
-				rich.freePkts = rich.freePkts[:k]
-			}
-		}
+// takeSpare moves a batch of the network's spare buffers and packets to
+// the part (which has run out of its own).
+func (np *netPart) takeSpare() {
+	n := np.n
+	n.spareMu.Lock()
+	defer n.spareMu.Unlock()
+	if len(np.free) == 0 {
+		k := max(0, len(n.spare)-spareBatch)
+		np.free = append(np.free, n.spare[k:]...)
+		clear(n.spare[k:])
+		n.spare = n.spare[:k]
+	}
+	if len(np.freePkts) == 0 {
+		k := max(0, len(n.sparePkts)-spareBatch)
+		np.freePkts = append(np.freePkts, n.sparePkts[k:]...)
+		clear(n.sparePkts[k:])
+		n.sparePkts = n.sparePkts[:k]
 	}
 }
 

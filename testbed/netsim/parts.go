@@ -6,28 +6,25 @@ import (
 	"time"
 )
 
-// minWindow is the least lookahead worth a parallel window: below it the
-// parts wait on each other more than they work, and run one after the
-// other instead.
+// minWindow is the least lookahead worth a window: below it the parts
+// would wait on each other more than they work, and run one event at a
+// time instead.
 const minWindow = int64(time.Millisecond)
 
 // group is a simulation of one or more parts (see Sim).
 type group struct {
 	parts []*Sim
-	// parallel is SetParallel's; serial forbids it (tracers see the
-	// packets of every part).
+	// parallel is SetParallel's; serial forbids windows (tracers see
+	// the packets of every part in the order of time).
 	parallel, serial bool
-	// running is set while a parallel window runs: packets for another
-	// part wait in their sender's outbox.
+	// running is set while a window runs: packets for another part wait
+	// in their sender's outbox.
 	running bool
 	// cross lists the links from one part into another, whose least
 	// delay is the lookahead of a window; window is the lookahead of the
 	// window running.
 	cross  []*Link
 	window int64
-	// barrier functions run between windows, on one goroutine (the
-	// network's pools move back to the parts that use them up).
-	barrier []func()
 	// windows counts the windows run side by side.
 	windows uint64
 }
@@ -96,7 +93,11 @@ func (g *group) canWindow() bool {
 // at a time.
 func (g *group) runUntil(end int64) {
 	if g.canWindow() {
-		g.runWindows(end, g.parallel)
+		if g.parallel && len(g.parts) == 2 {
+			g.runAsync(end)
+		} else {
+			g.runWindows(end, g.parallel)
+		}
 		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
 			return
 		}
@@ -278,6 +279,113 @@ func (s signal) await(v uint64) {
 	}
 }
 
+// runAsync runs two parts side by side without windows (conservative
+// synchronisation with lookahead): each part publishes its progress, a
+// time before which it will run no more events, after it has handed over
+// every packet it sent before; a part may run every event earlier than
+// the other's progress plus the lookahead, since whatever the other
+// sends from then on arrives later. A part's progress is the earlier of
+// its next event and that bound, so the two progress together, without
+// the whole simulation stopping between windows: a part that runs ahead
+// of the other (its work in one stretch of time lighter) does not wait
+// for it at every window's end. Each part still runs its events in the
+// order of events, so the results are runWindows'.
+func (g *group) runAsync(end int64) {
+	la := g.lookahead()
+	g.window, g.running = la, true
+	start := uint64(g.parts[0].nowNs)
+	for _, p := range g.parts {
+		p.progress.v.Store(start)
+	}
+	a, b := g.parts[0], g.parts[1]
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.runAhead(a, end, la)
+	}()
+	a.runAhead(b, end, la)
+	<-done
+	g.running = false
+	g.windows++
+	// Packets handed over after the other part had finished.
+	for _, p := range g.parts {
+		p.takeInbox()
+	}
+}
+
+// batch is how many events a part runs between two publications of its
+// progress in runAhead.
+const batch = 64
+
+// runAhead is one part's side of runAsync, other being the other part.
+func (s *Sim) runAhead(other *Sim, end, la int64) {
+	lim := s.g.parts[0].StepLimit
+	for {
+		// The other part hands its packets over before it raises its
+		// progress: read the progress first, and every packet sent
+		// before it is in the inbox.
+		seen := other.progress.v.Load()
+		s.takeInbox()
+		bound := int64(math.MaxInt64)
+		if seen < uint64(math.MaxInt64-la) {
+			bound = int64(seen) + la
+		}
+		for n := 1; len(s.events) > 0 && s.events[0].at < bound && s.events[0].at <= end; n++ {
+			if lim != 0 && s.Processed >= lim {
+				s.publish(math.MaxInt64)
+				return
+			}
+			s.stepPart()
+			if n%batch == 0 {
+				s.publish(min(s.nextAt(), bound))
+			}
+		}
+		next := s.nextAt()
+		s.publish(min(next, bound))
+		if next > end && bound > end {
+			return
+		}
+		other.progress.await(seen + 1)
+	}
+}
+
+// nextAt is the time of the part's next event, MaxInt64 without one.
+func (s *Sim) nextAt() int64 {
+	if len(s.events) == 0 {
+		return math.MaxInt64
+	}
+	return s.events[0].at
+}
+
+// publish hands the part's outbox over to the receiving parts, then
+// raises its progress to t.
+func (s *Sim) publish(t int64) {
+	if len(s.outbox) > 0 {
+		to := s.outbox[0].l.to
+		to.inMu.Lock()
+		to.inbox = append(to.inbox, s.outbox...)
+		to.inMu.Unlock()
+		clear(s.outbox)
+		s.outbox = s.outbox[:0]
+	}
+	if uint64(t) > s.progress.v.Load() {
+		s.progress.raise(uint64(t))
+	}
+}
+
+// takeInbox schedules the packets handed over to the part.
+func (s *Sim) takeInbox() {
+	s.inMu.Lock()
+	in := s.inbox
+	s.inbox = s.taken[:0]
+	s.inMu.Unlock()
+	for i := range in {
+		s.accept(in[i])
+	}
+	clear(in)
+	s.taken = in
+}
+
 // runSerialUntil runs the parts one event at a time up to end.
 func (g *group) runSerialUntil(end int64) {
 	for {
@@ -304,7 +412,7 @@ func (s *Sim) runLocal(limit int64) {
 }
 
 // handOver gives the packets of the parts' outboxes to their receiving
-// parts and runs the barrier functions.
+// parts.
 func (g *group) handOver() {
 	for _, p := range g.parts {
 		for i := range p.outbox {
@@ -313,8 +421,5 @@ func (g *group) handOver() {
 			*c = crossing{}
 		}
 		p.outbox = p.outbox[:0]
-	}
-	for _, f := range g.barrier {
-		f()
 	}
 }

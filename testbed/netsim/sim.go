@@ -8,6 +8,7 @@ package netsim
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -38,9 +39,17 @@ type Sim struct {
 	// g is the simulation this Sim is a part of, lp the part's index.
 	g  *group
 	lp int
-	// outbox holds the packets sent to other parts during a parallel
-	// window, handed over at its end (in the order they were sent).
+	// outbox holds the packets sent to other parts during a window,
+	// handed over at its end (in the order they were sent).
 	outbox []crossing
+	// Side by side without windows (runAsync): inbox holds the packets
+	// other parts handed over (under inMu), and progress is a time
+	// before which the part will run no more events (raised as it
+	// runs; see runAsync).
+	inMu     sync.Mutex
+	inbox    []crossing
+	taken    []crossing // the inbox's other buffer
+	progress signal
 	// parked counts the packet events waiting behind their link's
 	// event in the heap (see deliverAt).
 	parked int
@@ -54,7 +63,7 @@ type Sim struct {
 
 // New returns a simulation at Epoch whose randomness derives from seed.
 func New(seed uint64) *Sim {
-	s := &Sim{now: Epoch, seed: seed}
+	s := &Sim{now: Epoch, seed: seed, progress: newSignal()}
 	s.g = &group{parts: []*Sim{s}}
 	return s
 }
@@ -74,7 +83,7 @@ func (s *Sim) NewPart() *Sim {
 	if len(g.parts) >= maxParts {
 		panic("netsim: too many parts")
 	}
-	p := &Sim{now: s.now, nowNs: s.nowNs, seed: s.seed, g: g, lp: len(g.parts)}
+	p := &Sim{now: s.now, nowNs: s.nowNs, seed: s.seed, g: g, lp: len(g.parts), progress: newSignal()}
 	p.seq = uint64(p.lp) << partBits
 	g.parts = append(g.parts, p)
 	return p
@@ -151,7 +160,7 @@ func (s *Sim) ns(t time.Time) int64 {
 // the heap's least event is still the least of all.
 //
 // A link into another part (l.to) hands the packet over to that part,
-// at once or, in a parallel window, at the window's end (crossing).
+// at once or, in a window, at the window's end (crossing).
 func (s *Sim) deliverAt(ns int64, l *Link, p *Packet) {
 	at := max(ns, s.nowNs)
 	if l.to != s {
