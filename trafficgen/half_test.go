@@ -194,7 +194,7 @@ func TestChunkWriteWhole(t *testing.T) {
 		{false, 40, 100, 60, 0},
 		{true, 40, 100, 60, 0},
 	} {
-		p := &Peer{WriteWhole: tt.whole, out: make([]byte, HeaderLen+len(zeros))}
+		p := &Peer{WriteWhole: tt.whole}
 		c := p.chunk(hdr, tt.written, tt.length)
 		nonzero := 0
 		for _, b := range c {

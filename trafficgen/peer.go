@@ -29,8 +29,8 @@ type Peer struct {
 	// stopped: the sources generate nothing more (Stop).
 	stopped bool
 	buf     []byte
-	// out is where a message's first write is put together: its header,
-	// then zeros (see chunk).
+	// out is where a message's first write is put together with
+	// WriteWhole: its header, then zeros (see chunk); made on first use.
 	out []byte
 	// closers stop the sources' timers and streams.
 	closers []func()
@@ -53,7 +53,7 @@ type Peer struct {
 // NewPeer starts the generator's receiving side on conn and returns the
 // peer, ready for sources to send from it. side is "server" or "client".
 func NewPeer(e appenv.Env, conn appenv.Conn, rec *Recorder, side string) *Peer {
-	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10), out: make([]byte, HeaderLen+len(zeros))}
+	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
 	conn.OnStream(p.accept)
 	conn.OnClosed(func(error) {
 		// Messages waiting for a stream will not get one; those on
@@ -174,6 +174,9 @@ func (p *Peer) chunk(hdr []byte, written, length uint64) []byte {
 		return hdr[written:]
 	}
 	if written < HeaderLen {
+		if p.out == nil {
+			p.out = make([]byte, HeaderLen+len(zeros))
+		}
 		copy(p.out, hdr)
 		end := uint64(len(p.out))
 		if length > 0 {

@@ -30,6 +30,9 @@ type Network struct {
 	spareMu   sync.Mutex
 	spare     [][]byte
 	sparePkts []*Packet
+	// maxFree is each part's share of the recycled buffers and packets
+	// (see the constant).
+	maxFree int
 }
 
 // netPart is a part's share of the network.
@@ -58,6 +61,7 @@ func NewNetwork(sim *Sim) *Network {
 	for range sim.g.parts {
 		n.parts = append(n.parts, &netPart{n: n})
 	}
+	n.maxFree = maxFree / len(n.parts)
 	return n
 }
 
@@ -302,7 +306,7 @@ func (n *Network) arrive(np *netPart, p *Packet) {
 func (np *netPart) release(p *Packet) {
 	np.recycle(p.Data)
 	*p = Packet{}
-	if len(np.freePkts) < maxFree {
+	if len(np.freePkts) < np.n.maxFree {
 		np.freePkts = append(np.freePkts, p)
 	} else if len(np.n.parts) > 1 {
 		np.giveSpare()
@@ -310,18 +314,20 @@ func (np *netPart) release(p *Packet) {
 }
 
 func (np *netPart) recycle(b []byte) {
-	if len(np.free) < maxFree {
+	if len(np.free) < np.n.maxFree {
 		np.free = append(np.free, b[:0])
 	} else if len(np.n.parts) > 1 {
 		np.giveSpare()
 	}
 }
 
-// maxFree bounds a part's recycled buffers and packets; spareBatch is
-// what a part gives to or takes from the network's spare ones at a time.
+// maxFree bounds the recycled buffers and packets a network keeps: a
+// part's share is maxFree divided by the parts, and the spare ones at
+// most as many; spareBatch is what a part gives to or takes from the
+// spare ones at a time.
 const (
 	maxFree    = 4096
-	spareBatch = 1024
+	spareBatch = 512
 )
 
 // giveSpare moves a batch of the part's recycled buffers and packets to
@@ -330,13 +336,13 @@ func (np *netPart) giveSpare() {
 	n := np.n
 	n.spareMu.Lock()
 	defer n.spareMu.Unlock()
-	if len(n.spare) < maxFree && len(np.free) > spareBatch {
+	if len(n.spare) < n.maxFree && len(np.free) > spareBatch {
 		k := len(np.free) - spareBatch
 		n.spare = append(n.spare, np.free[k:]...)
 		clear(np.free[k:])
 		np.free = np.free[:k]
 	}
-	if len(n.sparePkts) < maxFree && len(np.freePkts) > spareBatch {
+	if len(n.sparePkts) < n.maxFree && len(np.freePkts) > spareBatch {
 		k := len(np.freePkts) - spareBatch
 		n.sparePkts = append(n.sparePkts, np.freePkts[k:]...)
 		clear(np.freePkts[k:])
