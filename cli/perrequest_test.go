@@ -89,6 +89,12 @@ func TestNetnsPerRequest(t *testing.T) {
 			continue
 		}
 		const rtt = 20.0
+		if raceEnabled {
+			// The race detector slows the endpoints' handshakes by
+			// milliseconds: the plain test run checks the bound.
+			t.Logf("%s: median response time %.1f ms (not checked under the race detector)", tt.run, s.ResponseMS.P50)
+			continue
+		}
 		if p50 := s.ResponseMS.P50; p50 < tt.minRTTs*rtt || p50 > tt.maxRTTs*rtt {
 			t.Errorf("%s: median response time %.1f ms, want %.0f-%.0f RTTs of %.0f ms", tt.run, p50, tt.minRTTs, tt.maxRTTs, rtt)
 		}
