@@ -25,11 +25,11 @@ type group struct {
 	// window running.
 	cross  []*Link
 	window int64
-	// windows counts the windows run side by side.
+	// windows counts the runs of the parts side by side (runAsync).
 	windows uint64
 }
 
-// Windows is the number of windows the parts ran side by side (0: they
+// Windows is the number of times the parts ran side by side (0: they
 // never did).
 func (s *Sim) Windows() uint64 { return s.g.windows }
 
@@ -96,48 +96,41 @@ func (g *group) runUntil(end int64) {
 		if g.parallel && len(g.parts) == 2 {
 			g.runAsync(end)
 		} else {
-			g.runWindows(end, g.parallel)
+			g.runWindows(end)
 		}
-		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
-			return
-		}
-	} else {
-		for {
-			p, ok := g.next()
-			if !ok || p.events[0].at > end {
-				break
-			}
-			if !g.step() {
-				return
-			}
-		}
+	} else if !g.stepUntil(end) {
+		return
+	}
+	if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
+		return
 	}
 	for _, p := range g.parts {
 		p.advance(end)
 	}
 }
 
-// runWindows runs the parts in windows. A window starts at the earliest
-// event w of any part and ends before w + lookahead: a packet a part sends
-// in it arrives in another part after the window, so each part runs the
-// window's events without the others', and the packets sent are handed
-// over in between, in the order each part sent them. With parallel the
-// first part runs on the calling goroutine and the others on a worker
-// each, side by side; without, one after the other.
-func (g *group) runWindows(end int64, parallel bool) {
-	var workers []*worker
-	if parallel {
-		for _, p := range g.parts[1:] {
-			workers = append(workers, startWorker(p))
+// stepUntil runs the parts one event at a time up to end; false if the
+// StepLimit stopped it.
+func (g *group) stepUntil(end int64) bool {
+	for {
+		p, ok := g.next()
+		if !ok || p.events[0].at > end {
+			return true
+		}
+		if !g.step() {
+			return false
 		}
 	}
-	defer func() {
-		for _, w := range workers {
-			w.stop()
-		}
-	}()
-	active := make([]*worker, 0, len(workers))
-	for epoch := uint64(1); ; epoch++ {
+}
+
+// runWindows runs the parts in windows, one after the other (side by
+// side, two parts run without windows: runAsync). A window starts at the
+// earliest event w of any part and ends before w + lookahead: a packet a
+// part sends in it arrives in another part after the window, so each part
+// runs the window's events without the others', and the packets sent are
+// handed over in between, in the order each part sent them.
+func (g *group) runWindows(end int64) {
+	for {
 		first, ok := g.next()
 		if !ok {
 			return
@@ -149,7 +142,7 @@ func (g *group) runWindows(end int64, parallel bool) {
 		g.window = g.lookahead()
 		if g.window < minWindow {
 			// A scheduled change brought a link's delay down.
-			g.runSerialUntil(end)
+			g.stepUntil(end)
 			return
 		}
 		limit := end
@@ -157,26 +150,10 @@ func (g *group) runWindows(end int64, parallel bool) {
 			limit = w + g.window - 1
 		}
 		g.running = true
-		active = active[:0]
-		for _, wk := range workers {
-			if len(wk.p.events) > 0 && wk.p.events[0].at <= limit {
-				wk.run(epoch, limit)
-				active = append(active, wk)
-			}
-		}
-		g.parts[0].runLocal(limit)
-		if !parallel {
-			for _, p := range g.parts[1:] {
-				p.runLocal(limit)
-			}
-		}
-		for _, wk := range active {
-			wk.finished.await(epoch)
+		for _, p := range g.parts {
+			p.runLocal(limit)
 		}
 		g.running = false
-		if len(active) > 0 {
-			g.windows++
-		}
 		g.handOver()
 		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
 			return
@@ -184,53 +161,10 @@ func (g *group) runWindows(end int64, parallel bool) {
 	}
 }
 
-// worker runs a part's windows on a goroutine of its own.
-type worker struct {
-	p *Sim
-	// limit is the window's end, written before todo is raised.
-	limit int64
-	// todo is raised to the epoch of the window to run (stopEpoch: stop),
-	// finished to the epoch of the window run.
-	todo, finished signal
-	exited         chan struct{}
-}
-
-// stopEpoch tells a worker to stop.
-const stopEpoch = math.MaxUint64
-
-func startWorker(p *Sim) *worker {
-	w := &worker{p: p, todo: newSignal(), finished: newSignal(), exited: make(chan struct{})}
-	go func() {
-		defer close(w.exited)
-		for seen := uint64(0); ; {
-			w.todo.await(seen + 1)
-			seen = w.todo.v.Load()
-			if seen == stopEpoch {
-				return
-			}
-			w.p.runLocal(w.limit)
-			w.finished.raise(seen)
-		}
-	}()
-	return w
-}
-
-// run has the worker run the window epoch up to limit.
-func (w *worker) run(epoch uint64, limit int64) {
-	w.limit = limit
-	w.todo.raise(epoch)
-}
-
-// stop ends the worker's goroutine and waits for it.
-func (w *worker) stop() {
-	w.todo.raise(stopEpoch)
-	<-w.exited
-}
-
 // signal is a counter one goroutine raises and another awaits. The
-// waiter spins a little before it sleeps: a window takes about a
-// millisecond of work, and waking a sleeping goroutine costs a tenth of
-// that on a virtual machine, twice per window.
+// waiter spins a little before it sleeps: the other part's progress
+// usually moves within microseconds, and waking a sleeping goroutine
+// costs some 100 µs on a virtual machine.
 type signal struct {
 	v        *atomic.Uint64
 	sleeping *atomic.Bool
@@ -384,17 +318,6 @@ func (s *Sim) takeInbox() {
 	}
 	clear(in)
 	s.taken = in
-}
-
-// runSerialUntil runs the parts one event at a time up to end.
-func (g *group) runSerialUntil(end int64) {
-	for {
-		p, ok := g.next()
-		if !ok || p.events[0].at > end {
-			return
-		}
-		p.stepPart()
-	}
 }
 
 // runLocal runs the part's events up to and including limit. Side by

@@ -19,7 +19,7 @@ type pingPong struct {
 
 // runPingPong runs the workload for 2 s of virtual time on a network of
 // one part (parts = 1) or two, in parallel or not, with links of delay
-// d; it returns the hosts' logs and the parallel windows run.
+// d; it returns the hosts' logs and how many times the parts ran side by side.
 func runPingPong(t *testing.T, parts int, parallel bool, d time.Duration) ([2][]string, uint64) {
 	t.Helper()
 	sim := New(7)
@@ -79,7 +79,7 @@ func runPingPong(t *testing.T, parts int, parallel bool, d time.Duration) ([2][]
 
 // TestPartsSameRun: the ping-pong workload gives the same logs in one part,
 // in two parts in windows one after the other, and in two parts side by
-// side in windows; with links of 0.2 ms the windows would be too short
+// side; with links of 0.2 ms the windows would be too short
 // and the two parts run one event at a time, with the same logs again.
 func TestPartsSameRun(t *testing.T) {
 	for _, d := range []time.Duration{5 * time.Millisecond, 200 * time.Microsecond} {

@@ -94,7 +94,7 @@ kind = "bulk"
 			}
 		}
 		if windows[0] != 0 || windows[1] != 0 || windows[2] == 0 {
-			t.Fatalf("%s: parallel windows %v: want none, none, some", e.Name, windows)
+			t.Fatalf("%s: runs side by side %v: want none, none, some", e.Name, windows)
 		}
 		files := resultFiles(t, dirs[0])
 		for mode := 1; mode < 3; mode++ {
@@ -108,7 +108,7 @@ kind = "bulk"
 				}
 			}
 		}
-		t.Logf("%s (%s): %d result files identical in the three modes, %d parallel windows: %v",
+		t.Logf("%s (%s): %d result files identical in the three modes, %d runs side by side: %v",
 			e.Name, e.Transport.PathScheduler, len(files), windows[2], files)
 	}
 }
