@@ -221,11 +221,7 @@ func (c *Conn) onDataLost(now time.Time, p *path, sp0 *recovery.SentPacket, reas
 	dec := scheduler.DefaultLossDecision(nil)
 	if c.lossPol != nil {
 		lp := c.lostPacket(p, sp0, reason)
-		c.pathBuf = c.pathBuf[:0]
-		for _, q := range c.paths {
-			c.pathBuf = append(c.pathBuf, c.info(q, now))
-		}
-		dec = c.lossPol.OnDataLost(now, c.pathBuf, lp)
+		dec = c.lossPol.OnDataLost(now, c.pathInfos(c.paths, now), lp)
 		if dec.Action == scheduler.LeaveToCopies && reason != scheduler.LossPTO && len(lp.Copies) == 0 {
 			dec = scheduler.LossDecision{Action: scheduler.ResendNow}
 		}
