@@ -16,7 +16,7 @@ import (
 // on path 0.
 func (c *Conn) spacesOf(p *path, buf []*pnSpace) []*pnSpace {
 	buf = buf[:0]
-	if p.id == 0 {
+	if p.id == 0 && !c.handshakeSpacesGone {
 		for l := range c.spaces {
 			if !c.spaces[l].discarded {
 				buf = append(buf, &c.spaces[l])
