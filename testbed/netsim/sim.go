@@ -143,8 +143,20 @@ func (s *Sim) At(t time.Time, f func()) Timer {
 
 // ns converts a virtual time to nanoseconds since Epoch, not before now.
 func (s *Sim) ns(t time.Time) int64 {
-	d := int64(t.Sub(Epoch))
-	return max(d, s.nowNs)
+	return max(sinceEpoch(t), s.nowNs)
+}
+
+// sinceEpoch is int64(t.Sub(Epoch)), from the two times' seconds and
+// nanoseconds: Sub checks for overflow by adding the difference back,
+// which costs as much again, on every event scheduled. Times more than
+// 2^33 s (272 years) from Epoch, where the difference could overflow, go
+// through Sub. (Epoch has no monotonic reading, so Sub uses the wall
+// clock's readings too.)
+func sinceEpoch(t time.Time) int64 {
+	if sec := t.Unix() - Epoch.Unix(); sec > -1<<33 && sec < 1<<33 {
+		return sec*1e9 + int64(t.Nanosecond()-Epoch.Nanosecond())
+	}
+	return int64(t.Sub(Epoch))
 }
 
 // deliverAt schedules the arrival of p at the end of l at ns since Epoch;
@@ -302,7 +314,7 @@ func (s *Sim) stepPart() {
 // clock to t (unless the StepLimit stopped it). With several parts it
 // runs them all and sets every part's clock.
 func (s *Sim) RunUntil(t time.Time) {
-	end := int64(t.Sub(Epoch))
+	end := sinceEpoch(t)
 	if len(s.g.parts) > 1 {
 		s.g.runUntil(end)
 		return

@@ -179,3 +179,28 @@ func TestSimLinkPacketOrder(t *testing.T) {
 		t.Fatalf("Pending() = %d after the run", sim.Pending())
 	}
 }
+
+// TestSinceEpoch: sinceEpoch is t.Sub(Epoch) to the nanosecond, near
+// Epoch and far from it (where Sub saturates), with and without a
+// monotonic reading on t.
+func TestSinceEpoch(t *testing.T) {
+	for _, tm := range []time.Time{
+		Epoch,
+		Epoch.Add(1),
+		Epoch.Add(-1),
+		Epoch.Add(20*time.Second + 123456789),
+		Epoch.Add(-20*time.Second - 987654321),
+		Epoch.Add(250 * 365 * 24 * time.Hour),
+		Epoch.Add(-250 * 365 * 24 * time.Hour),
+		Epoch.AddDate(300, 0, 0).Add(7),
+		Epoch.AddDate(-300, 0, 0).Add(-7),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("x", 3600)),
+		time.Now(),
+		time.Now().Add(-time.Hour),
+	} {
+		if got, want := sinceEpoch(tm), int64(tm.Sub(Epoch)); got != want {
+			t.Errorf("sinceEpoch(%v) = %d, want %d", tm, got, want)
+		}
+	}
+}
