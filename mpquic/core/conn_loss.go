@@ -478,8 +478,10 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 		return
 	}
 	p.lastMetrics = m
-	c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
-		SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+	if c.qlog != nil {
+		c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
+			SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+	}
 	if c.obs != nil {
 		c.obs.PathMetricsUpdated(now, PathMetrics{PathID: p.id, CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
 			SSThresh: m.ssthresh, SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, CongestionState: st.String()})
