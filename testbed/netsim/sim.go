@@ -133,6 +133,26 @@ func (t Timer) Stop() bool {
 	return true
 }
 
+// Reset moves the event of t, which must not have run or been stopped,
+// to virtual time at (now if at is in the past), as if stopped and
+// scheduled again with At (the event's order among those at the same time
+// is that of one scheduled now), with one move in the heap instead of a
+// removal and an insertion. It returns false, doing nothing, if t has run,
+// was stopped or was never scheduled.
+func (t *Timer) Reset(at time.Time) bool {
+	ev := t.ev
+	if ev == nil || ev.seq != t.seq || ev.idx < 0 {
+		return false
+	}
+	s := t.sim
+	ev.at, ev.created, ev.seq = s.ns(at), s.nowNs, s.seq
+	s.seq++
+	t.seq = ev.seq
+	s.up(ev.idx)
+	s.down(ev.idx)
+	return true
+}
+
 // At schedules f at virtual time t (now if t is in the past). Events at the
 // same time run in the order they were scheduled.
 func (s *Sim) At(t time.Time, f func()) Timer {
