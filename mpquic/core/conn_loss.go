@@ -13,14 +13,16 @@ import (
 
 // spacesOf returns the packet number spaces whose loss recovery runs on
 // path p with p's RTT and congestion controller: the handshake spaces ride
-// on path 0.
+// on path 0 (in buf), and once they are gone p's own alone (p.appOnly,
+// not to be appended to or written).
 func (c *Conn) spacesOf(p *path, buf []*pnSpace) []*pnSpace {
+	if p.id != 0 || c.handshakeSpacesGone {
+		return p.appOnly[:]
+	}
 	buf = buf[:0]
-	if p.id == 0 && !c.handshakeSpacesGone {
-		for l := range c.spaces {
-			if !c.spaces[l].discarded {
-				buf = append(buf, &c.spaces[l])
-			}
+	for l := range c.spaces {
+		if !c.spaces[l].discarded {
+			buf = append(buf, &c.spaces[l])
 		}
 	}
 	return append(buf, &p.app)

@@ -20,12 +20,15 @@ type path struct {
 	id            uint64
 	local, remote netip.AddrPort
 
-	rtt      recovery.RTT
-	cc       congestion.Controller
-	ccState  congestion.State
-	pacer    *congestion.Pacer
-	rater    congestion.PacingRater // the controller, if it sets the pacing rate
-	app      pnSpace
+	rtt     recovery.RTT
+	cc      congestion.Controller
+	ccState congestion.State
+	pacer   *congestion.Pacer
+	rater   congestion.PacingRater // the controller, if it sets the pacing rate
+	app     pnSpace
+	// appOnly holds &app: spacesOf's answer once the handshake's spaces
+	// are gone, a slice of it rather than one built at every call.
+	appOnly  [1]*pnSpace
 	ptoCount int
 
 	// Anti-amplification (RFC 9000 Section 8.1): until the peer's address is
@@ -106,6 +109,7 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		mtu:     c.cfg.MaxPacketSize,
 		state:   pathActive,
 	}
+	p.appOnly[0] = &p.app
 	p.rater, _ = cc.(congestion.PacingRater)
 	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = newPacer(c.cfg)
