@@ -204,11 +204,16 @@ type pathLog struct {
 // connections', which is the same loop in the simulator; over sockets the
 // runner serialises them).
 type Recorder struct {
-	cfg     RecorderConfig
-	start   time.Time
-	end     time.Time
-	sources []experiment.Source
-	msgs    [][]*MessageRecord
+	cfg   RecorderConfig
+	start time.Time
+	end   time.Time
+	// The throughput bin of bin's last call: [binLo, binHi) is bin
+	// binIdx (binSet once there is one).
+	binLo, binHi time.Time
+	binIdx       int
+	binSet       bool
+	sources      []experiment.Source
+	msgs         [][]*MessageRecord
 	// sent[vantage][path][class] are bins of stream bytes that end sent,
 	// sentWin their totals in the measurement window; got[sender][class]
 	// bins of bytes the receiving application read of what sender sent,
@@ -259,11 +264,22 @@ func (r *Recorder) InWarmup(m *MessageRecord) bool {
 
 func (r *Recorder) inWindow(at time.Time) bool { return !at.Before(r.start) && at.Before(r.end) }
 
+// bin returns the index of the throughput bin of at (0 before the
+// start). It remembers the bounds of the bin it returned last: the times
+// of consecutive bytes fall mostly in one bin, and two comparisons cost
+// less than Sub and a division, for every packet.
 func (r *Recorder) bin(at time.Time) int {
+	if r.binSet && !at.Before(r.binLo) && at.Before(r.binHi) {
+		return r.binIdx
+	}
 	if at.Before(r.start) {
 		return 0
 	}
-	return int(at.Sub(r.start) / r.cfg.Interval)
+	i := int(at.Sub(r.start) / r.cfg.Interval)
+	r.binLo = r.start.Add(time.Duration(i) * r.cfg.Interval)
+	r.binHi = r.binLo.Add(r.cfg.Interval)
+	r.binIdx, r.binSet = i, true
+	return i
 }
 
 func addBin(bins *[]uint64, i int, n uint64) {
@@ -538,7 +554,8 @@ func (o *observer) PathMetricsUpdated(now time.Time, m core.PathMetrics) {
 			o.logs[m.PathID] = pl
 		}
 	}
-	o.r.addPathSample(pl, PathSample{At: now, Vantage: o.vantage, PathMetrics: m})
+	s := PathSample{At: now, Vantage: o.vantage, PathMetrics: m}
+	o.r.addPathSample(pl, &s)
 }
 
 // pathLog returns the log of a path, making it if needed.
@@ -571,8 +588,10 @@ func sortSamples(s []PathSample) {
 // the path's first, or if PathInterval passed since the last kept one;
 // then also the last sample before it if that was not kept and is
 // PathInterval or more older (the path went quiet: its state during the
-// quiet time is that sample's, not the last kept one's).
-func (r *Recorder) addPathSample(pl *pathLog, s PathSample) {
+// quiet time is that sample's, not the last kept one's). s is passed by
+// pointer: a sample is some 120 bytes, recorded at every packet sent and
+// acknowledged.
+func (r *Recorder) addPathSample(pl *pathLog, s *PathSample) {
 	if r.inWindow(s.At) {
 		pl.ca.add(s)
 	}
@@ -583,10 +602,10 @@ func (r *Recorder) addPathSample(pl *pathLog, s PathSample) {
 	if keep && pl.seen && !pl.kept && (s.CongestionState != pl.last.CongestionState || s.At.Sub(pl.last.At) >= r.cfg.PathInterval) {
 		r.samples = append(r.samples, pl.last)
 	}
-	pl.seen, pl.last, pl.kept = true, s, keep
+	pl.seen, pl.last, pl.kept = true, *s, keep
 	if keep {
 		pl.keptAt = s.At
-		r.samples = append(r.samples, s)
+		r.samples = append(r.samples, *s)
 	}
 }
 
@@ -690,7 +709,7 @@ func (g *caGrowth) flush() {
 // above the slow start threshold: leaving those periods out would count
 // only the moments the window grows and overstate the growth per RTT, the
 // very effect of window reservation Table I measures.
-func inCongestionAvoidance(s PathSample) bool {
+func inCongestionAvoidance(s *PathSample) bool {
 	switch s.CongestionState {
 	case "congestion_avoidance", "probe_bw":
 		return true
@@ -700,7 +719,7 @@ func inCongestionAvoidance(s PathSample) bool {
 	return false
 }
 
-func (g *caGrowth) add(s PathSample) {
+func (g *caGrowth) add(s *PathSample) {
 	if !inCongestionAvoidance(s) {
 		g.flush()
 		return
@@ -736,8 +755,8 @@ func (g caGrowth) perRTT(rtt time.Duration) float64 {
 // rtt. NaN without such stretches.
 func CwndGrowthCA(samples []PathSample, vantage string, pathID uint64, rtt time.Duration) float64 {
 	var g caGrowth
-	for _, s := range samples {
-		if s.Vantage == vantage && s.PathID == pathID {
+	for i := range samples {
+		if s := &samples[i]; s.Vantage == vantage && s.PathID == pathID {
 			g.add(s)
 		}
 	}

@@ -287,7 +287,7 @@ func TestPathSampling(t *testing.T) {
 	r := feed(10 * time.Millisecond)
 	var g caGrowth
 	for _, s := range all.Samples() {
-		g.add(s)
+		g.add(&s)
 	}
 	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || !(a > 0) {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
@@ -359,5 +359,29 @@ func TestWarmup(t *testing.T) {
 	}
 	if got := strings.Join(marked, " "); len(rows) != 9 || got != "p/0 p/1 rr/0 rr/1" {
 		t.Errorf("%d rows, warm-up rows %q, want 8 rows and p/0 p/1 rr/0 rr/1", len(rows)-1, got)
+	}
+}
+
+// TestRecorderBin: the bin of a time (with the last bin remembered) is
+// the bin computed from scratch, for times in order, back in time, on
+// bin boundaries, before the start and far after it, with and without a
+// monotonic clock reading.
+func TestRecorderBin(t *testing.T) {
+	for _, start := range []time.Time{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Now()} {
+		r := NewRecorder(RecorderConfig{Start: start, Duration: 10 * time.Second, Interval: 100 * time.Millisecond})
+		want := func(at time.Time) int {
+			if at.Before(start) {
+				return 0
+			}
+			return int(at.Sub(start) / (100 * time.Millisecond))
+		}
+		ms := time.Millisecond
+		for _, d := range []time.Duration{0, 1, 99*ms + 999999, 100 * ms, 100*ms - 1, 150 * ms, 50 * ms, -1, -ms, 0,
+			199 * ms, 200 * ms, 200*ms - 1, 9999 * ms, 10 * time.Second, 3 * time.Hour, 250 * ms, 250 * ms} {
+			at := start.Add(d)
+			if got := r.bin(at); got != want(at) {
+				t.Errorf("start %v, bin at %v = %d, want %d", start, d, got, want(at))
+			}
+		}
 	}
 }

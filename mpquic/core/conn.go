@@ -115,6 +115,9 @@ type Conn struct {
 
 	// Initial and Handshake packet number spaces; 1-RTT spaces are per path.
 	spaces [numLevels - 1]pnSpace
+	// handshakeSpacesGone: both spaces are discarded (spacesOf need not
+	// look at them).
+	handshakeSpacesGone bool
 
 	// Connection IDs (RFC 9000 Section 5.1).
 	ids connIDs

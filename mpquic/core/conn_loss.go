@@ -13,14 +13,16 @@ import (
 
 // spacesOf returns the packet number spaces whose loss recovery runs on
 // path p with p's RTT and congestion controller: the handshake spaces ride
-// on path 0.
+// on path 0 (in buf), and once they are gone p's own alone (p.appOnly,
+// not to be appended to or written).
 func (c *Conn) spacesOf(p *path, buf []*pnSpace) []*pnSpace {
+	if p.id != 0 || c.handshakeSpacesGone {
+		return p.appOnly[:]
+	}
 	buf = buf[:0]
-	if p.id == 0 {
-		for l := range c.spaces {
-			if !c.spaces[l].discarded {
-				buf = append(buf, &c.spaces[l])
-			}
+	for l := range c.spaces {
+		if !c.spaces[l].discarded {
+			buf = append(buf, &c.spaces[l])
 		}
 	}
 	return append(buf, &p.app)
@@ -221,11 +223,7 @@ func (c *Conn) onDataLost(now time.Time, p *path, sp0 *recovery.SentPacket, reas
 	dec := scheduler.DefaultLossDecision(nil)
 	if c.lossPol != nil {
 		lp := c.lostPacket(p, sp0, reason)
-		c.pathBuf = c.pathBuf[:0]
-		for _, q := range c.paths {
-			c.pathBuf = append(c.pathBuf, c.info(q, now))
-		}
-		dec = c.lossPol.OnDataLost(now, c.pathBuf, lp)
+		dec = c.lossPol.OnDataLost(now, c.pathInfos(c.paths, now), lp)
 		if dec.Action == scheduler.LeaveToCopies && reason != scheduler.LossPTO && len(lp.Copies) == 0 {
 			dec = scheduler.LossDecision{Action: scheduler.ResendNow}
 		}
@@ -482,8 +480,10 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 		return
 	}
 	p.lastMetrics = m
-	c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
-		SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+	if c.qlog != nil {
+		c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
+			SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+	}
 	if c.obs != nil {
 		c.obs.PathMetricsUpdated(now, PathMetrics{PathID: p.id, CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
 			SSThresh: m.ssthresh, SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, CongestionState: st.String()})

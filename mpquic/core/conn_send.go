@@ -252,10 +252,7 @@ func (c *Conn) ackCarrier(now time.Time) *path {
 	if len(c.ackCand) == 0 {
 		return nil
 	}
-	c.pathBuf = c.pathBuf[:0]
-	for _, p := range c.ackCand {
-		c.pathBuf = append(c.pathBuf, c.info(p, now))
-	}
+	c.pathInfos(c.ackCand, now)
 	if ch, ok := c.pathSch.(scheduler.AckPathChooser); ok {
 		id := ch.AckPath(now, c.pathBuf)
 		for _, p := range c.ackCand {
@@ -285,10 +282,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	if len(infos) == 0 && !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
-	c.pathBuf = c.pathBuf[:0]
-	for _, p := range c.paths {
-		c.pathBuf = append(c.pathBuf, c.info(p, now))
-	}
+	c.pathInfos(c.paths, now)
 	if len(infos) > 0 {
 		first = c.strSch.Next(now, infos)
 		c.streamWork(&w, infos, first)

@@ -415,6 +415,7 @@ func (c *Conn) discardLevel(l level) {
 	sp.sent.Discard()
 	sp.discarded = true
 	sp.probes = 0
+	c.handshakeSpacesGone = c.spaces[levelInitial].discarded && c.spaces[levelHandshake].discarded
 	// The level's CRYPTO data is done with: free its buffers.
 	c.crypto[l] = newCryptoStream()
 	if p := c.pathByID(0); p != nil {

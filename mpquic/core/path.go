@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"net/netip"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,12 +20,15 @@ type path struct {
 	id            uint64
 	local, remote netip.AddrPort
 
-	rtt      recovery.RTT
-	cc       congestion.Controller
-	ccState  congestion.State
-	pacer    *congestion.Pacer
-	rater    congestion.PacingRater // the controller, if it sets the pacing rate
-	app      pnSpace
+	rtt     recovery.RTT
+	cc      congestion.Controller
+	ccState congestion.State
+	pacer   *congestion.Pacer
+	rater   congestion.PacingRater // the controller, if it sets the pacing rate
+	app     pnSpace
+	// appOnly holds &app: spacesOf's answer once the handshake's spaces
+	// are gone, a slice of it rather than one built at every call.
+	appOnly  [1]*pnSpace
 	ptoCount int
 
 	// Anti-amplification (RFC 9000 Section 8.1): until the peer's address is
@@ -105,6 +109,7 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 		mtu:     c.cfg.MaxPacketSize,
 		state:   pathActive,
 	}
+	p.appOnly[0] = &p.app
 	p.rater, _ = cc.(congestion.PacingRater)
 	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = newPacer(c.cfg)
@@ -158,32 +163,49 @@ func (p *path) pacingBudget(now time.Time) uint64 {
 
 // info builds the scheduler's snapshot of the path.
 func (c *Conn) info(p *path, now time.Time) scheduler.PathInfo {
-	return scheduler.PathInfo{
-		ID: p.id,
-		// Path 0 carries data from the start, the server's within the
-		// anti-amplification limit (packetLimit) until the client's
-		// address is validated: its 0.5-RTT answers to 0-RTT data.
-		Validated:       p.state == pathActive && (p.validated || p.id == 0) && c.ownAckPath(p),
-		Status:          p.status,
-		PeerStatus:      p.peerStatus,
-		SRTT:            p.rtt.Smoothed(),
-		RTTVar:          p.rtt.Var(),
-		MinRTT:          p.rtt.Min(),
-		LatestRTT:       p.rtt.Latest(),
-		HasRTTSample:    p.rtt.HasSample(),
-		CWND:            p.cc.Window(),
-		BytesInFlight:   c.bytesInFlight(p),
-		SSThresh:        p.cc.SlowStartThreshold(),
-		LeftStartup:     p.leftStartup,
-		PacingBudget:    p.pacingBudget(now),
-		MaxPacketSize:   c.maxPacketSize(p),
-		PacketOverhead:  packetOverhead,
-		PacketsSent:     p.packetsSent,
-		PacketsLost:     p.packetsLost,
-		BytesAcked:      p.bytesAcked,
-		ConsecutivePTOs: p.ptoCount,
-		Failed:          p.health.failed,
+	var i scheduler.PathInfo
+	c.fillInfo(&i, p, now)
+	return i
+}
+
+// pathInfos fills c.pathBuf with the scheduler's snapshot of each of
+// paths, in place (a PathInfo is some 150 bytes, built for every path at
+// every send opportunity: built where it stays, not copied there).
+func (c *Conn) pathInfos(paths []*path, now time.Time) []scheduler.PathInfo {
+	c.pathBuf = slices.Grow(c.pathBuf[:0], len(paths))[:len(paths)]
+	for k, p := range paths {
+		c.fillInfo(&c.pathBuf[k], p, now)
 	}
+	return c.pathBuf
+}
+
+// fillInfo writes the scheduler's snapshot of the path into i, field by
+// field (every field, so that nothing of an earlier snapshot remains).
+func (c *Conn) fillInfo(i *scheduler.PathInfo, p *path, now time.Time) {
+	i.ID = p.id
+	// Path 0 carries data from the start, the server's within the
+	// anti-amplification limit (packetLimit) until the client's
+	// address is validated: its 0.5-RTT answers to 0-RTT data.
+	i.Validated = p.state == pathActive && (p.validated || p.id == 0) && c.ownAckPath(p)
+	i.Status = p.status
+	i.PeerStatus = p.peerStatus
+	i.SRTT = p.rtt.Smoothed()
+	i.RTTVar = p.rtt.Var()
+	i.MinRTT = p.rtt.Min()
+	i.LatestRTT = p.rtt.Latest()
+	i.HasRTTSample = p.rtt.HasSample()
+	i.CWND = p.cc.Window()
+	i.BytesInFlight = c.bytesInFlight(p)
+	i.SSThresh = p.cc.SlowStartThreshold()
+	i.LeftStartup = p.leftStartup
+	i.PacingBudget = p.pacingBudget(now)
+	i.MaxPacketSize = c.maxPacketSize(p)
+	i.PacketOverhead = packetOverhead
+	i.PacketsSent = p.packetsSent
+	i.PacketsLost = p.packetsLost
+	i.BytesAcked = p.bytesAcked
+	i.ConsecutivePTOs = p.ptoCount
+	i.Failed = p.health.failed
 }
 
 // maxPacketSize is the largest datagram the path may carry: our configured

@@ -138,15 +138,24 @@ func (c *Conn) failureTimer(p *path) (at time.Time, decided, set bool) {
 	if !ok {
 		return time.Time{}, false, false
 	}
-	for _, q := range c.paths {
-		if q != p && c.witnesses(q, t0) {
-			return t0.Add(c.failAfter(p)), true, true
-		}
+	if c.witnessed(p, t0) {
+		return t0.Add(c.failAfter(p)), true, true
 	}
 	if p.health.witnessAsked.Equal(t0) {
 		return time.Time{}, false, false
 	}
 	return t0.Add(c.failAfter(p)), false, true
+}
+
+// witnessed reports whether another path witnesses the silence of p
+// since t0 (see witnesses).
+func (c *Conn) witnessed(p *path, t0 time.Time) bool {
+	for _, q := range c.paths {
+		if q != p && c.witnesses(q, t0) {
+			return true
+		}
+	}
+	return false
 }
 
 // silentSince returns t0 of path p, the send time of its oldest
@@ -205,8 +214,14 @@ func (c *Conn) checkPathFailures(now time.Time) {
 		return
 	}
 	for _, p := range c.paths {
-		at, decided, set := c.failureTimer(p)
-		if !set || now.Before(at) {
+		// failureTimer's time is t0 + D(p) whenever it is set: before
+		// it, nothing is due whatever the witnesses say (the common
+		// case, checked without asking them).
+		if t0, ok := c.silentSince(p); !ok || now.Before(t0.Add(c.failAfter(p))) {
+			continue
+		}
+		_, decided, set := c.failureTimer(p)
+		if !set {
 			continue
 		}
 		if decided {
@@ -384,8 +399,12 @@ func (c *Conn) nextFailureTimer() time.Time {
 	for _, p := range c.paths {
 		h := &p.health
 		if !h.failed {
-			if at, _, set := c.failureTimer(p); set {
-				earliest(at)
+			// failureTimer's time, without asking the witnesses
+			// unless they decide whether it is set: it is t0 + D(p)
+			// if set, and unset only if none witnesses and they were
+			// asked for this silence.
+			if t0, ok := c.silentSince(p); ok && (!h.witnessAsked.Equal(t0) || c.witnessed(p, t0)) {
+				earliest(t0.Add(c.failAfter(p)))
 			}
 			continue
 		}

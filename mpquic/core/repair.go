@@ -139,10 +139,7 @@ func (c *Conn) askRepairs(now time.Time) {
 	}
 	ask := c.repair.ask
 	c.repair.ask = c.repair.ask[:0]
-	c.pathBuf = c.pathBuf[:0]
-	for _, p := range c.paths {
-		c.pathBuf = append(c.pathBuf, c.info(p, now))
-	}
+	c.pathInfos(c.paths, now)
 	for _, req := range ask {
 		s := c.streams.m[req.StreamID]
 		if s == nil || s.send == nil || req.End <= req.Offset || req.ChunkLen == 0 {

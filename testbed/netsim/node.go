@@ -201,12 +201,14 @@ func (c *Conn) service() {
 	if next.Equal(c.timerAt) && !next.IsZero() {
 		return
 	}
-	c.timer.Stop()
 	c.timerAt = next
 	if next.IsZero() {
+		c.timer.Stop()
 		return
 	}
-	c.timer = sim.At(next, c.timerFn)
+	if !c.timer.Reset(next) {
+		c.timer = sim.At(next, c.timerFn)
+	}
 }
 
 // RandReader adapts a seeded math/rand source to io.Reader, so that

@@ -133,6 +133,26 @@ func (t Timer) Stop() bool {
 	return true
 }
 
+// Reset moves the event of t, which must not have run or been stopped,
+// to virtual time at (now if at is in the past), as if stopped and
+// scheduled again with At (the event's order among those at the same time
+// is that of one scheduled now), with one move in the heap instead of a
+// removal and an insertion. It returns false, doing nothing, if t has run,
+// was stopped or was never scheduled.
+func (t *Timer) Reset(at time.Time) bool {
+	ev := t.ev
+	if ev == nil || ev.seq != t.seq || ev.idx < 0 {
+		return false
+	}
+	s := t.sim
+	ev.at, ev.created, ev.seq = s.ns(at), s.nowNs, s.seq
+	s.seq++
+	t.seq = ev.seq
+	s.up(ev.idx)
+	s.down(ev.idx)
+	return true
+}
+
 // At schedules f at virtual time t (now if t is in the past). Events at the
 // same time run in the order they were scheduled.
 func (s *Sim) At(t time.Time, f func()) Timer {
@@ -143,8 +163,20 @@ func (s *Sim) At(t time.Time, f func()) Timer {
 
 // ns converts a virtual time to nanoseconds since Epoch, not before now.
 func (s *Sim) ns(t time.Time) int64 {
-	d := int64(t.Sub(Epoch))
-	return max(d, s.nowNs)
+	return max(sinceEpoch(t), s.nowNs)
+}
+
+// sinceEpoch is int64(t.Sub(Epoch)), from the two times' seconds and
+// nanoseconds: Sub checks for overflow by adding the difference back,
+// which costs as much again, on every event scheduled. Times more than
+// 2^33 s (272 years) from Epoch, where the difference could overflow, go
+// through Sub. (Epoch has no monotonic reading, so Sub uses the wall
+// clock's readings too.)
+func sinceEpoch(t time.Time) int64 {
+	if sec := t.Unix() - Epoch.Unix(); sec > -1<<33 && sec < 1<<33 {
+		return sec*1e9 + int64(t.Nanosecond()-Epoch.Nanosecond())
+	}
+	return int64(t.Sub(Epoch))
 }
 
 // deliverAt schedules the arrival of p at the end of l at ns since Epoch;
@@ -302,7 +334,7 @@ func (s *Sim) stepPart() {
 // clock to t (unless the StepLimit stopped it). With several parts it
 // runs them all and sets every part's clock.
 func (s *Sim) RunUntil(t time.Time) {
-	end := int64(t.Sub(Epoch))
+	end := sinceEpoch(t)
 	if len(s.g.parts) > 1 {
 		s.g.runUntil(end)
 		return

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -177,5 +178,68 @@ func TestSimLinkPacketOrder(t *testing.T) {
 	}
 	if sim.Pending() != 0 {
 		t.Fatalf("Pending() = %d after the run", sim.Pending())
+	}
+}
+
+// TestSinceEpoch: sinceEpoch is t.Sub(Epoch) to the nanosecond, near
+// Epoch and far from it (where Sub saturates), with and without a
+// monotonic reading on t.
+func TestSinceEpoch(t *testing.T) {
+	for _, tm := range []time.Time{
+		Epoch,
+		Epoch.Add(1),
+		Epoch.Add(-1),
+		Epoch.Add(20*time.Second + 123456789),
+		Epoch.Add(-20*time.Second - 987654321),
+		Epoch.Add(250 * 365 * 24 * time.Hour),
+		Epoch.Add(-250 * 365 * 24 * time.Hour),
+		Epoch.AddDate(300, 0, 0).Add(7),
+		Epoch.AddDate(-300, 0, 0).Add(-7),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("x", 3600)),
+		time.Now(),
+		time.Now().Add(-time.Hour),
+	} {
+		if got, want := sinceEpoch(tm), int64(tm.Sub(Epoch)); got != want {
+			t.Errorf("sinceEpoch(%v) = %d, want %d", tm, got, want)
+		}
+	}
+}
+
+// TestTimerReset: a reset timer runs where Stop and At would have put it
+// (after the events already at its new time; earlier or later than
+// before), and a timer that ran or was stopped cannot be reset.
+func TestTimerReset(t *testing.T) {
+	s := New(1)
+	var order []string
+	at := func(ms int) time.Time { return Epoch.Add(time.Duration(ms) * time.Millisecond) }
+	rec := func(name string) func() { return func() { order = append(order, name) } }
+	a := s.At(at(10), rec("a"))
+	s.At(at(10), rec("b"))
+	s.At(at(5), rec("c"))
+	d := s.At(at(1), rec("d"))
+	e := s.At(at(20), rec("e"))
+	if !a.Reset(at(10)) { // behind b now
+		t.Fatal("Reset of a pending timer failed")
+	}
+	if !e.Reset(at(2)) { // earlier
+		t.Fatal("Reset of a pending timer failed")
+	}
+	g := s.At(at(0), rec("g"))
+	if !g.Reset(at(50)) { // from the heap's top to its end
+		t.Fatal("Reset of a pending timer failed")
+	}
+	stopped := s.At(at(3), rec("stopped"))
+	stopped.Stop()
+	if stopped.Reset(at(4)) {
+		t.Error("Reset of a stopped timer succeeded")
+	}
+	s.RunUntil(at(1))
+	if d.Reset(at(30)) {
+		t.Error("Reset of a timer that ran succeeded")
+	}
+	s.RunUntil(at(100))
+	if got, want := strings.Join(order, " "), "d e c b a g"; got != want {
+		t.Errorf("order %q, want %q", got, want)
 	}
 }

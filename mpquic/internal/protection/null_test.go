@@ -110,7 +110,7 @@ func BenchmarkNullSealAndOpenPacket(b *testing.B) {
 // tags, or simulated packets' bytes (and every result that hashes or
 // prints them) would change.
 func TestNullChecksumPinned(t *testing.T) {
-	b := make([]byte, 1334)
+	b := make([]byte, 1350)
 	for i := range b {
 		b[i] = byte(i*7 + i>>3)
 	}
@@ -123,8 +123,10 @@ func TestNullChecksumPinned(t *testing.T) {
 		{31, 0x8c4e387e72f5eaee},
 		{32, 0x2a647e1c361c3a2c},
 		{33, 0x323f0e1b0e1d2414},
+		{64, 0x5c6b6c6f6c291041},
 		{100, 0x20a8c08773b5419e},
 		{1334, 0x8cb060e96fa27144},
+		{1350, 0xf117885e6c96cc9e},
 	} {
 		if got := checksum(uint64(tt.n), b[:tt.n]); got != tt.want {
 			t.Errorf("checksum of %d bytes = %#x, want %#x", tt.n, got, tt.want)

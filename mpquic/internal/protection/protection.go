@@ -217,12 +217,10 @@ func NewAEAD(s *Suite, secret []byte) (*AEAD, error) {
 // (draft-ietf-quic-multipath-21 Section 2.4; with path 0 it is RFC 9001's
 // nonce).
 func (a *AEAD) makeNonce(pathID uint32, pn uint64) []byte {
-	var ppn [12]byte
-	binary.BigEndian.PutUint32(ppn[:4], pathID)
-	binary.BigEndian.PutUint64(ppn[4:], pn&(1<<62-1))
-	for i := range a.nonce {
-		a.nonce[i] = a.iv[i] ^ ppn[i]
-	}
+	// The IV XORed with the path ID (4 bytes) and the packet number (8
+	// bytes), both big-endian, a word at a time.
+	binary.BigEndian.PutUint32(a.nonce[:4], binary.BigEndian.Uint32(a.iv[:4])^pathID)
+	binary.BigEndian.PutUint64(a.nonce[4:], binary.BigEndian.Uint64(a.iv[4:])^(pn&(1<<62-1)))
 	return a.nonce[:]
 }
 

@@ -53,6 +53,17 @@ func (s *rangeSet) add(start, end uint64) uint64 {
 		*s = append(r, span{start, end})
 		return end - start
 	}
+	// Extending the last span (start within it or touching its end),
+	// as in-order data and acknowledgements do: no other span is
+	// concerned, since the spans before it end before its start.
+	if last := &r[n-1]; start >= last.start {
+		if end <= last.end {
+			return 0
+		}
+		added := end - last.end
+		last.end = end
+		return added
+	}
 	// Spans i..j-1 overlap or touch [start, end).
 	i := r.firstEndAtLeast(start)
 	j := r.firstStartAbove(end)
