@@ -191,12 +191,14 @@ type pathKey struct {
 // pathLog is what the recorder keeps of one end's view of one path.
 type pathLog struct {
 	// last is the latest sample, kept says whether it went into the
-	// samples, keptAt is when the latest kept sample was taken.
-	last   PathSample
-	kept   bool
-	keptAt time.Time
-	seen   bool
-	ca     caGrowth
+	// samples; keepFrom is when PathInterval has passed since the latest
+	// kept sample was taken (its time plus PathInterval: one comparison
+	// for every sample, not a Sub).
+	last     PathSample
+	kept     bool
+	keepFrom time.Time
+	seen     bool
+	ca       caGrowth
 }
 
 // Recorder collects an experiment's measurements. It is used from the
@@ -595,7 +597,7 @@ func (r *Recorder) addPathSample(pl *pathLog, s *PathSample) {
 	if r.inWindow(s.At) {
 		pl.ca.add(s)
 	}
-	keep := !pl.seen || r.cfg.PathInterval <= 0 || s.At.Sub(pl.keptAt) >= r.cfg.PathInterval
+	keep := !pl.seen || r.cfg.PathInterval <= 0 || !s.At.Before(pl.keepFrom)
 	if pl.seen && s.CongestionState != pl.last.CongestionState {
 		keep = true
 	}
@@ -604,7 +606,7 @@ func (r *Recorder) addPathSample(pl *pathLog, s *PathSample) {
 	}
 	pl.seen, pl.last, pl.kept = true, *s, keep
 	if keep {
-		pl.keptAt = s.At
+		pl.keepFrom = s.At.Add(r.cfg.PathInterval)
 		r.samples = append(r.samples, *s)
 	}
 }
