@@ -48,6 +48,14 @@ type Info struct {
 	// not (two builds of one dirty checkout, builds without a VCS stamp,
 	// a binary older than the checkout it runs in).
 	BinarySHA256 string `json:"binary_sha256,omitempty"`
+	// Arch is the target the binary was built for, GOOS/GOARCH and the
+	// architecture level where the go command records one ("linux/amd64
+	// v1"); PGO is the name of the profile of a profile-guided build
+	// ("default.pgo", "" without). Both decide which instructions the
+	// compiler may use (fused multiply-adds among them), so they belong
+	// with the results.
+	Arch string `json:"arch,omitempty"`
+	PGO  string `json:"pgo,omitempty"`
 }
 
 var (
@@ -104,10 +112,20 @@ func executableSHA256() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fromSettings takes the VCS stamp of the go command's build settings.
+// fromSettings takes the VCS stamp, the target and the PGO profile of
+// the go command's build settings.
 func fromSettings(info *Info, settings []debug.BuildSetting) {
+	var goos, goarch, level string
 	for _, s := range settings {
 		switch s.Key {
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		case "GOAMD64", "GOARM64", "GOARM", "GO386", "GOPPC64", "GORISCV64", "GOMIPS", "GOMIPS64", "GOWASM":
+			level = s.Value
+		case "-pgo":
+			info.PGO = filepath.Base(s.Value)
 		case "vcs.revision":
 			info.Revision = s.Value
 			info.RevisionFrom = "build"
@@ -116,6 +134,9 @@ func fromSettings(info *Info, settings []debug.BuildSetting) {
 		case "vcs.modified":
 			info.Dirty = s.Value == "true"
 		}
+	}
+	if goarch != "" {
+		info.Arch = strings.TrimSpace(goos + "/" + goarch + " " + level)
 	}
 }
 

@@ -17,8 +17,13 @@ func TestFromSettings(t *testing.T) {
 		{Key: "vcs.revision", Value: "1672e02bb6ea4e11e6d6701eefbecf8fc474c281"},
 		{Key: "vcs.time", Value: "2026-11-22T18:54:00Z"},
 		{Key: "vcs.modified", Value: "true"},
+		{Key: "-pgo", Value: "/home/me/mpq/cmd/mpq/default.pgo"},
+		{Key: "GOARCH", Value: "amd64"},
+		{Key: "GOOS", Value: "linux"},
+		{Key: "GOAMD64", Value: "v3"},
 	})
-	want := Info{Revision: "1672e02bb6ea4e11e6d6701eefbecf8fc474c281", RevisionTime: "2026-11-22T18:54:00Z", Dirty: true, RevisionFrom: "build"}
+	want := Info{Revision: "1672e02bb6ea4e11e6d6701eefbecf8fc474c281", RevisionTime: "2026-11-22T18:54:00Z", Dirty: true, RevisionFrom: "build",
+		Arch: "linux/amd64 v3", PGO: "default.pgo"}
 	if info != want {
 		t.Fatalf("got %+v, want %+v", info, want)
 	}
