@@ -133,12 +133,14 @@ func (t Timer) Stop() bool {
 	return true
 }
 
-// Reset moves the event of t, which must not have run or been stopped,
-// to virtual time at (now if at is in the past), as if stopped and
-// scheduled again with At (the event's order among those at the same time
-// is that of one scheduled now), with one move in the heap instead of a
-// removal and an insertion. It returns false, doing nothing, if t has run,
-// was stopped or was never scheduled.
+// Reset moves the pending event of t to virtual time at (now if at is
+// in the past), as if stopped and scheduled again with At (the event's
+// order among those at the same time is that of one scheduled now), with
+// one move in the heap instead of a removal and an insertion, and
+// reports true. If t has run, was stopped or was never scheduled, it
+// does nothing and reports false. Only t itself follows the event: other
+// copies of the Timer are stale afterwards, as after Stop and At (their
+// Stop does nothing).
 func (t *Timer) Reset(at time.Time) bool {
 	ev := t.ev
 	if ev == nil || ev.seq != t.seq || ev.idx < 0 {
