@@ -210,10 +210,9 @@ type Recorder struct {
 	start time.Time
 	end   time.Time
 	// The throughput bin of bin's last call: [binLo, binHi) is bin
-	// binIdx (binSet once there is one).
+	// binIdx (empty before the first call: both zero).
 	binLo, binHi time.Time
 	binIdx       int
-	binSet       bool
 	sources      []experiment.Source
 	msgs         [][]*MessageRecord
 	// sent[vantage][path][class] are bins of stream bytes that end sent,
@@ -271,7 +270,7 @@ func (r *Recorder) inWindow(at time.Time) bool { return !at.Before(r.start) && a
 // of consecutive bytes fall mostly in one bin, and two comparisons cost
 // less than Sub and a division, for every packet.
 func (r *Recorder) bin(at time.Time) int {
-	if r.binSet && !at.Before(r.binLo) && at.Before(r.binHi) {
+	if !at.Before(r.binLo) && at.Before(r.binHi) {
 		return r.binIdx
 	}
 	if at.Before(r.start) {
@@ -280,7 +279,7 @@ func (r *Recorder) bin(at time.Time) int {
 	i := int(at.Sub(r.start) / r.cfg.Interval)
 	r.binLo = r.start.Add(time.Duration(i) * r.cfg.Interval)
 	r.binHi = r.binLo.Add(r.cfg.Interval)
-	r.binIdx, r.binSet = i, true
+	r.binIdx = i
 	return i
 }
 

@@ -115,7 +115,7 @@ func (l *Link) Schedule(steps []linkmodel.Step, start time.Time) error {
 	if err := l.model.SetSchedule(steps); err != nil {
 		return fmt.Errorf("netsim: link %s: %w", l.Name, err)
 	}
-	l.model.SetOrigin(int64(start.Sub(Epoch)))
+	l.model.SetOrigin(sinceEpoch(start))
 	return nil
 }
 

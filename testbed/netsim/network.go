@@ -337,16 +337,10 @@ func (np *netPart) giveSpare() {
 	n.spareMu.Lock()
 	defer n.spareMu.Unlock()
 	if len(n.spare) < n.maxFree && len(np.free) > spareBatch {
-		k := len(np.free) - spareBatch
-		n.spare = append(n.spare, np.free[k:]...)
-		clear(np.free[k:])
-		np.free = np.free[:k]
+		moveTail(&n.spare, &np.free, len(np.free)-spareBatch)
 	}
 	if len(n.sparePkts) < n.maxFree && len(np.freePkts) > spareBatch {
-		k := len(np.freePkts) - spareBatch
-		n.sparePkts = append(n.sparePkts, np.freePkts[k:]...)
-		clear(np.freePkts[k:])
-		np.freePkts = np.freePkts[:k]
+		moveTail(&n.sparePkts, &np.freePkts, len(np.freePkts)-spareBatch)
 	}
 }
 
@@ -357,17 +351,19 @@ func (np *netPart) takeSpare() {
 	n.spareMu.Lock()
 	defer n.spareMu.Unlock()
 	if len(np.free) == 0 {
-		k := max(0, len(n.spare)-spareBatch)
-		np.free = append(np.free, n.spare[k:]...)
-		clear(n.spare[k:])
-		n.spare = n.spare[:k]
+		moveTail(&np.free, &n.spare, max(0, len(n.spare)-spareBatch))
 	}
 	if len(np.freePkts) == 0 {
-		k := max(0, len(n.sparePkts)-spareBatch)
-		np.freePkts = append(np.freePkts, n.sparePkts[k:]...)
-		clear(n.sparePkts[k:])
-		n.sparePkts = n.sparePkts[:k]
+		moveTail(&np.freePkts, &n.sparePkts, max(0, len(n.sparePkts)-spareBatch))
 	}
+}
+
+// moveTail moves the elements of *from from index k on to the end of
+// *to, leaving no reference to them behind in *from's array.
+func moveTail[T any](to, from *[]T, k int) {
+	*to = append(*to, (*from)[k:]...)
+	clear((*from)[k:])
+	*from = (*from)[:k]
 }
 
 // PathSpec configures one path of a topology: the client-to-server (Up) and

@@ -126,3 +126,35 @@ func TestNetworkRoutesManyPairs(t *testing.T) {
 		t.Errorf("unroutable %d, want 6", n.Unroutable())
 	}
 }
+
+// TestSparePool: with two parts, the buffers a part recycles beyond its
+// share go to the network's spare ones a batch at a time, and a part
+// that has none left takes a batch from there (a bulk sender's buffers
+// come back from its receiver).
+func TestSparePool(t *testing.T) {
+	sim := New(1)
+	sim.NewPart()
+	n := NewNetwork(sim)
+	give, take := n.parts[0], n.parts[1]
+	share := n.maxFree
+	for i := range share + 1 {
+		b := make([]byte, 1, 2048)
+		b[0] = byte(i)
+		give.recycle(b)
+	}
+	if len(give.free) != share-spareBatch || len(n.spare) != spareBatch {
+		t.Fatalf("after %d recycled: part %d, spare %d; want %d and %d", share+1, len(give.free), len(n.spare), share-spareBatch, spareBatch)
+	}
+	b := take.buffer(100)
+	if len(b) != 100 || cap(b) != 2048 {
+		t.Fatalf("taken buffer len %d cap %d, want a recycled one", len(b), cap(b))
+	}
+	if len(n.spare) != 0 || len(take.free) != spareBatch-1 {
+		t.Fatalf("after the take: spare %d, part %d; want 0 and %d", len(n.spare), len(take.free), spareBatch-1)
+	}
+	for _, s := range n.spare[:cap(n.spare)] {
+		if s != nil {
+			t.Fatal("the spare array still refers to a buffer it gave away")
+		}
+	}
+}

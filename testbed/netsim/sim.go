@@ -364,7 +364,7 @@ func (s *Sim) RunFor(d time.Duration) { s.RunUntil(s.now.Add(d)) }
 // virtual deadline; it reports whether cond became false. It is the bounded
 // drive loop of tests: a livelock ends at the deadline instead of hanging.
 func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
-	end := int64(deadline.Sub(Epoch))
+	end := sinceEpoch(deadline)
 	for cond() {
 		next, ok := s.g.next()
 		if !ok {

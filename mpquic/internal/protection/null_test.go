@@ -11,16 +11,7 @@ import (
 // layout, and refuses what AES-GCM refuses: another key, another path ID
 // or packet number, a modified header or payload.
 func TestNullAEAD(t *testing.T) {
-	s, _ := SuiteByID(tls.TLS_AES_128_GCM_SHA256)
-	secret := bytes.Repeat([]byte{7}, 32)
-	real, err := NewKeys(s, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	null, err := NewNullAEAD(s, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, secret, real, null := nullTestKeys(t)
 	if !null.IsNull() || real.AEAD.IsNull() {
 		t.Fatal("IsNull wrong")
 	}
@@ -154,16 +145,7 @@ func BenchmarkNullChecksum(b *testing.B) {
 // before its nonce and tag were computed a word at a time (commit
 // 375eb42): the simulated packets' bytes do not change with its speed.
 func TestNullTagPinned(t *testing.T) {
-	s, _ := SuiteByID(tls.TLS_AES_128_GCM_SHA256)
-	secret := bytes.Repeat([]byte{7}, 32)
-	keys, err := NewKeys(s, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	null, err := NewNullAEAD(s, secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, keys, null := nullTestKeys(t)
 	hdr := []byte{0x41, 1, 2, 3, 4, 5, 6, 7, 8, 0x12, 0x34}
 	payload := make([]byte, 100)
 	for i := range payload {
@@ -186,3 +168,19 @@ const (
 	nullTagPin    = "3bec0f7a21b34b5f721466ac0981c3cb"
 	nullHeaderPin = "5a0102030405060708eeb3"
 )
+
+// nullTestKeys derives from one secret (AES-128-GCM's suite) the AES keys
+// and the null protection of the tests above.
+func nullTestKeys(t *testing.T) (s *Suite, secret []byte, real Keys, null *AEAD) {
+	t.Helper()
+	s, _ = SuiteByID(tls.TLS_AES_128_GCM_SHA256)
+	secret = bytes.Repeat([]byte{7}, 32)
+	real, err := NewKeys(s, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if null, err = NewNullAEAD(s, secret); err != nil {
+		t.Fatal(err)
+	}
+	return s, secret, real, null
+}
