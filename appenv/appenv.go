@@ -133,6 +133,15 @@ type Discarder interface {
 	Discard(max int) (int, error)
 }
 
+// ZeroWriter is a Stream that can send zero bytes without a buffer to
+// copy them from (the simulator's, where a bulk sender's copies of its
+// zeros into the send buffer and out of it were a tenth of a saturated
+// run's critical path). WriteZeros(n) is Write of n zero bytes in every
+// respect but the copies.
+type ZeroWriter interface {
+	WriteZeros(n int) (int, error)
+}
+
 // ErrStreamLimit is wrapped by OpenStream and OpenUniStream errors while
 // the peer's stream limit is reached.
 var ErrStreamLimit = errors.New("env: peer's stream limit reached")

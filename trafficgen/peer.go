@@ -147,15 +147,14 @@ func (os *outStream) write() {
 		return
 	}
 	for os.written < m.hdr.Length {
-		chunk := os.p.chunk(os.hdr, os.written, m.hdr.Length)
-		n, err := os.s.Write(chunk)
+		n, want, err := os.p.writeNext(os.s, os.hdr, os.written, m.hdr.Length)
 		os.written += uint64(n)
 		if err != nil {
 			os.p.rec.fail(m.rec, err)
 			os.msg = nil
 			return
 		}
-		if n < len(chunk) {
+		if n < want {
 			return // OnWritable resumes
 		}
 	}
@@ -188,6 +187,20 @@ func (p *Peer) chunk(hdr []byte, written, length uint64) []byte {
 		return zeros
 	}
 	return zeros[:min(uint64(len(zeros)), length-written)]
+}
+
+// writeNext writes on st the next chunk of a message (see chunk): the
+// body's zeros with WriteZeros where st offers it (appenv.ZeroWriter),
+// without their copies. It returns what the write returned and the
+// chunk's length.
+func (p *Peer) writeNext(st appenv.Stream, hdr []byte, written, length uint64) (n, want int, err error) {
+	chunk := p.chunk(hdr, written, length)
+	if zw, ok := st.(appenv.ZeroWriter); ok && written >= HeaderLen {
+		n, err = zw.WriteZeros(len(chunk))
+	} else {
+		n, err = st.Write(chunk)
+	}
+	return n, len(chunk), err
 }
 
 // readReply consumes the reply; a complete reply frees the stream.
@@ -349,9 +362,16 @@ func (is *inStream) complete(now time.Time) {
 }
 
 func (is *inStream) writeReply() {
+	zw, _ := is.s.(appenv.ZeroWriter)
 	for is.replyLeft > 0 {
 		chunk := zeros[:min(uint64(len(zeros)), is.replyLeft)]
-		n, err := is.s.Write(chunk)
+		var n int
+		var err error
+		if zw != nil {
+			n, err = zw.WriteZeros(len(chunk))
+		} else {
+			n, err = is.s.Write(chunk)
+		}
 		is.replyLeft -= uint64(n)
 		if err != nil || n < len(chunk) {
 			return

@@ -231,8 +231,7 @@ func (p *Peer) bulk(idx int, s experiment.Source, origin time.Time) {
 	done := false
 	write := func() {
 		for !done && !p.stopped {
-			chunk := p.chunk(hdr, written, limit)
-			n, err := st.Write(chunk)
+			n, want, err := p.writeNext(st, hdr, written, limit)
 			written += uint64(n)
 			if err != nil {
 				done = true
@@ -243,7 +242,7 @@ func (p *Peer) bulk(idx int, s experiment.Source, origin time.Time) {
 				st.Close()
 				return
 			}
-			if n < len(chunk) {
+			if n < want {
 				return
 			}
 		}

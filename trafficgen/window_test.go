@@ -34,6 +34,16 @@ func (l lateTimers) AfterFunc(d time.Duration, f func()) func() bool {
 // zero and when the server's connection was ready (its peer started).
 func simRun(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Duration, rate float64, conf func(server, client *core.Config)) (*trafficgen.Recorder, time.Time, time.Time) {
 	t.Helper()
+	return simRunWrapped(t, srcs, duration, delay, lag, rate, conf, nil)
+}
+
+// simRunWrapped is simRun with the peers' connections wrapped by wrap (if
+// not nil).
+func simRunWrapped(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Duration, rate float64, conf func(server, client *core.Config), wrap func(appenv.Conn) appenv.Conn) (*trafficgen.Recorder, time.Time, time.Time) {
+	t.Helper()
+	if wrap == nil {
+		wrap = func(c appenv.Conn) appenv.Conn { return c }
+	}
 	sim := netsim.New(1)
 	topo, err := netsim.NewTopology(sim, []netsim.PathSpec{netsim.Symmetric(netsim.LinkConfig{Rate: rate, Delay: delay})})
 	if err != nil {
@@ -63,7 +73,7 @@ func simRun(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Du
 	senv := lateTimers{shost, lag}
 	if _, err := shost.Listen(saddr.String(), func(c appenv.Conn) {
 		ready = sim.Now()
-		p := trafficgen.NewPeer(senv, c, rec, "server")
+		p := trafficgen.NewPeer(senv, wrap(c), rec, "server")
 		p.Start(srcs, t0)
 		peers = append(peers, p)
 	}); err != nil {
@@ -74,7 +84,7 @@ func simRun(t *testing.T, srcs []experiment.Source, duration, delay, lag time.Du
 			t.Error(err)
 			return
 		}
-		peers = append(peers, trafficgen.NewPeer(chost, c, rec, "client"))
+		peers = append(peers, trafficgen.NewPeer(chost, wrap(c), rec, "client"))
 	})
 	end := t0.Add(duration)
 	sim.RunUntil(end)

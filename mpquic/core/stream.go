@@ -51,7 +51,15 @@ func (s *Stream) take(n int, err error) (int, error) {
 // how much it took. When it took less than len(p), an EventStreamWritable
 // follows when room frees up. After the peer asked to stop (STOP_SENDING) it
 // returns a *StreamError.
-func (s *Stream) Write(p []byte) (int, error) {
+func (s *Stream) Write(p []byte) (int, error) { return s.write(p, 0) }
+
+// WriteZeros is Write of n zero bytes in every respect but the copies: the
+// stream keeps no copy of them (an application that only needs bytes
+// counted, like a bulk sender).
+func (s *Stream) WriteZeros(n int) (int, error) { return s.write(nil, n) }
+
+// write is Write of p followed by zeros zero bytes; one of them is empty.
+func (s *Stream) write(p []byte, zeros int) (int, error) {
 	st := s.s
 	if st.send == nil {
 		return 0, errNoSend
@@ -59,11 +67,17 @@ func (s *Stream) Write(p []byte) (int, error) {
 	if err := s.c.Err(); err != nil {
 		return 0, err
 	}
-	n, err := st.send.Write(p)
+	var n int
+	var err error
+	if zeros > 0 {
+		n, err = st.send.WriteZeros(zeros)
+	} else {
+		n, err = st.send.Write(p)
+	}
 	if n > 0 {
 		s.c.queueSend(st)
 	}
-	if n < len(p) && err == nil {
+	if n < len(p)+zeros && err == nil {
 		st.wantWrite = true
 	}
 	return n, err

@@ -31,7 +31,7 @@ func (s *SendStream) Parity(offset, end uint64, dst []byte) bool {
 	for x := offset; x < end; {
 		col := (x - offset) % chunk
 		n := min(end-x, chunk-col)
-		b := s.buf.slice(int(x-s.ackBase), int(n))
+		b := s.bytesAt(x, int(n))
 		for i, v := range b {
 			dst[col+uint64(i)] ^= v
 		}

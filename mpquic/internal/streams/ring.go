@@ -52,6 +52,10 @@ func (r *sendRing) append(p []byte) {
 	r.n += len(p)
 }
 
+// reserve adds n bytes at the tail without writing them (their content
+// is what the positions held before); the caller ensures room with grow.
+func (r *sendRing) reserve(n int) { r.n += n }
+
 // slice returns up to n contiguous bytes starting rel bytes after the head;
 // it is shorter than n when the range wraps around the end of the buffer.
 func (r *sendRing) slice(rel, n int) []byte {

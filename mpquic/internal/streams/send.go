@@ -55,6 +55,12 @@ type SendStream struct {
 	lost      rangeSet // ranges awaiting retransmission
 	lostBytes uint64   // lost.total()
 
+	// zeros are the ranges of [ackBase, written) written by WriteZeros,
+	// whose bytes are not in buf; scratch assembles the data of a range
+	// partly in them (bytesAt).
+	zeros   rangeSet
+	scratch []byte
+
 	closed   bool
 	finSent  bool // a FIN is in flight or acknowledged
 	finAcked bool
@@ -81,20 +87,83 @@ func NewSendStream(id uint64, peerMaxStreamData uint64, bufferLimit int) *SendSt
 // *qerr.StreamError after Reset (Remote false) or after the peer's
 // STOP_SENDING (Remote true, with the peer's code).
 func (s *SendStream) Write(p []byte) (int, error) {
+	n, err := s.admit(len(p))
+	if n == 0 {
+		return 0, err
+	}
+	s.buf.grow(s.buf.n+n, s.bufLimit)
+	s.buf.append(p[:n])
+	s.written += uint64(n)
+	return n, nil
+}
+
+// WriteZeros is Write of n zero bytes in every respect but the copy: the
+// bytes take their room in the send buffer but are never written into it
+// nor read from it (zeros records them; bytesAt hands them out). A bulk
+// sender whose data is only counted saves two copies of every byte.
+func (s *SendStream) WriteZeros(n int) (int, error) {
+	n, err := s.admit(n)
+	if n == 0 {
+		return 0, err
+	}
+	s.buf.grow(s.buf.n+n, s.bufLimit)
+	s.buf.reserve(n)
+	s.zeros.add(s.written, s.written+uint64(n))
+	s.written += uint64(n)
+	return n, nil
+}
+
+// admit returns how many of want bytes a Write takes now, or the error
+// of a stream that takes none any more.
+func (s *SendStream) admit(want int) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
 	if s.closed {
 		return 0, ErrWriteAfterClose
 	}
-	n := min(len(p), s.Writable())
-	if n == 0 {
-		return 0, nil
+	return max(0, min(want, s.Writable())), nil
+}
+
+// zeroPage is what bytesAt hands out for ranges written by WriteZeros. It
+// is never written.
+var zeroPage [16 << 10]byte
+
+// bytesAt returns up to n contiguous bytes of the stream from offset off
+// (ackBase <= off < written): what buf.slice returns, shorter where the
+// range wraps around the end of the ring, with the ranges written by
+// WriteZeros as zeros. A range all zeros is a slice of zeroPage; a range
+// partly zeros is assembled in scratch. Either way it is valid until the
+// next call that changes the stream, as Chunk.Data.
+func (s *SendStream) bytesAt(off uint64, n int) []byte {
+	b := s.buf.slice(int(off-s.ackBase), n)
+	if len(s.zeros) == 0 || len(b) == 0 {
+		return b
 	}
-	s.buf.grow(s.buf.n+n, s.bufLimit)
-	s.buf.append(p[:n])
-	s.written += uint64(n)
-	return n, nil
+	end := off + uint64(len(b))
+	i := s.zeros.firstEndAtLeast(off + 1)
+	if i == len(s.zeros) || s.zeros[i].start >= end {
+		return b
+	}
+	if z := s.zeros[i]; z.start <= off && z.end >= end && len(b) <= len(zeroPage) {
+		return zeroPage[:len(b):len(b)]
+	}
+	s.scratch = append(s.scratch[:0], b...)
+	for ; i < len(s.zeros) && s.zeros[i].start < end; i++ {
+		z := s.zeros[i]
+		clear(s.scratch[max(z.start, off)-off : min(z.end, end)-off])
+	}
+	return s.scratch
+}
+
+// trimZeros drops the ranges of zeros below ackBase.
+func (s *SendStream) trimZeros() {
+	for len(s.zeros) > 0 && s.zeros[0].end <= s.ackBase {
+		s.zeros.popFront()
+	}
+	if len(s.zeros) > 0 && s.zeros[0].start < s.ackBase {
+		s.zeros[0].start = s.ackBase
+	}
 }
 
 // Writable returns how many bytes Write would accept now: 0 after Close,
@@ -152,7 +221,7 @@ func (s *SendStream) NextChunk(maxLen int, connCredit uint64) (Chunk, bool) {
 		}
 		sp := s.lost[0]
 		n := int(min(sp.end-sp.start, uint64(maxLen)))
-		data := s.buf.slice(int(sp.start-s.ackBase), n)
+		data := s.bytesAt(sp.start, n)
 		n = len(data)
 		if s.lost[0].start += uint64(n); s.lost[0].start == s.lost[0].end {
 			s.lost.popFront()
@@ -177,7 +246,7 @@ func (s *SendStream) NextChunk(maxLen int, connCredit uint64) (Chunk, bool) {
 		}
 		return Chunk{}, false
 	}
-	data := s.buf.slice(int(s.sentHigh-s.ackBase), int(n))
+	data := s.bytesAt(s.sentHigh, int(n))
 	ch := Chunk{Offset: s.sentHigh, Data: data, NewBytes: len(data)}
 	s.sentHigh += uint64(len(data))
 	if s.closed && s.sentHigh == s.written {
@@ -271,6 +340,7 @@ func (s *SendStream) OnAcked(offset uint64, length int, fin bool) {
 		s.acked.popFront()
 		s.ackBase += n
 		s.buf.discard(int(n))
+		s.trimZeros()
 	}
 	s.maybeRelease()
 }
@@ -365,6 +435,7 @@ func (s *SendStream) abort(code uint64) {
 	s.buf.release()
 	s.lost = s.lost[:0]
 	s.acked = s.acked[:0]
+	s.zeros, s.scratch = nil, nil
 	s.lostBytes = 0
 	s.ackBase = s.sentHigh
 }

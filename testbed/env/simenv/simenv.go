@@ -369,9 +369,21 @@ func (s *stream) OnReadable(f func()) {
 	}
 }
 
-func (s *stream) Write(p []byte) (int, error) {
+func (s *stream) Write(p []byte) (int, error) { return s.write(p, 0) }
+
+// WriteZeros implements appenv.ZeroWriter.
+func (s *stream) WriteZeros(n int) (int, error) { return s.write(nil, n) }
+
+// write is Write of p or, if zeros is positive, WriteZeros of zeros.
+func (s *stream) write(p []byte, zeros int) (int, error) {
 	s.c.nc.Advance(s.c.h.sim.Now())
-	n, err := s.s.Write(p)
+	var n int
+	var err error
+	if zeros > 0 {
+		n, err = s.s.WriteZeros(zeros)
+	} else {
+		n, err = s.s.Write(p)
+	}
 	if n > 0 {
 		s.c.nc.Kick()
 	}
