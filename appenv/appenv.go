@@ -128,9 +128,14 @@ type Stream interface {
 // Discarder is a Stream that can drop received data without copying it
 // out (the simulator's, where copying what a bulk receiver only counts
 // was a few percent of a saturated run). Discard(max) is Read of a
-// buffer of max bytes in every respect but the copy.
+// buffer of max bytes in every respect but the copy. Sink tells the
+// stream that the rest of it will be consumed with Discard only, so that
+// it need not even keep what arrives (Read fails from then on); it
+// reports whether it took effect, and Discard returns the same either
+// way.
 type Discarder interface {
 	Discard(max int) (int, error)
+	Sink() bool
 }
 
 // ZeroWriter is a Stream that can send zero bytes without a buffer to

@@ -333,7 +333,12 @@ func (is *inStream) consume(b []byte) {
 			is.class = classOf(h.Flags&FlagPriority != 0)
 			is.p.rec.received(now, is.sender, is.class, int(h.Source), false, HeaderLen)
 			if h.Flags&FlagBulk != 0 {
+				// The rest of the stream is the bulk body, only
+				// counted (readable: Discard).
 				is.bulk = true
+				if d, ok := is.s.(appenv.Discarder); ok {
+					d.Sink()
+				}
 				continue
 			}
 			if is.read == h.Length {

@@ -34,6 +34,17 @@ func (s *Stream) Discard(max int) (int, error) {
 	return s.take(s.s.recv.Discard(max))
 }
 
+// Sink tells the stream that the application consumes the rest of it with
+// Discard only: what arrives is no longer kept, and Read fails. It
+// reports whether it took effect (not on a stream with repair enabled,
+// whose bytes its parities need); Discard works the same either way.
+func (s *Stream) Sink() bool {
+	if s.s.recv == nil {
+		return false
+	}
+	return s.s.recv.Sink()
+}
+
 // take finishes a Read or Discard that returned n and err.
 func (s *Stream) take(n int, err error) (int, error) {
 	st := s.s

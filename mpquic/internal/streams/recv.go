@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"errors"
 	"io"
 	"time"
 
@@ -30,6 +31,9 @@ type RecvStream struct {
 	resetCode  uint64
 	stopped    bool // the application asked the peer to stop: data is discarded
 	stopCode   uint64
+	// sink (Sink): the application consumes the rest with Discard
+	// only, so arriving data is accounted but not stored.
+	sink bool
 
 	// repair (EnableRepair): REPAIR parities are taken; hist holds the
 	// last bytes read, [readOff-len(hist), readOff), for them.
@@ -105,7 +109,7 @@ func (r *RecvStream) Push(offset uint64, data []byte, fin bool) (newBytes uint64
 		r.maybeRelease()
 		return newBytes, nil
 	}
-	if !r.stopped {
+	if !r.stopped && !r.sink {
 		r.store(start, end, data[start-offset:])
 	}
 	r.recvd.add(start, end)
@@ -156,6 +160,25 @@ func (r *RecvStream) maybeRelease() {
 	}
 }
 
+// ErrSink is what Read returns on a stream given to Sink.
+var ErrSink = errors.New("streams: Read on a stream whose data is only discarded (Sink)")
+
+// Sink tells the stream that the application consumes the rest of it
+// with Discard only, as a receiver that counts bulk data does: data
+// arriving from now on is accounted, acknowledged and credited as before
+// but not stored, the bytes buffered are dropped, and Read fails with
+// ErrSink. Discard returns what it would have returned without Sink. It
+// reports whether it took effect: a stream with repair enabled keeps its
+// bytes (its parities rebuild from them) and ignores it.
+func (r *RecvStream) Sink() bool {
+	if r.repair {
+		return false
+	}
+	r.sink = true
+	r.buf.release()
+	return true
+}
+
 // Read copies in-order data into p. It returns io.EOF once all data up to
 // the FIN was read, a *qerr.StreamError after the peer reset the stream
 // (Remote true) or after StopSending (Remote false), and 0, nil when no data
@@ -182,6 +205,10 @@ func (r *RecvStream) take(p []byte, max int) (int, error) {
 	n := min(uint64(max), r.recvd[0].end-r.readOff)
 	var got []byte
 	switch {
+	case r.sink && p != nil:
+		return 0, ErrSink
+	case r.sink:
+		// Nothing is stored: the bytes are only counted.
 	case p != nil:
 		got = p[:n]
 		r.buf.read(got)

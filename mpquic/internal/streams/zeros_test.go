@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestWriteZerosSameAsWrite drives two streams with the same random
@@ -109,5 +110,77 @@ func TestWriteZerosNotCopied(t *testing.T) {
 	ch, _ = s.NextChunk(1000, big)
 	if len(ch.Data) != 100 || &ch.Data[0] != &zeroPage[0] {
 		t.Fatalf("chunk of %d bytes not from zeroPage", len(ch.Data))
+	}
+}
+
+// TestSinkSameAsDiscard drives two receiving streams with the same
+// frames, out of order, overlapping and duplicated, both consumed with
+// Discard; one becomes a sink at a random moment. Every Push, Discard,
+// Readable and window update must be the same, the sink must hold no
+// buffer, and its Read must fail.
+func TestSinkSameAsDiscard(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		const total = 200_000
+		ref := NewRecvStream(0, 64<<10)
+		sk := NewRecvStream(0, 64<<10)
+		ref.SetMaxWindow(1 << 20)
+		sk.SetMaxWindow(1 << 20)
+		now := time.Unix(0, 0)
+		sinkAt := rng.IntN(2000)
+		for step := range 4000 {
+			if step == sinkAt && !sk.Sink() {
+				t.Fatal("Sink did not take effect")
+			}
+			now = now.Add(time.Millisecond)
+			if rng.IntN(3) > 0 {
+				// A frame around the read offset (duplicates
+				// included), within the window.
+				off := max(0, int64(ref.readOff)+int64(rng.IntN(30_000))-15_000)
+				n := uint64(1 + rng.IntN(1400))
+				if uint64(off) >= total {
+					continue
+				}
+				o := uint64(off)
+				n = min(n, total-o, ref.w.limit-min(o, ref.w.limit))
+				fin := o+n == total
+				a, ea := ref.Push(o, patternBytes(o, int(n)), fin)
+				b, eb := sk.Push(o, patternBytes(o, int(n)), fin)
+				if a != b || (ea == nil) != (eb == nil) {
+					t.Fatalf("seed %d step %d: Push %d, %v and %d, %v", seed, step, a, ea, b, eb)
+				}
+			} else {
+				max := rng.IntN(70_000)
+				a, ea := ref.Discard(max)
+				b, eb := sk.Discard(max)
+				if a != b || ea != eb {
+					t.Fatalf("seed %d step %d: Discard %d, %v and %d, %v", seed, step, a, ea, b, eb)
+				}
+			}
+			la, oka := ref.WindowUpdate(now, 10*time.Millisecond)
+			lb, okb := sk.WindowUpdate(now, 10*time.Millisecond)
+			if la != lb || oka != okb || ref.Readable() != sk.Readable() || ref.readOff != sk.readOff {
+				t.Fatalf("seed %d step %d: states differ", seed, step)
+			}
+			if step >= sinkAt {
+				if sk.buf.b != nil {
+					t.Fatalf("seed %d step %d: the sink holds a buffer of %d bytes", seed, step, len(sk.buf.b))
+				}
+				if sk.Readable() && !(sk.finalKnown && sk.readOff == sk.finalSize) {
+					if _, err := sk.Read(make([]byte, 10)); err != ErrSink {
+						t.Fatalf("seed %d step %d: Read on a sink: %v", seed, step, err)
+					}
+				}
+			}
+		}
+		if ref.readOff < total/4 {
+			t.Fatalf("seed %d: %d bytes read: the test shows little", seed, ref.readOff)
+		}
+	}
+	// With repair enabled the bytes are kept.
+	r := NewRecvStream(0, 1000)
+	r.EnableRepair()
+	if r.Sink() || r.sink {
+		t.Fatal("a repairing stream became a sink")
 	}
 }

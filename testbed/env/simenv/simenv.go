@@ -342,6 +342,9 @@ func (s *stream) Discard(max int) (int, error) {
 	return s.took(s.s.Discard(max))
 }
 
+// Sink implements appenv.Discarder.
+func (s *stream) Sink() bool { return s.s.Sink() }
+
 // took finishes a Read or Discard that returned n and err.
 func (s *stream) took(n int, err error) (int, error) {
 	if n > 0 {
