@@ -32,6 +32,8 @@ type transfer struct {
 	// offered to that link.
 	trace  bytes.Buffer
 	losses []string
+	// events is how many events the simulation ran.
+	events uint64
 }
 
 // payloadFor returns size deterministic bytes, the same for every seed.
@@ -91,6 +93,7 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 	if !sim.RunWhile(func() bool { return sim.Pending() > 0 }, sim.Now().Add(10*time.Second)) {
 		t.Fatalf("%d events left at %v", sim.Pending(), sim.Elapsed())
 	}
+	tr.events = sim.Processed
 	return tr
 }
 
@@ -280,5 +283,73 @@ func TestTraceDeterministicWithoutCryptoSeed(t *testing.T) {
 	}
 	if len(a.losses) == 0 {
 		t.Error("no random loss")
+	}
+}
+
+// TestKickInEventsSameRun: a Kick from an event handler schedules no
+// service of its own, since the service delivering the event polls again
+// after it; the run is the same to the byte (every link event, packet
+// contents included) as with the kicks scheduled, with fewer events.
+func TestKickInEventsSameRun(t *testing.T) {
+	payload := payloadFor(2_000_000)
+	run := func(elide bool) *transfer {
+		defer func(old bool) { elideEventKicks = old }(elideEventKicks)
+		elideEventKicks = elide
+		tr := runTransfer(t, 3, path50ms(), payload, true, 60*time.Second, 2_000_000)
+		if tr.err != nil || tr.received != len(payload) {
+			t.Fatalf("elide %v: received %d of %d bytes, err %v", elide, tr.received, len(payload), tr.err)
+		}
+		return tr
+	}
+	a, b := run(true), run(false)
+	if !bytes.Equal(a.trace.Bytes(), b.trace.Bytes()) {
+		t.Fatal("the traces differ with and without the kicks of event handlers")
+	}
+	if a.events >= b.events {
+		t.Fatalf("%d events with the kicks elided, %d without: none elided", a.events, b.events)
+	}
+	t.Logf("%d events, %d with the kicks scheduled", a.events, b.events)
+}
+
+// TestKickOutsideEvents: a Kick outside event handlers (an application's
+// timer writing) still schedules a service, after handlers ran.
+func TestKickOutsideEvents(t *testing.T) {
+	sim := New(1)
+	topo, err := NewTopology(sim, []PathSpec{path50ms()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientTLS, serverTLS, err := TLSConfigs(1, "mpq-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saddr := netip.AddrPortFrom(topo.Server[0], 4433)
+	caddr := netip.AddrPortFrom(topo.Client[0], 50000)
+	if _, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, func(*Conn) {}); err != nil {
+		t.Fatal(err)
+	}
+	client, err := NewNode(topo.Net, []netip.AddrPort{caddr}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(&core.Config{TLS: clientTLS}, caddr, saddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled := 0
+	c.OnEvent = func(core.Event) {
+		handled++
+		c.Kick()
+		if c.kicked {
+			t.Error("a Kick in an event handler was scheduled")
+		}
+	}
+	sim.RunUntil(Epoch.Add(time.Second))
+	if handled == 0 || !c.HandshakeComplete() {
+		t.Fatalf("%d events, handshake complete %v", handled, c.HandshakeComplete())
+	}
+	c.Kick()
+	if !c.kicked {
+		t.Fatal("a Kick outside event handlers was not scheduled")
 	}
 }
