@@ -32,8 +32,9 @@ type transfer struct {
 	// offered to that link.
 	trace  bytes.Buffer
 	losses []string
-	// events is how many events the simulation ran.
-	events uint64
+	// events is how many events the simulation ran, services how many
+	// times the nodes serviced a connection.
+	events, services uint64
 }
 
 // payloadFor returns size deterministic bytes, the same for every seed.
@@ -72,7 +73,8 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 	}
 	saddr := netip.AddrPortFrom(topo.Server[0], 4433)
 	caddr := netip.AddrPortFrom(topo.Client[0], 50000)
-	if _, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, tr.serve); err != nil {
+	server, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, tr.serve)
+	if err != nil {
 		t.Fatal(err)
 	}
 	client, err := NewNode(topo.Net, []netip.AddrPort{caddr}, nil, nil)
@@ -94,6 +96,7 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 		t.Fatalf("%d events left at %v", sim.Pending(), sim.Elapsed())
 	}
 	tr.events = sim.Processed
+	tr.services = server.services + client.services
 	return tr
 }
 
@@ -286,34 +289,37 @@ func TestTraceDeterministicWithoutCryptoSeed(t *testing.T) {
 	}
 }
 
-// TestKickInEventsSameRun: a Kick from an event handler schedules no
-// service of its own, since the service delivering the event polls again
-// after it; the run is the same to the byte (every link event, packet
-// contents included) as with the kicks scheduled, with fewer events.
-func TestKickInEventsSameRun(t *testing.T) {
+// TestIdleKicksSameRun: a scheduled kick that finds the connection
+// untouched since its last service (a kick from an event handler, after
+// which the service polled again) skips the service; the run is the same
+// to the byte (every link event, packet contents included) as with every
+// kick serviced, with fewer services.
+func TestIdleKicksSameRun(t *testing.T) {
 	payload := payloadFor(2_000_000)
-	run := func(elide bool) *transfer {
-		defer func(old bool) { elideEventKicks = old }(elideEventKicks)
-		elideEventKicks = elide
+	run := func(skip bool) *transfer {
+		defer func(old bool) { skipIdleKicks = old }(skipIdleKicks)
+		skipIdleKicks = skip
 		tr := runTransfer(t, 3, path50ms(), payload, true, 60*time.Second, 2_000_000)
 		if tr.err != nil || tr.received != len(payload) {
-			t.Fatalf("elide %v: received %d of %d bytes, err %v", elide, tr.received, len(payload), tr.err)
+			t.Fatalf("skip %v: received %d of %d bytes, err %v", skip, tr.received, len(payload), tr.err)
 		}
 		return tr
 	}
 	a, b := run(true), run(false)
 	if !bytes.Equal(a.trace.Bytes(), b.trace.Bytes()) {
-		t.Fatal("the traces differ with and without the kicks of event handlers")
+		t.Fatal("the traces differ with and without idle kicks skipped")
 	}
-	if a.events >= b.events {
-		t.Fatalf("%d events with the kicks elided, %d without: none elided", a.events, b.events)
+	if a.events != b.events || a.services >= b.services {
+		t.Fatalf("%d events and %d services with idle kicks skipped, %d and %d without", a.events, a.services, b.events, b.services)
 	}
-	t.Logf("%d events, %d with the kicks scheduled", a.events, b.events)
+	t.Logf("%d services, %d with every kick serviced (%d events)", a.services, b.services, a.events)
 }
 
-// TestKickOutsideEvents: a Kick outside event handlers (an application's
-// timer writing) still schedules a service, after handlers ran.
-func TestKickOutsideEvents(t *testing.T) {
+// TestKickDirty: a kick from an event handler leaves the connection
+// clean once the service that delivered the event ends; a kick or a
+// Touch outside handlers makes it dirty, so that the scheduled kick
+// services it.
+func TestKickDirty(t *testing.T) {
 	sim := New(1)
 	topo, err := NewTopology(sim, []PathSpec{path50ms()})
 	if err != nil {
@@ -340,16 +346,22 @@ func TestKickOutsideEvents(t *testing.T) {
 	c.OnEvent = func(core.Event) {
 		handled++
 		c.Kick()
-		if c.kicked {
-			t.Error("a Kick in an event handler was scheduled")
-		}
 	}
 	sim.RunUntil(Epoch.Add(time.Second))
 	if handled == 0 || !c.HandshakeComplete() {
 		t.Fatalf("%d events, handshake complete %v", handled, c.HandshakeComplete())
 	}
-	c.Kick()
-	if !c.kicked {
-		t.Fatal("a Kick outside event handlers was not scheduled")
+	if c.dirty || c.kicked {
+		t.Fatalf("after the handlers' kicks: dirty %v, kick scheduled %v", c.dirty, c.kicked)
+	}
+	for _, touch := range []func(){c.Kick, c.Touch} {
+		touch()
+		if !c.dirty {
+			t.Fatal("not dirty after a kick or touch outside handlers")
+		}
+		c.service()
+		if c.dirty {
+			t.Fatal("dirty after a service")
+		}
 	}
 }

@@ -24,6 +24,8 @@ type Node struct {
 	conns  map[*core.Conn]*Conn
 	accept func(*Conn)
 	dials  int
+	// services counts the services of the node's connections.
+	services uint64
 }
 
 // sendBufSize is the capacity of the buffers connections build their
@@ -38,10 +40,10 @@ type Conn struct {
 	timer   Timer
 	timerAt time.Time
 	kicked  bool
-	// inEvents is set while service delivers events: a Kick then
-	// needs no service of its own, since service polls again after
-	// the events it delivered.
-	inEvents bool
+	// dirty is set when the application may have changed the
+	// connection since service last ran (Kick, Touch); a scheduled
+	// kick finding it clear has nothing to do (see kickFn).
+	dirty bool
 	// kickFn and timerFn are the scheduled callbacks, made once.
 	kickFn, timerFn func()
 	// OnEvent, if set, receives the connection's events (handshake done,
@@ -106,6 +108,15 @@ func (nd *Node) adopt(cc *core.Conn) *Conn {
 	c := &Conn{Conn: cc, node: nd}
 	c.kickFn = func() {
 		c.kicked = false
+		if !c.dirty && skipIdleKicks {
+			// Nothing changed since service last ran, at this
+			// very time (the kick was scheduled for now, and
+			// only a service clears dirty): the kick came from
+			// an event handler, after which service polled
+			// again. Servicing again would find the same
+			// failing poll, no event and the same timer.
+			return
+		}
 		c.service()
 	}
 	c.timerFn = func() {
@@ -143,19 +154,28 @@ func (nd *Node) receive(p *Packet) {
 	c.service()
 }
 
-// elideEventKicks lets Kick schedule nothing while service delivers
-// events (see Conn.inEvents); a test turns it off to compare.
-var elideEventKicks = true
+// skipIdleKicks lets a scheduled kick skip the service when the
+// connection is not dirty; a test turns it off to compare.
+var skipIdleKicks = true
 
 // Kick makes the node service the connection at the current virtual time:
-// call it after application writes so that the data goes out.
+// call it after application writes so that the data goes out. Application
+// code that changes the connection outside the node's event handlers
+// calls Kick, or Touch when no service of its own is needed.
 func (c *Conn) Kick() {
-	if c.kicked || c.inEvents && elideEventKicks {
+	c.dirty = true
+	if c.kicked {
 		return
 	}
 	c.kicked = true
 	c.node.sim.After(0, c.kickFn)
 }
+
+// Touch tells the node that the application changed the connection in a
+// way that needs no service of its own (a stream's priority, the
+// scheduler's sources): a kick already scheduled then services it, as it
+// would have without the skip of idle kicks.
+func (c *Conn) Touch() { c.dirty = true }
 
 // service sends what the connection has to send, delivers its events and
 // re-arms its timer.
@@ -163,6 +183,7 @@ func (c *Conn) service() {
 	sim := c.node.sim
 	out := c.node.out
 	now := sim.Now()
+	c.node.services++
 	// Event handlers may write, open paths or close: poll again after
 	// them until neither datagrams nor events remain.
 	for {
@@ -186,7 +207,6 @@ func (c *Conn) service() {
 			out.Send(d.Local, d.Remote, b)
 		}
 		events := 0
-		c.inEvents = true
 		for {
 			e, ok := c.PollEvent()
 			if !ok {
@@ -197,11 +217,12 @@ func (c *Conn) service() {
 				c.OnEvent(e)
 			}
 		}
-		c.inEvents = false
 		if events == 0 {
 			break
 		}
 	}
+	// What the handlers did was polled for above.
+	c.dirty = false
 	if done, _ := c.Closed(); done {
 		c.timer.Stop()
 		delete(c.node.conns, c.Conn)

@@ -108,7 +108,10 @@ func (c *conn) AnnounceSource(s scheduler.Source) {
 }
 
 // WithdrawSource removes an announced source.
-func (c *conn) WithdrawSource(id uint64) { c.nc.WithdrawSource(id) }
+func (c *conn) WithdrawSource(id uint64) {
+	c.nc.WithdrawSource(id)
+	c.nc.Touch()
+}
 
 // PathStats returns the statistics of every path.
 func (c *conn) PathStats() []core.PathStats { return c.nc.Paths() }

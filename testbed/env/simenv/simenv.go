@@ -274,6 +274,7 @@ func (c *conn) open(bidi bool) (appenv.Stream, error) {
 		}
 		return nil, err
 	}
+	c.nc.Touch()
 	return c.wrap(cs, true, bidi), nil
 }
 
@@ -343,7 +344,10 @@ func (s *stream) Discard(max int) (int, error) {
 }
 
 // Sink implements appenv.Discarder.
-func (s *stream) Sink() bool { return s.s.Sink() }
+func (s *stream) Sink() bool {
+	s.c.nc.Touch()
+	return s.s.Sink()
+}
 
 // took finishes a Read or Discard that returned n and err.
 func (s *stream) took(n int, err error) (int, error) {
@@ -363,6 +367,7 @@ func (s *stream) OnReadable(f func()) {
 		return
 	}
 	s.s.WaitingRead()
+	s.c.nc.Touch()
 	if s.s.Readable() || s.c.closed {
 		s.c.h.sim.After(0, func() {
 			if s.onReadable != nil {
@@ -424,4 +429,7 @@ func (s *stream) CancelRead(code uint64) {
 	s.forget()
 }
 
-func (s *stream) SetPriority(p bool) { s.s.SetPriority(p) }
+func (s *stream) SetPriority(p bool) {
+	s.s.SetPriority(p)
+	s.c.nc.Touch()
+}
