@@ -130,9 +130,9 @@ type Stream interface {
 // was a few percent of a saturated run). Discard(max) is Read of a
 // buffer of max bytes in every respect but the copy. Sink tells the
 // stream that the rest of it will be consumed with Discard only, so that
-// it need not even keep what arrives (Read fails from then on); it
-// reports whether it took effect, and Discard returns the same either
-// way.
+// it need not even keep what arrives (a Read that would return data
+// fails from then on); it reports whether it took effect, and Discard
+// returns the same either way.
 type Discarder interface {
 	Discard(max int) (int, error)
 	Sink() bool

@@ -14,8 +14,10 @@ var ErrWriteAfterClose = errors.New("streams: write on a closed stream")
 type Chunk struct {
 	// Offset is the stream offset of the first byte of Data.
 	Offset uint64
-	// Data may alias the stream's send buffer: it stays valid only until
-	// the next call that changes the stream.
+	// Data may alias the stream's send buffer, its scratch buffer or a
+	// page of zeros shared by every stream: it is read-only and stays
+	// valid only until the next call on the stream (NextChunk and Parity
+	// included).
 	Data []byte
 	// Fin is set when the chunk ends at the end of a closed stream.
 	Fin bool
@@ -153,7 +155,7 @@ func (s *SendStream) bytesAt(off uint64, n int) []byte {
 		z := s.zeros[i]
 		clear(s.scratch[max(z.start, off)-off : min(z.end, end)-off])
 	}
-	return s.scratch
+	return s.scratch[:len(s.scratch):len(s.scratch)]
 }
 
 // trimZeros drops the ranges of zeros below ackBase.

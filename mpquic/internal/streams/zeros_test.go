@@ -89,6 +89,17 @@ func zerosModel(t *testing.T, seed uint64) {
 			t.Fatalf("seed %d step %d: zero ranges %v outside [%d, %d)", seed, step, zs.zeros, zs.ackBase, zs.written)
 		}
 	}
+	// A reset drops the zero ranges with the buffer and ends both alike.
+	ref.Reset(5)
+	zs.Reset(5)
+	ca, fa, oka := ref.PendingReset()
+	cb, fb, okb := zs.PendingReset()
+	if ca != cb || fa != fb || oka != okb || zs.zeros != nil || zs.HasPendingData() {
+		t.Fatalf("seed %d: resets differ (%d %d %v, %d %d %v) or zeros kept %v", seed, ca, fa, oka, cb, fb, okb, zs.zeros)
+	}
+	if _, err := zs.WriteZeros(10); err == nil {
+		t.Fatalf("seed %d: WriteZeros after Reset succeeded", seed)
+	}
 }
 
 // TestWriteZerosNotCopied checks that WriteZeros leaves the send buffer
@@ -175,6 +186,21 @@ func TestSinkSameAsDiscard(t *testing.T) {
 		}
 		if ref.readOff < total/4 {
 			t.Fatalf("seed %d: %d bytes read: the test shows little", seed, ref.readOff)
+		}
+		// The peer's reset or the application's STOP_SENDING ends both
+		// alike.
+		var ea, eb error
+		if seed%2 == 0 {
+			_, ea = ref.OnReset(7, max(ref.highest, ref.readOff))
+			_, eb = sk.OnReset(7, max(sk.highest, sk.readOff))
+		} else {
+			ref.StopSending(7)
+			sk.StopSending(7)
+		}
+		_, ra := ref.Discard(100)
+		_, rb := sk.Discard(100)
+		if (ea == nil) != (eb == nil) || (ra == nil) != (rb == nil) || ra != nil && ra.Error() != rb.Error() || ref.Readable() != sk.Readable() {
+			t.Fatalf("seed %d: after the abort: %v %v, Discard %v %v", seed, ea, eb, ra, rb)
 		}
 	}
 	// With repair enabled the bytes are kept.
