@@ -32,9 +32,6 @@ type transfer struct {
 	// offered to that link.
 	trace  bytes.Buffer
 	losses []string
-	// events is how many events the simulation ran, services how many
-	// times the nodes serviced a connection.
-	events, services uint64
 }
 
 // payloadFor returns size deterministic bytes, the same for every seed.
@@ -73,8 +70,7 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 	}
 	saddr := netip.AddrPortFrom(topo.Server[0], 4433)
 	caddr := netip.AddrPortFrom(topo.Client[0], 50000)
-	server, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, tr.serve)
-	if err != nil {
+	if _, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, tr.serve); err != nil {
 		t.Fatal(err)
 	}
 	client, err := NewNode(topo.Net, []netip.AddrPort{caddr}, nil, nil)
@@ -95,8 +91,6 @@ func runTransfer(t *testing.T, seed uint64, spec PathSpec, payload []byte, conte
 	if !sim.RunWhile(func() bool { return sim.Pending() > 0 }, sim.Now().Add(10*time.Second)) {
 		t.Fatalf("%d events left at %v", sim.Pending(), sim.Elapsed())
 	}
-	tr.events = sim.Processed
-	tr.services = server.services + client.services
 	return tr
 }
 
@@ -286,82 +280,5 @@ func TestTraceDeterministicWithoutCryptoSeed(t *testing.T) {
 	}
 	if len(a.losses) == 0 {
 		t.Error("no random loss")
-	}
-}
-
-// TestIdleKicksSameRun: a scheduled kick that finds the connection
-// untouched since its last service (a kick from an event handler, after
-// which the service polled again) skips the service; the run is the same
-// to the byte (every link event, packet contents included) as with every
-// kick serviced, with fewer services.
-func TestIdleKicksSameRun(t *testing.T) {
-	payload := payloadFor(2_000_000)
-	run := func(skip bool) *transfer {
-		defer func(old bool) { skipIdleKicks = old }(skipIdleKicks)
-		skipIdleKicks = skip
-		tr := runTransfer(t, 3, path50ms(), payload, true, 60*time.Second, 2_000_000)
-		if tr.err != nil || tr.received != len(payload) {
-			t.Fatalf("skip %v: received %d of %d bytes, err %v", skip, tr.received, len(payload), tr.err)
-		}
-		return tr
-	}
-	a, b := run(true), run(false)
-	if !bytes.Equal(a.trace.Bytes(), b.trace.Bytes()) {
-		t.Fatal("the traces differ with and without idle kicks skipped")
-	}
-	if a.events != b.events || a.services >= b.services {
-		t.Fatalf("%d events and %d services with idle kicks skipped, %d and %d without", a.events, a.services, b.events, b.services)
-	}
-	t.Logf("%d services, %d with every kick serviced (%d events)", a.services, b.services, a.events)
-}
-
-// TestKickDirty: a kick from an event handler leaves the connection
-// clean once the service that delivered the event ends; a kick or a
-// Touch outside handlers makes it dirty, so that the scheduled kick
-// services it.
-func TestKickDirty(t *testing.T) {
-	sim := New(1)
-	topo, err := NewTopology(sim, []PathSpec{path50ms()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientTLS, serverTLS, err := TLSConfigs(1, "mpq-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	saddr := netip.AddrPortFrom(topo.Server[0], 4433)
-	caddr := netip.AddrPortFrom(topo.Client[0], 50000)
-	if _, err := NewNode(topo.Net, []netip.AddrPort{saddr}, &core.Config{TLS: serverTLS}, func(*Conn) {}); err != nil {
-		t.Fatal(err)
-	}
-	client, err := NewNode(topo.Net, []netip.AddrPort{caddr}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.Dial(&core.Config{TLS: clientTLS}, caddr, saddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	handled := 0
-	c.OnEvent = func(core.Event) {
-		handled++
-		c.Kick()
-	}
-	sim.RunUntil(Epoch.Add(time.Second))
-	if handled == 0 || !c.HandshakeComplete() {
-		t.Fatalf("%d events, handshake complete %v", handled, c.HandshakeComplete())
-	}
-	if c.dirty || c.kicked {
-		t.Fatalf("after the handlers' kicks: dirty %v, kick scheduled %v", c.dirty, c.kicked)
-	}
-	for _, touch := range []func(){c.Kick, c.Touch} {
-		touch()
-		if !c.dirty {
-			t.Fatal("not dirty after a kick or touch outside handlers")
-		}
-		c.service()
-		if c.dirty {
-			t.Fatal("dirty after a service")
-		}
 	}
 }

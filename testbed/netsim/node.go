@@ -24,8 +24,6 @@ type Node struct {
 	conns  map[*core.Conn]*Conn
 	accept func(*Conn)
 	dials  int
-	// services counts the services of the node's connections.
-	services uint64
 }
 
 // sendBufSize is the capacity of the buffers connections build their
@@ -40,10 +38,6 @@ type Conn struct {
 	timer   Timer
 	timerAt time.Time
 	kicked  bool
-	// dirty is set when the application may have changed the
-	// connection since service last ran (Kick, Touch); a scheduled
-	// kick finding it clear has nothing to do (see kickFn).
-	dirty bool
 	// kickFn and timerFn are the scheduled callbacks, made once.
 	kickFn, timerFn func()
 	// OnEvent, if set, receives the connection's events (handshake done,
@@ -108,15 +102,6 @@ func (nd *Node) adopt(cc *core.Conn) *Conn {
 	c := &Conn{Conn: cc, node: nd}
 	c.kickFn = func() {
 		c.kicked = false
-		if !c.dirty && skipIdleKicks {
-			// Nothing changed since service last ran, at this
-			// very time (the kick was scheduled for now, and
-			// only a service clears dirty): the kick came from
-			// an event handler, after which service polled
-			// again. Servicing again would find the same
-			// failing poll, no event and the same timer.
-			return
-		}
 		c.service()
 	}
 	c.timerFn = func() {
@@ -154,16 +139,9 @@ func (nd *Node) receive(p *Packet) {
 	c.service()
 }
 
-// skipIdleKicks lets a scheduled kick skip the service when the
-// connection is not dirty; a test turns it off to compare.
-var skipIdleKicks = true
-
 // Kick makes the node service the connection at the current virtual time:
-// call it after application writes so that the data goes out. Application
-// code that changes the connection outside the node's event handlers
-// calls Kick, or Touch when no service of its own is needed.
+// call it after application writes so that the data goes out.
 func (c *Conn) Kick() {
-	c.dirty = true
 	if c.kicked {
 		return
 	}
@@ -171,19 +149,12 @@ func (c *Conn) Kick() {
 	c.node.sim.After(0, c.kickFn)
 }
 
-// Touch tells the node that the application changed the connection in a
-// way that needs no service of its own (a stream's priority, the
-// scheduler's sources): a kick already scheduled then services it, as it
-// would have without the skip of idle kicks.
-func (c *Conn) Touch() { c.dirty = true }
-
 // service sends what the connection has to send, delivers its events and
 // re-arms its timer.
 func (c *Conn) service() {
 	sim := c.node.sim
 	out := c.node.out
 	now := sim.Now()
-	c.node.services++
 	// Event handlers may write, open paths or close: poll again after
 	// them until neither datagrams nor events remain.
 	for {
@@ -221,8 +192,6 @@ func (c *Conn) service() {
 			break
 		}
 	}
-	// What the handlers did was polled for above.
-	c.dirty = false
 	if done, _ := c.Closed(); done {
 		c.timer.Stop()
 		delete(c.node.conns, c.Conn)

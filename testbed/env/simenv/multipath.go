@@ -108,10 +108,7 @@ func (c *conn) AnnounceSource(s scheduler.Source) {
 }
 
 // WithdrawSource removes an announced source.
-func (c *conn) WithdrawSource(id uint64) {
-	c.nc.WithdrawSource(id)
-	c.nc.Touch()
-}
+func (c *conn) WithdrawSource(id uint64) { c.nc.WithdrawSource(id) }
 
 // PathStats returns the statistics of every path.
 func (c *conn) PathStats() []core.PathStats { return c.nc.Paths() }

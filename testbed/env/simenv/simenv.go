@@ -274,7 +274,6 @@ func (c *conn) open(bidi bool) (appenv.Stream, error) {
 		}
 		return nil, err
 	}
-	c.nc.Touch()
 	return c.wrap(cs, true, bidi), nil
 }
 
@@ -344,10 +343,7 @@ func (s *stream) Discard(max int) (int, error) {
 }
 
 // Sink implements appenv.Discarder.
-func (s *stream) Sink() bool {
-	s.c.nc.Touch()
-	return s.s.Sink()
-}
+func (s *stream) Sink() bool { return s.s.Sink() }
 
 // took finishes a Read or Discard that returned n and err.
 func (s *stream) took(n int, err error) (int, error) {
@@ -367,7 +363,6 @@ func (s *stream) OnReadable(f func()) {
 		return
 	}
 	s.s.WaitingRead()
-	s.c.nc.Touch()
 	if s.s.Readable() || s.c.closed {
 		s.c.h.sim.After(0, func() {
 			if s.onReadable != nil {
@@ -429,7 +424,4 @@ func (s *stream) CancelRead(code uint64) {
 	s.forget()
 }
 
-func (s *stream) SetPriority(p bool) {
-	s.s.SetPriority(p)
-	s.c.nc.Touch()
-}
+func (s *stream) SetPriority(p bool) { s.s.SetPriority(p) }
