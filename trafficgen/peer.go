@@ -195,12 +195,21 @@ func (p *Peer) chunk(hdr []byte, written, length uint64) []byte {
 // chunk's length.
 func (p *Peer) writeNext(st appenv.Stream, hdr []byte, written, length uint64) (n, want int, err error) {
 	chunk := p.chunk(hdr, written, length)
-	if zw, ok := st.(appenv.ZeroWriter); ok && written >= HeaderLen {
-		n, err = zw.WriteZeros(len(chunk))
+	if written >= HeaderLen {
+		n, err = writeZeros(st, chunk)
 	} else {
 		n, err = st.Write(chunk)
 	}
 	return n, len(chunk), err
+}
+
+// writeZeros writes zeros, a slice of zero bytes, on st: with WriteZeros
+// where st offers it (appenv.ZeroWriter), without their copies.
+func writeZeros(st appenv.Stream, zeros []byte) (int, error) {
+	if zw, ok := st.(appenv.ZeroWriter); ok {
+		return zw.WriteZeros(len(zeros))
+	}
+	return st.Write(zeros)
 }
 
 // readReply consumes the reply; a complete reply frees the stream.
@@ -367,16 +376,9 @@ func (is *inStream) complete(now time.Time) {
 }
 
 func (is *inStream) writeReply() {
-	zw, _ := is.s.(appenv.ZeroWriter)
 	for is.replyLeft > 0 {
 		chunk := zeros[:min(uint64(len(zeros)), is.replyLeft)]
-		var n int
-		var err error
-		if zw != nil {
-			n, err = zw.WriteZeros(len(chunk))
-		} else {
-			n, err = is.s.Write(chunk)
-		}
+		n, err := writeZeros(is.s, chunk)
 		is.replyLeft -= uint64(n)
 		if err != nil || n < len(chunk) {
 			return

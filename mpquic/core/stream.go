@@ -35,7 +35,8 @@ func (s *Stream) Discard(max int) (int, error) {
 }
 
 // Sink tells the stream that the application consumes the rest of it with
-// Discard only: what arrives is no longer kept, and Read fails. It
+// Discard only: what arrives is no longer kept, and a Read that would
+// return data fails. It
 // reports whether it took effect (not on a stream with repair enabled,
 // whose bytes its parities need); Discard works the same either way.
 func (s *Stream) Sink() bool {

@@ -135,8 +135,8 @@ var zeroPage [16 << 10]byte
 // (ackBase <= off < written): what buf.slice returns, shorter where the
 // range wraps around the end of the ring, with the ranges written by
 // WriteZeros as zeros. A range all zeros is a slice of zeroPage; a range
-// partly zeros is assembled in scratch. Either way it is valid until the
-// next call that changes the stream, as Chunk.Data.
+// partly zeros is assembled in scratch. Either way it is read-only and
+// valid until the next call on the stream, as Chunk.Data.
 func (s *SendStream) bytesAt(off uint64, n int) []byte {
 	b := s.buf.slice(int(off-s.ackBase), n)
 	if len(s.zeros) == 0 || len(b) == 0 {
