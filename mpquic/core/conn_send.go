@@ -443,7 +443,7 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 		// Pad the last packet so that the datagram reaches 1200 bytes.
 		last := &d.pkts[d.n-1]
 		pad := minInitialDatagram - len(d.b) - aeadTag*d.n
-		if pad > 0 && len(d.b)+pad+aeadTag*d.n <= limit+aeadTag*d.n {
+		if pad > 0 && len(d.b)+pad+aeadTag*d.n <= limit {
 			d.b = append(d.b, make([]byte, pad)...)
 			last.inFlight = true
 			if c.qlog != nil {
@@ -519,7 +519,7 @@ func (c *Conn) buildLong(now time.Time, p *path, d *dgram, l level, mode sendMod
 		return nil
 	}
 	pk := c.startPacket(d, l, sp, c.ids.dcid())
-	room := d.limit - len(d.b) - aeadTag // payload bytes left
+	room := d.left() // payload bytes left, every packet's tag counted
 	if room < 8 {
 		d.abandon(pk)
 		return nil
@@ -563,7 +563,7 @@ func (c *Conn) buildShort(now time.Time, p *path, d *dgram) {
 	mode := bp.mode
 	sp := &p.app
 	pk := c.startPacket(d, levelApp, sp, dcid)
-	room := d.limit - len(d.b) - aeadTag
+	room := d.left()
 	if d.payloadCap > 0 {
 		room = min(room, d.payloadCap)
 	}
@@ -657,7 +657,7 @@ func (c *Conn) buildEarly(now time.Time, p *path, d *dgram) {
 		return
 	}
 	pk := c.startPacketOf(d, levelApp, true, &p.app, c.ids.dcid())
-	room := d.limit - len(d.b) - aeadTag*(d.n+1) // every packet gets a tag
+	room := d.left()
 	if room < 8 {
 		d.abandon(pk)
 		return
