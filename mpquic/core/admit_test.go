@@ -497,25 +497,7 @@ func TestEndpointRoutesResetByToken(t *testing.T) {
 // three times what it received (RFC 9000 Section 8.1), and with a flight
 // larger than that to send, exactly three times.
 func TestAntiAmplificationExactlyThreeTimes(t *testing.T) {
-	cc, sc := testConfigs(t)
-	// A certificate chain large enough that the server's first flight
-	// exceeds three times the ClientHello.
-	crt := sc.TLS.Certificates[0]
-	crt.Certificate = append(append([][]byte(nil), crt.Certificate...), make([]byte, 6000))
-	sc.TLS.Certificates = []tls.Certificate{crt}
-	p := newPair(t, cc, sc, EndpointConfig{})
-	received, sent := 0, 0
-	p.drop = func(toServer bool, d []byte) bool {
-		if toServer {
-			if p.server != nil {
-				return true // the client's address is never validated
-			}
-			received += len(d)
-			return false
-		}
-		sent += len(d)
-		return false
-	}
+	p, received, sent := unvalidatedPair(t)
 	p.runUntil(func() bool {
 		if p.server == nil {
 			return false
@@ -523,9 +505,36 @@ func TestAntiAmplificationExactlyThreeTimes(t *testing.T) {
 		done, _ := p.server.Closed()
 		return done
 	}, time.Minute)
-	if received < 1200 || sent != 3*received {
-		t.Fatalf("server received %d bytes and sent %d, want exactly %d", received, sent, 3*received)
+	if *received < 1200 || *sent != 3**received {
+		t.Fatalf("server received %d bytes and sent %d, want exactly %d", *received, *sent, 3**received)
 	}
+}
+
+// unvalidatedPair returns a pair whose server never sees the client's
+// address validated (the client's datagrams after its first flight are
+// dropped) and has a first flight larger than three times the
+// ClientHello, with counters of the bytes the server received and sent.
+func unvalidatedPair(t *testing.T) (p *pair, received, sent *int) {
+	cc, sc := testConfigs(t)
+	// A certificate chain large enough that the server's first flight
+	// exceeds three times the ClientHello.
+	crt := sc.TLS.Certificates[0]
+	crt.Certificate = append(append([][]byte(nil), crt.Certificate...), make([]byte, 6000))
+	sc.TLS.Certificates = []tls.Certificate{crt}
+	p = newPair(t, cc, sc, EndpointConfig{})
+	received, sent = new(int), new(int)
+	p.drop = func(toServer bool, d []byte) bool {
+		if toServer {
+			if p.server != nil {
+				return true // the client's address is never validated
+			}
+			*received += len(d)
+			return false
+		}
+		*sent += len(d)
+		return false
+	}
+	return p, received, sent
 }
 
 // A connection whose client follows its ClientHello with data that is not
@@ -564,5 +573,22 @@ func TestTLSGarbageAfterClientHelloClosesWithAlert(t *testing.T) {
 	var te *qerr.TransportError
 	if err := s.Err(); !errors.As(err, &te) || te.Code != qerr.CryptoError(alertUnexpectedMessage) {
 		t.Fatalf("server closed with %v, want CRYPTO_ERROR unexpected_message", err)
+	}
+}
+
+// A server that closes before the client's address is validated sends its
+// CONNECTION_CLOSE within the anti-amplification limit too (RFC 9000
+// Section 8.1): with the limit used up by its first flight, it sends
+// nothing more.
+func TestAntiAmplificationCoversClose(t *testing.T) {
+	p, received, sent := unvalidatedPair(t)
+	p.runUntil(func() bool { return p.server != nil && *sent == 3**received }, time.Second)
+	p.server.Close(0, "closing before validation")
+	p.runUntil(func() bool {
+		done, _ := p.server.Closed()
+		return done
+	}, time.Minute)
+	if *sent > 3**received {
+		t.Fatalf("server received %d bytes and sent %d, more than %d", *received, *sent, 3**received)
 	}
 }

@@ -88,8 +88,11 @@ func (c *Conn) finish() {
 // can still write (RFC 9000 Section 10.2.3): before the handshake is
 // confirmed the peer might not have 1-RTT keys yet. An application close is
 // sent as a transport APPLICATION_ERROR in Initial and Handshake packets.
+// Before the peer's address is validated it stays within the
+// anti-amplification limit like every datagram (RFC 9000 Section 8.1):
+// with too little room left it sends nothing.
 func (c *Conn) buildClose(now time.Time, p *path, buf []byte) (Datagram, bool) {
-	d := &dgram{b: buf[:0], limit: c.maxPacketSize(p)}
+	d := &dgram{b: buf[:0], limit: c.packetLimit(p, 0)}
 	f := c.closeFrame
 	for l := levelInitial; l <= levelHandshake; l++ {
 		if !c.keys[l].haveSeal || c.confirmed {
