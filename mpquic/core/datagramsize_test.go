@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/mpquic/internal/wire"
 )
 
 // No datagram exceeds the largest UDP payload the sender may send
@@ -98,50 +100,17 @@ func TestDatagramsWithinMaxPacketSize(t *testing.T) {
 	}
 }
 
-// countPackets counts the QUIC packets coalesced in datagram d, and
-// whether the last is a 1-RTT packet: long header packets carry their
-// length, a short header packet runs to the end.
+// countPackets counts the QUIC packets coalesced in datagram d (split by
+// wire.ParseHeader's Length), and whether the last is a 1-RTT packet.
 func countPackets(d []byte) (n int, short bool) {
 	for len(d) > 0 {
+		h, err := wire.ParseHeader(d, ConnIDLen)
+		if err != nil {
+			return n, false
+		}
 		n++
-		if d[0]&0x80 == 0 {
-			return n, true
-		}
-		// first byte, version, DCID, SCID.
-		i := 5
-		if i >= len(d) {
-			return n, false
-		}
-		i += 1 + int(d[i])
-		if i >= len(d) {
-			return n, false
-		}
-		i += 1 + int(d[i])
-		if d[0]&0x30 == 0 { // Initial: token
-			l, k := readVarint(d[min(i, len(d)):])
-			i += k + int(l)
-		}
-		l, k := readVarint(d[min(i, len(d)):])
-		i += k + int(l)
-		if k == 0 || i > len(d) {
-			return n, false
-		}
-		d = d[i:]
+		short = h.Type == wire.Packet1RTT
+		d = d[h.Length:]
 	}
-	return n, false
-}
-
-func readVarint(b []byte) (uint64, int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	k := 1 << (b[0] >> 6)
-	if len(b) < k {
-		return 0, 0
-	}
-	v := uint64(b[0] & 0x3f)
-	for _, c := range b[1:k] {
-		v = v<<8 | uint64(c)
-	}
-	return v, k
+	return n, short
 }

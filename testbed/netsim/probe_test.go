@@ -11,9 +11,9 @@ import (
 // half a million map updates, 300 MB of 2 MB copies), so that a report of
 // the simulator's speed can say how fast the machine ran at that moment:
 // on a shared machine the same build's speed-2x100 varies by a factor of
-// 1.7 within an hour, and the probe moves with it (README, "The
-// simulator"). Its time is the reference to quote beside a speed, not a
-// speed of ours:
+// 1.7 within an hour, and the probe moves with it, roughly (a
+// correlation of about 0.5 over 30 pairs; README, "The simulator"). Its
+// time is the reference to quote beside a speed, not a speed of ours:
 //
 //	go test ./testbed/netsim -run '^$' -bench MachineProbe -benchtime 3x
 func BenchmarkMachineProbe(b *testing.B) {
