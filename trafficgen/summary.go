@@ -193,10 +193,12 @@ type Summary struct {
 	// "hystart++"; empty for bbr and the other transports).
 	SlowStart string `json:"slow_start,omitempty"`
 	Multipath bool   `json:"multipath"`
-	// WallS is how long the run took on the wall clock.
-	WallS      float64         `json:"wall_s"`
-	Provenance *Provenance     `json:"provenance,omitempty"`
-	Sources    []SourceSummary `json:"sources"`
+	// WallS is how long the run took on the wall clock, Machine the
+	// computer it was measured on (the process that wrote the summary).
+	WallS      float64            `json:"wall_s"`
+	Machine    *buildinfo.Machine `json:"machine,omitempty"`
+	Provenance *Provenance        `json:"provenance,omitempty"`
+	Sources    []SourceSummary    `json:"sources"`
 	// ThroughputMbps counts per sending end the stream bytes the
 	// transport sent in the measurement window, on every path,
 	// retransmissions and redundant copies included (the paper's

@@ -49,6 +49,7 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 	// it is the process's cost, not the run's, and wall_s would
 	// otherwise charge it to a process's first run alone.
 	buildinfo.Read()
+	buildinfo.ReadMachine()
 	start := time.Now()
 	var res *Result
 	var err error
@@ -212,6 +213,8 @@ func baseRTTs(e *experiment.Experiment) []time.Duration {
 func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time, extra ...func(io.Writer) error) error {
 	sum.Provenance = provenance(e, started)
 	sum.WallS = math.Round(time.Since(started).Seconds()*1e3) / 1e3
+	m := buildinfo.ReadMachine()
+	sum.Machine = &m
 	write := func(name string, f func(io.Writer) error) error {
 		fh, err := os.Create(filepath.Join(dir, name))
 		if err != nil {

@@ -262,8 +262,8 @@ kind = "bulk"
 }
 
 // withoutWallClock reads a result file; of summary.json without the
-// fields that tell the wall clock (provenance.started and wall_s), which
-// no seed fixes.
+// fields that tell the wall clock (provenance.started, wall_s and the
+// machine it was measured on), which no seed fixes.
 func withoutWallClock(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -281,8 +281,13 @@ func withoutWallClock(t *testing.T, path string) []byte {
 	if !ok || prov["started"] == "" || m["wall_s"] == nil {
 		t.Fatalf("summary.json without provenance.started or wall_s: %s", b)
 	}
+	// The machine goes with wall_s (it tells where it was measured).
+	if mach, ok := m["machine"].(map[string]any); !ok || mach["cpus"] == nil || mach["cpus"].(float64) < 1 {
+		t.Fatalf("summary.json without machine.cpus beside wall_s: %s", b)
+	}
 	delete(prov, "started")
 	delete(m, "wall_s")
+	delete(m, "machine")
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
