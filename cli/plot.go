@@ -70,26 +70,7 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 	if !math.IsNaN(opts.From) && !math.IsNaN(opts.To) && opts.To <= opts.From {
 		return usageErr("--from %v --to %v: an empty window", o.from, o.to)
 	}
-	points, err := plots.Load(args)
-	if err == nil {
-		points, err = plots.Filter(points, o.where)
-	}
-	if err == nil {
-		err = plots.SetLabels(points, o.labels)
-	}
-	if err == nil {
-		if table {
-			var t *plots.Table
-			if t, err = plots.Tabulate(o.kind, points, opts); err == nil {
-				err = t.Save(o.out)
-			}
-		} else {
-			var f *plots.Figure
-			if f, err = plots.Draw(o.kind, points, opts); err == nil {
-				err = f.Save(o.out)
-			}
-		}
-	}
+	runs, points, err := drawPlot(args, o.kind, o.out, opts, o.where, o.labels)
 	if err != nil {
 		printErr(stderr, "plot", err)
 		var ie *plots.InputError
@@ -98,6 +79,34 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, plots.CountRuns(points), len(points))
+	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, runs, points)
 	return 0
+}
+
+// drawPlot draws the figure kind of the results directories dirs into the
+// file out, or writes its table when out is a table format; it returns
+// how many runs and grid points it shows.
+func drawPlot(dirs []string, kind, out string, opts plots.Options, where, labels setFlags) (runs, npoints int, err error) {
+	points, err := plots.Load(dirs)
+	if err == nil {
+		points, err = plots.Filter(points, where)
+	}
+	if err == nil {
+		err = plots.SetLabels(points, labels)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if slices.Contains(plots.TableFormats, plots.FormatOf(out)) {
+		var t *plots.Table
+		if t, err = plots.Tabulate(kind, points, opts); err == nil {
+			err = t.Save(out)
+		}
+	} else {
+		var f *plots.Figure
+		if f, err = plots.Draw(kind, points, opts); err == nil {
+			err = f.Save(out)
+		}
+	}
+	return plots.CountRuns(points), len(points), err
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/plots"
 	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/testbed/netns"
 	"github.com/mpq/mpq/testbed/runner"
@@ -216,6 +217,7 @@ func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, s
 		fmt.Fprintf(stderr, "mpq run: --resume: %d of %d runs already complete, %d to run\n", kept, len(mine), len(todo))
 	}
 	total := len(runs)
+	figures := runs[0].Output.Figures // one file, one sweep: the same for every run
 	if all != nil {
 		all.total -= len(mine) - len(todo) // kept by --resume
 	}
@@ -291,6 +293,10 @@ feed:
 	if shardN > 1 {
 		fmt.Fprintf(stderr, "mpq run: shard %d/%d complete (%d of %d runs); once every shard is, copy their directories together and run mpq aggregate %s\n",
 			shardK, shardN, len(mine), total, base)
+		if len(figures) > 0 {
+			fmt.Fprintf(stderr, "mpq run: output.figures (%s) are drawn from the whole sweep: after mpq aggregate, with mpq plot %s --kind KIND -o FILE\n",
+				strings.Join(figures, ", "), base)
+		}
 		return 0
 	}
 	// The aggregate describes every run in the directory, not only this
@@ -304,7 +310,29 @@ feed:
 		fmt.Fprintf(stderr, "mpq run: aggregating %s: %v; no runs.csv or aggregate written: the directory holds runs of another invocation (give each its own --out, or move one's runs away, then run mpq aggregate)\n", base, err)
 		return exitFailure
 	}
+	if !drawFigures(base, figures, stdout, stderr) {
+		return exitFailure
+	}
 	return 0
+}
+
+// drawFigures draws an experiment's output.figures from every run in its
+// sweep's directory base, each into base with its name; it reports
+// whether all were drawn (the runs and the aggregate stay either way).
+func drawFigures(base string, figures []string, stdout, stderr io.Writer) bool {
+	ok := true
+	for _, name := range figures {
+		out := filepath.Join(base, name)
+		kind := strings.TrimSuffix(name, filepath.Ext(name))
+		runs, points, err := drawPlot([]string{base}, kind, out, plots.DefaultOptions(), nil, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpq run: output.figures: %s: %v (the runs and the aggregate are written; mpq plot draws it with other options)\n", name, err)
+			ok = false
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", out, kind, runs, points)
+	}
+	return ok
 }
 
 // parseShard parses --shard K/N; "" is 1/1.

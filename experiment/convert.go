@@ -249,6 +249,38 @@ func (t *table) fraction(key string, def float64) float64 {
 	return f
 }
 
+// figures reads output.figures: an array of distinct figure file names
+// (checkFigure).
+func (t *table) figures(key string) []string {
+	v, ok := t.get(key)
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		t.fail(key, "want an array of file names, such as [\"ratio.pdf\", \"ratio.png\"]")
+		return nil
+	}
+	var out []string
+	for _, x := range arr {
+		name, ok := x.(string)
+		if !ok {
+			t.fail(key, "want an array of file names, got the element %v", x)
+			return nil
+		}
+		if p := checkFigure(name); p != "" {
+			t.fail(key, "%s", p)
+			return nil
+		}
+		if slices.Contains(out, name) {
+			t.fail(key, "%q is named twice", name)
+			return nil
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
 func (t *table) sub(key string) *table {
 	v, ok := t.get(key)
 	if !ok {
@@ -358,6 +390,7 @@ func (d *document) convert() (Experiment, Errors) {
 		}
 		e.Output.PathInterval = ot.duration("path_interval", e.Output.PathInterval)
 		e.Output.Warmup = ot.duration("warmup", 0)
+		e.Output.Figures = ot.figures("figures")
 		if e.Output.Warmup < 0 || e.Output.Warmup >= e.Duration {
 			ot.fail("warmup", "%v is not in [0, duration = %v)", e.Output.Warmup, e.Duration)
 		}

@@ -311,6 +311,13 @@ type Output struct {
 	// are still in messages.csv (warmup = true) and counted in
 	// summary.json's warmup_excluded. 0, the default, leaves none out.
 	Warmup time.Duration
+	// Figures are the figures (or their tables) mpq run draws from the
+	// whole sweep once every run of it is done (output.figures), as
+	// file names in the sweep's directory whose stem is a figure kind
+	// and whose extension its format ("ratio.pdf", "ccdf.md"). They are
+	// the sweep's, not a run's: a run's resolved configuration and its
+	// config_sha256 leave them out.
+	Figures []string
 }
 
 // Error is a problem in an experiment file, at a line and key.

@@ -147,6 +147,10 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			errs = append(errs, &Error{File: file, Line: k.line, Key: "sweep.repeat", Msg: "cannot be swept: repeat = N repeats every grid point N times"})
 			continue
 		}
+		if k.key == "output.figures" {
+			errs = append(errs, &Error{File: file, Line: k.line, Key: "sweep.output.figures", Msg: "cannot be swept: the figures are drawn once, from the whole sweep"})
+			continue
+		}
 		kept = append(kept, k)
 	}
 	sweep = kept

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,3 +66,40 @@ func checkBackend(name string) string {
 
 // sourceKinds lists the source kinds in the order the docs give them.
 var sourceKinds = []string{KindPeriodic, KindBulk, KindRequestResponse, KindFile, KindFrames, KindStopAndWait}
+
+var (
+	figuresMu sync.RWMutex
+	// figureKinds and figureFormats are what output.figures may name.
+	figureKinds, figureFormats []string
+)
+
+// RegisterFigures sets the figure kinds and file formats (extensions
+// without the dot) output.figures may name; the package that draws them
+// (plots) registers them. Without a registration, as in a program that
+// does not draw figures, an entry is only checked to be a file name.
+func RegisterFigures(kinds, formats []string) {
+	figuresMu.Lock()
+	defer figuresMu.Unlock()
+	figureKinds, figureFormats = slices.Clone(kinds), slices.Clone(formats)
+}
+
+// checkFigure returns the problem with an output.figures entry, or "".
+func checkFigure(name string) string {
+	figuresMu.RLock()
+	kinds, formats := figureKinds, figureFormats
+	figuresMu.RUnlock()
+	if name != filepath.Base(name) || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Sprintf("%q: want a file name in the sweep's directory, such as ratio.pdf", name)
+	}
+	ext := filepath.Ext(name)
+	if len(kinds) == 0 {
+		return "" // a program that draws none (only the name is checked)
+	}
+	if p := names.Check("figure format", strings.ToLower(strings.TrimPrefix(ext, ".")), formats); p != "" {
+		return fmt.Sprintf("%q: %s", name, p)
+	}
+	if p := names.Check("figure kind", strings.TrimSuffix(name, ext), kinds); p != "" {
+		return fmt.Sprintf("%q: %s", name, p)
+	}
+	return ""
+}

@@ -3,7 +3,12 @@ package plots
 import (
 	"slices"
 	"strings"
+
+	"github.com/mpq/mpq/experiment"
 )
+
+// The figures an experiment file's output.figures may name.
+func init() { experiment.RegisterFigures(Kinds, slices.Concat(Formats, TableFormats)) }
 
 // Kinds are the figures, by name.
 var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio"}

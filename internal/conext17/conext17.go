@@ -111,7 +111,9 @@ func Experiment(d *Design, source string) []byte {
 	w("# and a drop-tail queue of its bandwidth-delay product in 1500-byte packets\n")
 	w("# (at least 10), as the original testbed built it (EXPERIMENTS.md, \"CoNEXT'17 grid\").\n")
 	w("#\n#   mpq run experiments/conext17/%s.toml --parallel 2\n", d.Class)
-	w("#   mpq plot results/conext17-%s --kind ratio -o %s.pdf\n\n", d.Class, d.Class)
+	w("#\n# When every run is done, mpq run draws the class's figure (output.figures)\n")
+	w("# into results/conext17-%s: ratio.pdf and ratio.png, the CDF over the\n", d.Class)
+	w("# scenarios of single path time / multipath time.\n\n")
 	w("name = \"conext17-%s\"\n", d.Class)
 	w("description = \"CoNEXT'17 design, class %s: single path (CUBIC) vs multipath (OLIA) download completion time\"\n", d.Class)
 	w("# The request goes once the connection is up; the run ends when the\n")
@@ -121,7 +123,7 @@ func Experiment(d *Design, source string) []byte {
 	w("[transport]\npath_scheduler = \"lowrtt\"\n\n")
 	w("# file_size_kb = %d: the testbed made the file with dd bs=1K, so KiB.\n", d.FileSizeKB)
 	w("[[source]]\nname = \"download\"\nkind = \"file\"\nsize = \"%dKiB\"\ncount = 1\n\n", d.FileSizeKB)
-	w("[output]\n# summary.json and messages.csv only: thousands of runs.\nseries = false\n")
+	w("[output]\n# summary.json and messages.csv only: thousands of runs.\nseries = false\nfigures = [\"ratio.pdf\", \"ratio.png\"]\n")
 	for i, s := range d.Scenarios {
 		w("\n[[sweep.scenario]]\nname = %q\n", ScenarioName(i))
 		for j, p := range s {
