@@ -10,8 +10,10 @@ import (
 // The figures an experiment file's output.figures may name.
 func init() { experiment.RegisterFigures(Kinds, slices.Concat(Formats, TableFormats)) }
 
-// Kinds are the figures, by name.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio"}
+// Kinds are the figures, by name; tableOnly those that are a table only.
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation"}
+
+var tableOnly = []string{"aggregation"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -34,6 +36,9 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 	case "ratio":
 		return RatioFigure(points, o)
 	}
+	if slices.Contains(tableOnly, kind) {
+		return nil, inputErr("--kind %s is a table: write .md or .csv", kind)
+	}
 	return nil, inputErr("unknown kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 }
 
@@ -51,6 +56,8 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return GrowthTable(points, o)
 	case "ratio":
 		return RatioTable(points, o)
+	case "aggregation":
+		return AggregationTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -42,6 +43,10 @@ type Ratio struct {
 	// path ran on the faster path), -1 when the lower, 0 when equal or
 	// unknown.
 	FirstFaster int
+	// paths describes the scenario's first and second path (their
+	// configurations, both directions), to find the entry of the same
+	// scenario with the paths swapped (Benefits); empty when unknown.
+	paths [2]string
 }
 
 // runTime is a run's mean completion time of the source's transfers
@@ -147,6 +152,7 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 			r.Ratio, r.Failed = math.NaN(), "multipath time not positive"
 		}
 		if cfg, err := pr.multi.Runs[0].Config(); err == nil && len(cfg.Paths) >= 2 {
+			r.paths = [2]string{pathKey(cfg.Paths[0]), pathKey(cfg.Paths[1])}
 			a, b := cfg.Paths[0].Down.Rate, cfg.Paths[1].Down.Rate
 			switch {
 			case a > b:
@@ -158,6 +164,22 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// pathKey describes a path's links in both directions, by value (a
+// trace's content, not its pointer).
+func pathKey(p experiment.Path) string {
+	var b strings.Builder
+	for _, l := range []experiment.Link{p.Up, p.Down} {
+		tr := l.Trace
+		l.Trace = nil
+		fmt.Fprintf(&b, "%+v", l)
+		if tr != nil {
+			fmt.Fprintf(&b, " trace %+v", *tr)
+		}
+		b.WriteString(";")
+	}
+	return b.String()
 }
 
 // RatioStats summarises the ratios of a set of scenarios: how many, how
@@ -333,22 +355,24 @@ func RatioTable(points []*Point, o Options) (*Table, error) {
 	for _, n := range names {
 		for _, sub := range ratioSubsets(groups[n]) {
 			st := NewRatioStats(sub.rs)
-			pct := func(v float64) string {
-				if math.IsNaN(v) {
-					return "–"
-				}
-				return strconv.FormatFloat(100*v, 'f', 1, 64) + " %"
-			}
 			md := []string{n, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed)}
 			cs := []string{n, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed), trafficgen.FormatCSV(st.Min)}
 			for _, v := range []float64{st.P10, st.P25, st.Median, st.P75, st.P90} {
 				md = append(md, FormatNumber(v, 2))
 				cs = append(cs, trafficgen.FormatCSV(v))
 			}
-			md = append(md, pct(st.MultiFaster), pct(st.SingleFaster))
+			md = append(md, percentCell(st.MultiFaster), percentCell(st.SingleFaster))
 			cs = append(cs, trafficgen.FormatCSV(st.Max), trafficgen.FormatCSV(st.MultiFaster), trafficgen.FormatCSV(st.SingleFaster))
 			t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
 		}
 	}
 	return t, nil
+}
+
+// percentCell writes a fraction as a table's percentage ("–" for none).
+func percentCell(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return strconv.FormatFloat(100*v, 'f', 1, 64) + " %"
 }
