@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mpq/mpq/trafficgen"
 )
@@ -18,8 +19,8 @@ import (
 // With goodputs G1, G2 of the single path downloads (the file over its
 // completion time), Gmax the larger and Gm the multipath download's, the
 // benefit is (Gm - Gmax) / (G1 + G2 - Gmax) when Gm >= Gmax and
-// (Gm - Gmax) / Gmax otherwise (De Coninck's thesis, UCLouvain 2019,
-// equation 5.1, after Paasch et al.): 0 is as fast as the best single
+// (Gm - Gmax) / Gmax otherwise (De Coninck's thesis, UCLouvain, March
+// 2020, equation 5.1, after Paasch et al.): 0 is as fast as the best single
 // path, 1 as fast as both single paths' goodputs summed, -1 a multipath
 // download that did not complete; above 0 multipath beat the best path.
 type Benefit struct {
@@ -71,9 +72,9 @@ func Benefits(points []*Point, o Options) ([]Benefit, error) {
 		case twin < 0:
 			b.Failed = "no entry of the same scenario with the paths swapped"
 		case math.IsNaN(r.Single) || !(r.Single > 0):
-			b.Failed = "single path: " + r.Failed
+			b.Failed = r.Failed // Ratios' "single path: ..."
 		case math.IsNaN(rs[twin].Single) || !(rs[twin].Single > 0):
-			b.Failed = "single path with the paths swapped: " + rs[twin].Failed
+			b.Failed = "single path with the paths swapped: " + strings.TrimPrefix(rs[twin].Failed, "single path: ")
 		default:
 			b.BestFirst = r.Single <= rs[twin].Single
 			b.EAB = aggregationBenefit(1/r.Single, 1/rs[twin].Single, 1/r.Multi)

@@ -64,8 +64,9 @@ func parseCPUInfo(b []byte) (cpu string, virtualized bool) {
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		switch k {
 		case "model name", "Model Name", "cpu model", "Model":
-			// "Model" and "cpu model": arm64 and other
-			// architectures' spellings, where "model" is absent.
+			// "cpu model": MIPS's spelling; "Model": a
+			// board's name, after the processors, on some ARM
+			// systems (arm64's own blocks name no model).
 			if name == "" {
 				name = v
 			}
