@@ -1,9 +1,12 @@
 // Package appenv is the environment applications of the testbed (the traffic
 // generator, test applications) program against: time, timers, and QUIC
 // connections and streams with notifications. The same application code
-// runs in the simulator (package testbed/env/simenv, on the virtual clock
-// of testbed/netsim) and over real UDP sockets (package
-// testbed/env/udpenv, on package mpquic).
+// runs in the simulator (package appenv/simenv, on the virtual clock
+// of network/netsim) and over real sockets (package appenv/udpenv, on
+// package mpquic, or on a baseline transport: quic-go in appenv/quicgo,
+// kernel TCP, TLS and MPTCP in appenv/kernelnet over appenv/bytemux, a
+// connection per request in appenv/perconn). The implementations live
+// beneath this package; this one holds the interfaces.
 //
 // # One event loop
 //

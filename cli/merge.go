@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/runner"
 )
 
 // setupMerge registers merge's flags: it joins the halves of two-host

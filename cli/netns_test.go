@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/internal/schedlag"
-	"github.com/mpq/mpq/testbed/netns"
+	"github.com/mpq/mpq/network/netns"
 )
 
 // The test binary is mpq for the processes the netns backend starts (both

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/runner"
 )
 
 // perRequestFile is a one-path request-response experiment whose client

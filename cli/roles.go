@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/testbed/netns"
-	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/network/netns"
+	"github.com/mpq/mpq/runner"
 )
 
 // roleOptions are run's flags for one end of a two-host run.

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/network/netns"
 	"github.com/mpq/mpq/plots"
 	"github.com/mpq/mpq/resultset"
-	"github.com/mpq/mpq/testbed/netns"
-	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
 

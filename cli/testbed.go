@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/testbed/netns"
+	"github.com/mpq/mpq/network/netns"
 )
 
 // setupTestbed registers testbed's flags: mpq testbed up|down|status

@@ -29,7 +29,7 @@ var (
 )
 
 // RegisterBackend makes name a backend experiment files may ask for; the
-// package that runs it (testbed/runner) registers it. sim and loopback
+// package that runs it (runner) registers it. sim and loopback
 // are always registered.
 func RegisterBackend(name string) {
 	backendsMu.Lock()

@@ -5,7 +5,7 @@
 // This package is the UDP driver: Listen and Dial give connections and
 // streams in the shape Go programs know from package net and quic-go. The
 // protocol itself lives in the sans-IO package mpquic/core, which the
-// simulator of package testbed/netsim drives on a virtual clock instead.
+// simulator of package network/netsim drives on a virtual clock instead.
 package mpquic
 
 // # Resumption and 0-RTT

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/network/netsim"
 	"github.com/mpq/mpq/scheduler"
-	"github.com/mpq/mpq/testbed/netsim"
 )
 
 // e2eResult is what one run over the simulator measured.

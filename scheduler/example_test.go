@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/runner"
 	"github.com/mpq/mpq/scheduler"
-	"github.com/mpq/mpq/testbed/runner"
 )
 
 // RateWRR is a weighted round-robin path scheduler: each path's weight is

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/testbed/runner"
+	"github.com/mpq/mpq/runner"
 	"github.com/mpq/mpq/trafficgen"
 )
 

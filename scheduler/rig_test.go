@@ -17,12 +17,12 @@ import (
 
 	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/network/netsim"
 	"github.com/mpq/mpq/scheduler"
-	"github.com/mpq/mpq/testbed/netsim"
 )
 
 // The rig drives path schedulers inside the real transport core
-// (mpquic/core) on the deterministic simulator (testbed/netsim): a server
+// (mpquic/core) on the deterministic simulator (network/netsim): a server
 // and a client joined by paths of fixed one-way delays. The server's path
 // scheduler is the one under test, wrapped in a probe that records every
 // decision and every packet; the server's congestion windows are fixed by

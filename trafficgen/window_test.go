@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/appenv"
+	"github.com/mpq/mpq/appenv/simenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/mpquic/core"
-	"github.com/mpq/mpq/testbed/env/simenv"
-	"github.com/mpq/mpq/testbed/netsim"
+	"github.com/mpq/mpq/network/netsim"
 	"github.com/mpq/mpq/trafficgen"
 )
 

@@ -147,7 +147,7 @@ type Config struct {
 
 	// SimNullProtection replaces the 1-RTT packet protection (AES-GCM or
 	// ChaCha20-Poly1305) with a null protection that sends the payload in
-	// clear, for the simulator only (package testbed/netsim), where the
+	// clear, for the simulator only (package network/netsim), where the
 	// AEAD is a fifth of a saturated run's time and protects nothing: the
 	// packets keep their sizes (a 16-byte tag that still tells keys apart
 	// and catches modified packets), their header protection and their

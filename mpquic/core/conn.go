@@ -3,7 +3,7 @@
 //
 // Nothing in this package reads the clock, starts a goroutine or touches a
 // socket. A driver (the UDP endpoint of package mpquic, or the simulator of
-// package testbed/netsim) owns the I/O and the time, and calls a Conn in this
+// package network/netsim) owns the I/O and the time, and calls a Conn in this
 // order, from one goroutine at a time:
 //
 //	HandleDatagram(now, d)   for every datagram that arrives for the connection

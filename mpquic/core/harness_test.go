@@ -52,7 +52,7 @@ type flight struct {
 // pair is a client and a server connected by a link of fixed one-way delay,
 // driven on a virtual clock. Tests install drop to lose or inspect
 // datagrams. It is a deliberately small simulator: the full one lives in
-// testbed/netsim.
+// network/netsim.
 type pair struct {
 	t              *testing.T
 	now            time.Time
