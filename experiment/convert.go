@@ -531,7 +531,7 @@ func convertSlowStart(t *table, cc string) string {
 const MinReceiveWindow = 16 << 10
 
 func convertTransport(t *table, backend string) Transport {
-	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: "lowrtt", StreamScheduler: "round-robin", Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
+	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: scheduler.DefaultPath, StreamScheduler: scheduler.DefaultStream, Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		SlowStart:     string(congestion.SlowStartStandard),
 		MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true,
 		SimNullProtection: DefaultSimNullProtection(backend)}

@@ -93,7 +93,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		Pacing:        t.Pacing,
 		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
-		PathSchedulerOptions: t.SchedulerOptions.Typed(t.PathScheduler),
+		PathSchedulerOptions: t.SchedulerOptions,
 		StreamScheduler:      t.StreamScheduler,
 		DisableMultipath:     !t.Multipath,
 		InitialRTT:           t.InitialRTT,

@@ -73,7 +73,7 @@ func RegisterPathWithOptions(name string, opts []Option, f OptionFactory) {
 	optionFactories[name] = optionScheduler{opts: slices.Clone(opts), f: f}
 	mu.Unlock()
 	RegisterPath(name, func() PathScheduler {
-		s, err := NewPathSchedulerWith(name, nil)
+		s, err := NewPath(name, nil)
 		if err != nil {
 			panic(err) // defaults always resolve
 		}
@@ -169,24 +169,97 @@ func quoteAll(s []string) []string {
 }
 
 // NewPathSchedulerWith builds the path scheduler registered under name
-// with the options set (see ResolvePathOptions); with no options set it
-// is NewPathScheduler.
+// with the options set, values as a TOML file gives them (see
+// ResolvePathOptions); with no options set it is NewPathScheduler.
+// Callers that hold resolved Options use NewPath.
 func NewPathSchedulerWith(name string, set map[string]any) (PathScheduler, error) {
-	mu.RLock()
-	reg, ok := optionFactories[name]
-	mu.RUnlock()
-	if !ok {
-		if len(set) > 0 {
-			_, errs := ResolvePathOptions(name, set)
-			return nil, fmt.Errorf("path scheduler %s: %w", name, errs[0])
-		}
+	if len(set) == 0 {
 		return NewPathScheduler(name)
 	}
 	opts, errs := ResolvePathOptions(name, set)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("path scheduler %s: option %w", name, errs[0])
 	}
-	return reg.f(opts), nil
+	return NewPath(name, opts)
+}
+
+// CheckPath reports whether NewPath(name, opts) would build a scheduler:
+// name is registered, and every option in opts is one of its options with
+// a valid value ("true" or "false" for a boolean, one of Choices
+// otherwise). Options missing from opts take their defaults. It builds
+// nothing.
+func CheckPath(name string, opts Options) error {
+	_, err := completeOptions(name, opts)
+	return err
+}
+
+// completeOptions checks opts against the options of the path scheduler
+// name and returns them with every missing option at its default (nil,
+// ok, for a registered scheduler without options and no opts).
+func completeOptions(name string, opts Options) (Options, error) {
+	mu.RLock()
+	reg, hasOpts := optionFactories[name]
+	_, known := pathFactories[name]
+	mu.RUnlock()
+	if !known {
+		return nil, fmt.Errorf("unknown path scheduler %q (known: %s)", name, strings.Join(PathSchedulers(), ", "))
+	}
+	if !hasOpts {
+		if len(opts) > 0 {
+			keys := make([]string, 0, len(opts))
+			for k := range opts {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return nil, fmt.Errorf("path scheduler %s: option %s: path scheduler %q has no options", name, keys[0], name)
+		}
+		return nil, nil
+	}
+	out := make(Options, len(reg.opts))
+	for _, o := range reg.opts {
+		out[o.Name] = o.Default
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := opts[k]
+		i := slices.IndexFunc(reg.opts, func(o Option) bool { return o.Name == k })
+		if i < 0 {
+			known := make([]string, len(reg.opts))
+			for j, o := range reg.opts {
+				known[j] = o.Name
+			}
+			return nil, fmt.Errorf("path scheduler %s: option %s: %s", name, k, names.Unknown("option of "+name, k, known))
+		}
+		o := &reg.opts[i]
+		if o.Bool() && v != "true" && v != "false" || !o.Bool() && !slices.Contains(o.Choices, v) {
+			return nil, fmt.Errorf("path scheduler %s: option %s: %q is not a valid value", name, k, v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// NewPath builds the path scheduler registered under name with the
+// resolved options opts (ResolvePathOptions; options missing from opts
+// take their defaults, and nil is every default). A connection calls it
+// once, when it is created.
+func NewPath(name string, opts Options) (PathScheduler, error) {
+	full, err := completeOptions(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	mu.RLock()
+	reg, hasOpts := optionFactories[name]
+	f := pathFactories[name]
+	mu.RUnlock()
+	if !hasOpts {
+		return f(), nil
+	}
+	return reg.f(full), nil
 }
 
 // Typed returns the options of the path scheduler sched as

@@ -345,6 +345,13 @@ type StreamScheduler interface {
 	MaxStreamFrames() int
 }
 
+// The schedulers a connection uses unless told otherwise: the default of
+// MP-QUIC and of MPTCP for paths, and quic-go's and MP-QUIC's for streams.
+const (
+	DefaultPath   = "lowrtt"
+	DefaultStream = "round-robin"
+)
+
 // PathFactory builds a path scheduler.
 type PathFactory func() PathScheduler
 
@@ -380,6 +387,17 @@ func NewPathScheduler(name string) (PathScheduler, error) {
 		return nil, fmt.Errorf("unknown path scheduler %q (known: %s)", name, strings.Join(PathSchedulers(), ", "))
 	}
 	return f(), nil
+}
+
+// CheckStream reports whether a stream scheduler is registered under name.
+func CheckStream(name string) error {
+	mu.RLock()
+	_, ok := streamFactorys[name]
+	mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("unknown stream scheduler %q (known: %s)", name, strings.Join(StreamSchedulers(), ", "))
+	}
+	return nil
 }
 
 // NewStreamScheduler builds the stream scheduler registered under name.

@@ -80,13 +80,15 @@ type Config struct {
 	// in the 2017 MP-QUIC of the experiments this stack reproduces.
 	Pacing bool
 	// PathScheduler and StreamScheduler name the schedulers (see package
-	// scheduler). Defaults "lowrtt" and "round-robin".
+	// scheduler); "" for scheduler.DefaultPath and DefaultStream.
 	PathScheduler   string
 	StreamScheduler string
-	// PathSchedulerOptions set options of the path scheduler
-	// (scheduler.PathOptions; values bool or string); nil for its
-	// defaults.
-	PathSchedulerOptions map[string]any
+	// PathSchedulerOptions are the path scheduler's options, resolved
+	// once (scheduler.ResolvePathOptions: the experiment file's
+	// transport.scheduler_options); options not in it take their
+	// defaults, nil all of them. Each connection builds its path
+	// scheduler from them once, when it is created.
+	PathSchedulerOptions scheduler.Options
 
 	// MaxPathID is the largest path ID the peer may open paths with, the
 	// initial_max_path_id transport parameter of
@@ -292,15 +294,15 @@ func (c *Config) Validate() (*Config, error) {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if n.PathScheduler == "" {
-		n.PathScheduler = "lowrtt"
+		n.PathScheduler = scheduler.DefaultPath
 	}
 	if n.StreamScheduler == "" {
-		n.StreamScheduler = "round-robin"
+		n.StreamScheduler = scheduler.DefaultStream
 	}
-	if _, err := scheduler.NewPathSchedulerWith(n.PathScheduler, n.PathSchedulerOptions); err != nil {
+	if err := scheduler.CheckPath(n.PathScheduler, n.PathSchedulerOptions); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
-	if _, err := scheduler.NewStreamScheduler(n.StreamScheduler); err != nil {
+	if err := scheduler.CheckStream(n.StreamScheduler); err != nil {
 		return nil, fmt.Errorf("mpquic: %w", err)
 	}
 	if n.Rand == nil {

@@ -266,7 +266,7 @@ type schedulers struct {
 }
 
 func newSchedulers(cfg *Config) (schedulers, error) {
-	p, err := scheduler.NewPathSchedulerWith(cfg.PathScheduler, cfg.PathSchedulerOptions)
+	p, err := scheduler.NewPath(cfg.PathScheduler, cfg.PathSchedulerOptions)
 	if err != nil {
 		return schedulers{}, err
 	}
