@@ -11,6 +11,7 @@
 //	mpq serve --addr HOST:PORT --root DIR [flags]
 //	mpq get --addr HOST:PORT --path /FILE [--out FILE] [flags]
 //	mpq help [COMMAND]
+//	mpq help schedulers
 //	mpq --version
 //
 // "mpq help COMMAND" (or "mpq COMMAND --help") prints a command's usage,
@@ -110,6 +111,10 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpq help: one COMMAND expected, got %d arguments\n", len(args))
 		return exitUsage
 	}
+	if args[0] == "schedulers" {
+		writeSchedulers(stdout, false)
+		return 0
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "mpq help: unknown command %q\n\n", args[0])
@@ -120,7 +125,7 @@ func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: mpq COMMAND [arguments and flags]\n       mpq help COMMAND\n       mpq --version\n\ncommands:")
+	fmt.Fprintln(w, "usage: mpq COMMAND [arguments and flags]\n       mpq help COMMAND\n       mpq help schedulers\n       mpq --version\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -129,5 +134,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nFlags may come before, between and after a command's arguments; \"--\" ends\nthe flags. \"mpq help COMMAND\" shows a command's flags and examples.")
+	fmt.Fprintln(w, "\nFlags may come before, between and after a command's arguments; \"--\" ends\nthe flags. \"mpq help COMMAND\" shows a command's flags and examples;\n\"mpq help schedulers\" every path and stream scheduler with its options.")
 }

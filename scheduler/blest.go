@@ -24,21 +24,19 @@ const (
 	BLESTLambdaGood  = 0.01 // taken off after an RTT without
 )
 
-// OptBLESTLambda is blest's option for its scaling factor λ.
+// OptBLESTLambda names blest's option lambda; its Doc in blestOptions says
+// what it does.
 const OptBLESTLambda = "lambda"
 
-// Values of OptBLESTLambda.
+// The values of blest's option lambda.
 const (
-	// BLESTLambdaAdaptive adapts λ at run time as the authors' Linux
-	// implementation does (see BLEST).
 	BLESTLambdaAdaptive = "adaptive"
-	// BLESTLambdaFixed keeps λ = BLESTLambda = 1 (our first reading).
-	BLESTLambdaFixed = "fixed"
+	BLESTLambdaFixed    = "fixed"
 )
 
 func blestOptions() []Option {
 	return []Option{{Name: OptBLESTLambda, Choices: []string{BLESTLambdaAdaptive, BLESTLambdaFixed}, Default: BLESTLambdaAdaptive,
-		Doc: "BLEST's scaling factor λ: adapted at run time between 1.0 and 1.3 from 1.2, +0.04 after a slow-path RTT in which the connection's send window blocked, −0.01 after one without, as the authors' Linux implementation (adaptive), or fixed at 1 (fixed)"}}
+		Doc: "BLEST's scaling factor λ: adapted at run time between 1.0 and 1.3 from 1.2, +0.04 after a slow-path RTT in which the connection's send window blocked, −0.01 after one without, as the authors' Linux implementation does (adaptive), or fixed at 1, our first reading, from memory of the paper (fixed)"}}
 }
 
 // BLEST is the Blocking Estimation scheduler of Ferlin et al. ("BLEST:

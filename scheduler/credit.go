@@ -5,17 +5,14 @@ import (
 	"time"
 )
 
-// OptCreditRTTs: with credit, the announced messages due within this many
-// of the candidates' largest smoothed RTT keep their flow-control credit
-// (cwr-plus, cwr, cwr-red; 1 by default). When a loss blocks the peer's
-// in-order reading, its MAX_DATA comes back only after the retransmission,
-// about two round trips later.
+// OptCreditRTTs names the option credit_rtts of cwr-plus, cwr and cwr-red;
+// its Doc in creditRTTsOption says what it does.
 const OptCreditRTTs = "credit_rtts"
 
 // creditRTTsOption is the option credit_rtts with its default.
 func creditRTTsOption() Option {
 	return Option{Name: OptCreditRTTs, Choices: []string{"1", "2", "3", "4"}, Default: "1",
-		Doc: "with credit: the messages due within this many of the paths' largest smoothed RTT keep their flow-control credit (ours)"}
+		Doc: "with credit: the announced messages due within this many of the paths' largest smoothed RTT keep their flow-control credit; when a loss blocks the peer's in-order reading, its MAX_DATA comes back only after the retransmission, about two round trips later (ours)"}
 }
 
 // creditRule is option credit with its credit_rtts, as cwr-plus, cwr and

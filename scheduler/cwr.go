@@ -10,54 +10,36 @@ func init() {
 	RegisterPathWithOptions("cwr", cwrOptions(), func(o Options) PathScheduler { return newCWR(o) })
 }
 
-// Options shared by cwr and cwr-red: the readings of the paper's text
-// where it is silent and the rules it does not have (see CWR).
+// Names of the options of cwr, shared with cwr-red (cwr-red has no
+// equal_rtt) and cwr-plus: readings of the paper's text where it is
+// silent, and rules it does not have. What each does is its Doc in
+// cwrOptions, the one place an option is documented (mpq help schedulers,
+// docs/reference/schedulers.md).
 const (
-	// OptReservation: "partial" (a path's reservations are capped at
-	// its window) or "whole" (a message's reservation that does not fit
-	// its path's window beside the earlier messages' is dropped).
-	OptReservation = "reservation"
-	// OptHorizon: "srtt" (the messages due within one smoothed RTT of
-	// their path are reserved) or "next" (every source's next message,
-	// however far ahead).
-	OptHorizon = "horizon"
-	// OptEqualRTT (cwr): "first" (the reservation goes on the first of
-	// the paths of equal smoothed RTT, by path ID) or "alternate" (the
-	// messages of a source alternate between them).
-	OptEqualRTT = "equal_rtt"
-	// OptIdleEscape: background data fitting beside no path's
-	// reservations still go when no candidate has anything in flight.
-	OptIdleEscape = "idle_escape"
-	// OptPathChoice: "packet" (each priority packet on the lowest-RTT
-	// path that can take it) or "message" (a message's packets on the
-	// path chosen at its first packet: the lowest-RTT one that can take
-	// all of it, else the lowest-RTT one that can take the packet).
-	OptPathChoice = "path_choice"
-	// OptHoldUnwritten: a message generated and not yet written keeps
-	// its reservation until ReservationGrace after its generation time.
+	OptReservation   = "reservation"
+	OptHorizon       = "horizon"
+	OptEqualRTT      = "equal_rtt"
+	OptIdleEscape    = "idle_escape"
+	OptPathChoice    = "path_choice"
 	OptHoldUnwritten = "hold_unwritten"
-	// OptSkipHeldBack: a packet of a stream without priority that the
-	// scheduler holds back (a background retransmission beside a
-	// reservation) does not hold back the priority data the stream
-	// scheduler serves after it (HeldBackSkipper).
-	OptSkipHeldBack = "skip_held_back"
+	OptSkipHeldBack  = "skip_held_back"
 )
 
 // cwrOptions are the options of cwr with their defaults.
 func cwrOptions() []Option {
 	return append([]Option{
 		{Name: OptReservation, Choices: []string{"partial", "whole"}, Default: "partial",
-			Doc: "partial: a path's reservations are capped at its window; whole: a message whose reservation does not fit its path's window beside the earlier messages' reserves nothing there (ours)"},
+			Doc: "partial: a path's reservations are capped at its window, so a window that shrank below them is all reserved (the paper's reading); whole: a message whose reservation does not fit its path's window beside the earlier messages' reserves nothing there, and background data may use the window meanwhile (ours)"},
 		{Name: OptHorizon, Choices: []string{"srtt", "next"}, Default: "srtt",
-			Doc: "srtt: reserve the messages due within one smoothed RTT of the path; next: every source's next message, however far ahead"},
+			Doc: "srtt: reserve the messages due within one smoothed RTT of the path (data sent now occupy the window for about one round trip); next: every source's next message, however far ahead"},
 		{Name: OptEqualRTT, Choices: []string{"first", "alternate"}, Default: "first",
-			Doc: "paths of equal smoothed RTT: reserve on the first by path ID, or alternate a source's messages between them (ours)"},
+			Doc: "paths of equal smoothed RTT: first reserves on the first by path ID; alternate (ours) puts the k-th message of source S on the ((S + k) mod n)-th of those n paths, a reading of the paper's \"the choice of the path changes\""},
 		{Name: OptIdleEscape, Default: "true",
 			Doc: "background data that fit beside no path's reservations still go when no path has anything in flight"},
 		{Name: OptPathChoice, Choices: []string{"packet", "message"}, Default: "packet",
 			Doc: "packet: each priority packet on the lowest-RTT path that can take it; message: all of a message on the path chosen at its first packet"},
 		{Name: OptHoldUnwritten, Default: "true",
-			Doc: "a message generated and not yet written keeps its reservation until it is written or 5 ms (ReservationGrace) after its generation time, also once its source announced the next message: what the reservation needs on a real clock"},
+			Doc: "a message generated and not yet written keeps its reservation until it is written or 5 ms (ReservationGrace) after its generation time, also once its source announced the next message: what the reservation needs on a real clock, where the application's write comes up to about a millisecond after the generation time and a send decision in between would give the message's room to background data"},
 		{Name: OptSkipHeldBack, Default: "false",
 			Doc: "a background packet held back by the reservations (with priority-fifo: lost background data, served first) does not hold back the priority data behind it, which goes if a window and pacer let it out (ours)"},
 		{Name: OptCredit, Default: "false",
@@ -72,18 +54,16 @@ func cwrOptions() []Option {
 const CounterReservationsMissed = "reservations_missed"
 
 // ReservationGrace is how long after its generation time a message not
-// yet written keeps its reservation. A periodic source announces its next
-// message as it writes the current one (trafficgen), and the announced
-// schedule then starts at the next message. On the simulator's clock the
-// write is sent before anything else happens; on a real clock the
-// application's timer fires up to about a millisecond late on a loaded
-// host and the connection's send loop runs after the announcement, and
-// until the grace, a send decision in between (an acknowledgement) gave
-// the message's room to background data, and the message waited for the
-// window: over loopback, 37 + 7 of 80 messages of
-// experiments/validation-lowrate.toml missed their reservation, against
-// 1 of 80 in the simulator, and the median completion time was 80 ms
-// against 71 ms (EXPERIMENTS.md, "Validation on real kernels").
+// yet written keeps its reservation (option hold_unwritten). A periodic
+// source announces its next message as it writes the current one
+// (trafficgen), and the announced schedule then starts at the next
+// message. On the simulator's clock the write is sent before anything else
+// happens; on a real clock the application's timer fires up to about a
+// millisecond late on a loaded host and the connection's send loop runs
+// after the announcement, and without the grace a send decision in
+// between (an acknowledgement) gives the message's room to background
+// data, so that the message waits for the window. The validation on real
+// kernels in the docs measures the effect.
 const ReservationGrace = 5 * time.Millisecond
 
 // maxPending bounds the reservations a CWR scheduler remembers for the
@@ -181,14 +161,9 @@ const maxPending = 1024
 //     HeldBackSkipper) lets the core offer the priority data instead,
 //     which goes by the rule for priority data above; the retransmission
 //     is still offered first at every decision.
-//   - Options of ours, off by default, cwr-plus's rules (CWRPlus): credit
-//     (with credit_rtts) holds new background data that would leave less
-//     flow-control credit than the announced messages due soon need
-//     (creditShort); stagger_startup and stagger_clear keep data of
-//     streams without priority off a path in its first slow start while
-//     the path before it is in its own or not yet clear of its overshoot
-//     (startupStagger), and let priority data pass the retransmissions
-//     held back. CWR+RED has them too.
+//   - cwr-plus's rules (CWRPlus) are options here too, off by default:
+//     credit and credit_rtts (creditRule), stagger_startup and
+//     stagger_clear (startupStagger). CWR+RED has them too.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides

@@ -10,19 +10,11 @@ func init() {
 	RegisterPathWithOptions("cwr-red-fast", cwrRedOptions(cwrRedFast), func(o Options) PathScheduler { return newCWRRed("cwr-red-fast", o) })
 }
 
-// Options of cwr-red beyond cwr's (rules the paper does not have).
+// Names of the options of cwr-red beyond cwr's (rules the paper does not
+// have); what each does is its Doc in cwrRedOptions.
 const (
-	// OptWaitForFastPath: a packet of a message sent without copies
-	// goes on the path estimated to deliver the rest of the message
-	// earliest, waiting for it if it cannot take the packet now.
-	OptWaitForFastPath = "wait_for_fast_path"
-	// OptResendLostCopyOn: "any" (lost data is sent again as without
-	// copies) or "fast" (a lost copy is sent again on its own path if
-	// that path is faster than those of its copies in flight, else left
-	// to them).
-	OptResendLostCopyOn = "resend_lost_copy_on"
-	// OptRetransmissionSize: "full" (packets of lost data may be full
-	// size, as by default) or "lost" (sized to the lost bytes).
+	OptWaitForFastPath    = "wait_for_fast_path"
+	OptResendLostCopyOn   = "resend_lost_copy_on"
 	OptRetransmissionSize = "retransmission_size"
 )
 
@@ -51,7 +43,7 @@ func cwrRedOptions(override map[string]string) []Option {
 		Option{Name: OptResendLostCopyOn, Choices: []string{"any", "fast"}, Default: "any",
 			Doc: "any: lost data is sent again as without copies; fast: a lost copy is sent again on its own path if faster than its copies', else left to its copies (ours)"},
 		Option{Name: OptRetransmissionSize, Choices: []string{"full", "lost"}, Default: "full",
-			Doc: "full: packets of lost data may be of the maximum size; lost: sized to the lost bytes (ours)"},
+			Doc: "full: packets of lost data may be of the maximum size, as those of new data; lost: sized to the lost bytes (ours)"},
 	)
 	for i := range opts {
 		if v, ok := override[opts[i].Name]; ok {

@@ -13,23 +13,19 @@ func init() {
 // again (Lim et al., CoNEXT 2017, Section 4).
 const ECFBeta = 0.25
 
-// OptECFTransfer is ecf's option for how long a path takes to send the
-// queued data k: ECFTransferRTT (default) or ECFTransferProportional.
+// OptECFTransfer names ecf's option transfer_time; its Doc in ecfOptions
+// says what it does.
 const OptECFTransfer = "transfer_time"
 
-// Values of OptECFTransfer.
+// The values of ecf's option transfer_time.
 const (
-	// ECFTransferRTT: at least one RTT of the path, (max(k, cwnd)/cwnd)·rtt,
-	// as the authors' Linux implementation computes it.
-	ECFTransferRTT = "at-least-one-rtt"
-	// ECFTransferProportional: (k/cwnd)·rtt, which is below one RTT for k
-	// under a window (our first reading, from memory of the paper).
+	ECFTransferRTT          = "at-least-one-rtt"
 	ECFTransferProportional = "proportional"
 )
 
 func ecfOptions() []Option {
 	return []Option{{Name: OptECFTransfer, Choices: []string{ECFTransferRTT, ECFTransferProportional}, Default: ECFTransferRTT,
-		Doc: "a path's time to send the queued data k: at least one of its RTTs, (max(k, cwnd)/cwnd)·rtt, as the authors' Linux implementation (at-least-one-rtt), or (k/cwnd)·rtt (proportional)"}}
+		Doc: "a path's time to send the queued data k: at least one of its RTTs, (max(k, cwnd)/cwnd)·rtt, as the authors' Linux implementation computes it (at-least-one-rtt), or (k/cwnd)·rtt, below one RTT for k under a window: our first reading, from memory of the paper (proportional)"}}
 }
 
 // ECF is the Earliest Completion First scheduler of Lim et al. ("ECF: An
