@@ -3,6 +3,9 @@
 // the transport (schedulers, congestion control, packet size, pacing), the
 // traffic (periodic priority sources, bulk background data and the
 // workloads of the reference papers), and sweeps over any of these values.
+// Beneath it are the generators of experiment files and their inputs:
+// experiment/tracegen (link traces) and experiment/conext17 (the CoNEXT'17
+// design's files).
 //
 // Every problem in a file is reported as an *Error naming the file, the
 // line and the key; the command line turns them into exit status 2.

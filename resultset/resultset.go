@@ -4,7 +4,8 @@
 // grid point: mean, standard deviation and 95 % Student-t confidence
 // interval of every headline metric across the repetitions, and message
 // times pooled over all repetitions). EXPERIMENTS.md documents the
-// formats.
+// formats. Package resultset/agreement, beneath it, says how closely the
+// results of two emulators of one experiment must agree.
 //
 // A run is a directory with summary.json (written last, under a
 // temporary name, so its presence means the run is complete); runs are
