@@ -557,6 +557,7 @@ func convertTransport(t *table, backend string) Transport {
 		t.fail("newreno_growth", "%q applies to newreno, newreno-cwl and newreno-cwl-ss, not congestion = %q", tr.NewRenoGrowth, tr.Congestion)
 	}
 	tr.SlowStart = convertSlowStart(t, tr.Congestion)
+	tr.CongestionReadings = convertReadings(t, tr.Congestion)
 	tr.MaxPacketSize = int(t.integer("max_packet_size", int64(tr.MaxPacketSize), 1200, 65527))
 	tr.Pacing = t.boolean("pacing", tr.Pacing)
 	tr.Multipath = t.boolean("multipath", tr.Multipath)
@@ -589,6 +590,41 @@ func convertTransport(t *table, backend string) Transport {
 	}
 	t.done()
 	return tr
+}
+
+// convertReadings reads the congestion controllers' readings of another
+// implementation (transport.initial_window, emulated_connections,
+// loss_reduction, cwnd_limited, rto_collapse; MPQUIC's) and checks them
+// against the controller cc.
+func convertReadings(t *table, cc string) congestion.Readings {
+	r := congestion.Readings{
+		InitialWindow:       int(t.integer("initial_window", 0, 0, 1<<20)),
+		EmulatedConnections: int(t.integer("emulated_connections", 1, 1, 64)),
+		LossReduction:       t.fraction("loss_reduction", 0),
+		CwndLimited:         t.boolean("cwnd_limited", false),
+		RTOCollapse:         t.boolean("rto_collapse", false),
+	}
+	if r.EmulatedConnections == 1 {
+		r.EmulatedConnections = 0 // one connection: the published algorithm
+	}
+	if _, set := t.m["loss_reduction"]; set && (r.LossReduction <= 0 || r.LossReduction >= 1) {
+		t.fail("loss_reduction", "%g is outside (0, 1): the window is multiplied by it on a congestion event", r.LossReduction)
+	}
+	if t.failed["congestion"] {
+		return r
+	}
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"emulated_connections", r.EmulatedConnections > 1}, {"loss_reduction", r.LossReduction != 0}, {"cwnd_limited", r.CwndLimited}, {"rto_collapse", r.RTOCollapse}} {
+		if k.set && cc == "bbr" {
+			t.fail(k.key, "applies to the loss-based controllers, not congestion = \"bbr\"")
+		}
+	}
+	if r.LossReduction != 0 && cc == "balia" {
+		t.fail("loss_reduction", "balia's reduction on a loss is its own; it takes no loss_reduction")
+	}
+	return r
 }
 
 // schedulerOptions checks transport.scheduler_options against the options

@@ -54,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpq/mpq/mpquic/congestion"
 	"github.com/mpq/mpq/scheduler"
 )
 
@@ -224,9 +225,15 @@ type Transport struct {
 	// the controller's default when not set (congestion.DefaultSlowStart:
 	// "hystart++" for cubic, "standard" for the others, "" for bbr, which
 	// refuses the key).
-	SlowStart     string
-	MaxPacketSize int
-	Pacing        bool
+	SlowStart string
+	// CongestionReadings are the controllers' readings of another
+	// implementation, MPQUIC's (transport.initial_window,
+	// emulated_connections, loss_reduction, cwnd_limited, rto_collapse;
+	// congestion.Readings); the zero value, the default, is the
+	// published algorithms.
+	CongestionReadings congestion.Readings
+	MaxPacketSize      int
+	Pacing             bool
 	// Multipath false keeps the connection on the first path.
 	Multipath bool
 	// InitialRTT is the RTT assumed before the first sample.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/mpq/mpq/mpquic/congestion"
 	"strings"
 	"testing"
 )
@@ -191,5 +192,65 @@ func TestSlowStartAtLoad(t *testing.T) {
 	es, err = Parse("e.toml", []byte(paperFile+"\n[sweep]\n\"transport.slow_start\" = [\"standard\", \"hystart++\"]\n"), nil)
 	if err != nil || len(es) != 2 || es[0].Transport.SlowStart != "standard" || es[1].Transport.SlowStart != "hystart++" {
 		t.Errorf("sweep over transport.slow_start: %d runs, %v", len(es), err)
+	}
+}
+
+// TestCongestionReadingsAtLoad: MPQUIC's readings of the controllers
+// (transport.initial_window, emulated_connections, loss_reduction,
+// cwnd_limited, rto_collapse) are read into Transport.CongestionReadings,
+// written into the resolved file only when set (the hashes of runs
+// without them stay the same), read back from it, and refused where they
+// do not apply with file, line and key.
+func TestCongestionReadingsAtLoad(t *testing.T) {
+	base, err := Parse("e.toml", []byte(paperFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpquic := congestion.Readings{InitialWindow: 32, EmulatedConnections: 2, LossReduction: 0.7, CwndLimited: true, RTOCollapse: true}
+	for _, tc := range []struct {
+		transport string
+		want      congestion.Readings
+		err       string
+	}{
+		{"", congestion.Readings{}, ""},
+		{"emulated_connections = 1", congestion.Readings{}, ""},
+		{"congestion = \"olia\"\ninitial_window = 32\nemulated_connections = 2\nloss_reduction = 0.7\ncwnd_limited = true\nrto_collapse = true", mpquic, ""},
+		{"congestion = \"cubic\"\nemulated_connections = 2", congestion.Readings{EmulatedConnections: 2}, ""},
+		{"congestion = \"bbr\"\ninitial_window = 20", congestion.Readings{InitialWindow: 20}, ""},
+		{"congestion = \"bbr\"\nemulated_connections = 2", congestion.Readings{}, `e.toml:20: transport.emulated_connections: applies to the loss-based controllers, not congestion = "bbr"`},
+		{"congestion = \"bbr\"\nrto_collapse = true", congestion.Readings{}, `e.toml:20: transport.rto_collapse: applies to the loss-based controllers`},
+		{"congestion = \"balia\"\nloss_reduction = 0.7", congestion.Readings{}, `e.toml:20: transport.loss_reduction: balia's reduction on a loss is its own`},
+		{"loss_reduction = 0", congestion.Readings{}, `e.toml:19: transport.loss_reduction: 0 is outside (0, 1)`},
+		{"emulated_connections = 0", congestion.Readings{}, `e.toml:19: transport.emulated_connections`},
+	} {
+		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
+		es, err := Parse("e.toml", []byte(doc), nil)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.transport, err)
+			continue
+		}
+		e := &es[0]
+		if e.Transport.CongestionReadings != tc.want {
+			t.Errorf("%q: readings %+v, want %+v", tc.transport, e.Transport.CongestionReadings, tc.want)
+		}
+		resolved := string(e.ResolvedTOML())
+		again, err := Parse("r.toml", []byte(resolved), nil)
+		if err != nil || again[0].Transport.CongestionReadings != tc.want {
+			t.Errorf("%q: resolved file reads back as %v, %v", tc.transport, again, err)
+		}
+		if tc.want.IsZero() && (e.PointSHA256() != base[0].PointSHA256() && !strings.Contains(tc.transport, "congestion")) {
+			t.Errorf("%q: the published algorithms change the configuration's hash", tc.transport)
+		}
+		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse"} {
+			if tc.want.IsZero() && strings.Contains(resolved, k) {
+				t.Errorf("%q: %s written into the resolved file", tc.transport, k)
+			}
+		}
 	}
 }

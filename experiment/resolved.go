@@ -140,6 +140,23 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.SlowStart != "" && t.SlowStart != string(congestion.DefaultSlowStart(t.Congestion)) {
 		w("slow_start", q(t.SlowStart))
 	}
+	if r := t.CongestionReadings; !r.IsZero() {
+		if r.InitialWindow > 0 {
+			w("initial_window", strconv.Itoa(r.InitialWindow))
+		}
+		if r.EmulatedConnections > 1 {
+			w("emulated_connections", strconv.Itoa(r.EmulatedConnections))
+		}
+		if r.LossReduction > 0 {
+			w("loss_reduction", strconv.FormatFloat(r.LossReduction, 'g', -1, 64))
+		}
+		if r.CwndLimited {
+			w("cwnd_limited", "true")
+		}
+		if r.RTOCollapse {
+			w("rto_collapse", "true")
+		}
+	}
 	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
 		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))
 	} else if t.SimNullProtection {

@@ -90,8 +90,10 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
 		SlowStart:     t.SlowStart,
-		Pacing:        t.Pacing,
-		PathScheduler: t.PathScheduler,
+		// MPQUIC's readings of the controllers, where the file asks.
+		CongestionReadings: t.CongestionReadings,
+		Pacing:             t.Pacing,
+		PathScheduler:      t.PathScheduler,
 		// The options of the run's scheduler, resolved.
 		PathSchedulerOptions: t.SchedulerOptions,
 		StreamScheduler:      t.StreamScheduler,

@@ -192,7 +192,11 @@ type Summary struct {
 	// SlowStart is transport.slow_start, resolved ("standard" or
 	// "hystart++"; empty for bbr and the other transports).
 	SlowStart string `json:"slow_start,omitempty"`
-	Multipath bool   `json:"multipath"`
+	// CongestionReadings are the controllers' readings of another
+	// implementation the run used (transport.initial_window and the
+	// like); absent when none, the published algorithms.
+	CongestionReadings *CongestionReadings `json:"congestion_readings,omitempty"`
+	Multipath          bool                `json:"multipath"`
 	// WallS is how long the run took on the wall clock, Machine the
 	// computer it was measured on (the process that wrote the summary).
 	WallS      float64            `json:"wall_s"`
@@ -279,6 +283,20 @@ type ZeroRTTSummary struct {
 	StreamBytesSent uint64 `json:"stream_bytes_sent"`
 }
 
+// CongestionReadings are the congestion controllers' readings of another
+// implementation a run used (transport.initial_window,
+// emulated_connections, loss_reduction, cwnd_limited, rto_collapse).
+type CongestionReadings struct {
+	// InitialWindow is the initial window in datagrams (0: RFC 9002's).
+	InitialWindow int `json:"initial_window,omitempty"`
+	// EmulatedConnections is N (1: one connection).
+	EmulatedConnections int `json:"emulated_connections"`
+	// LossReduction is β (0: the controller's own).
+	LossReduction float64 `json:"loss_reduction,omitempty"`
+	CwndLimited   bool    `json:"cwnd_limited"`
+	RTOCollapse   bool    `json:"rto_collapse"`
+}
+
 // TransportSummary describes the transport of a run.
 type TransportSummary struct {
 	// Kind is transport.kind: mpq, quic-go, tcp, tls or mptcp (over
@@ -355,12 +373,17 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 		s.NewRenoGrowth = e.Transport.NewRenoGrowth
 	}
 	s.SlowStart = e.Transport.SlowStart
+	if r := e.Transport.CongestionReadings; !r.IsZero() {
+		s.CongestionReadings = &CongestionReadings{InitialWindow: r.InitialWindow, EmulatedConnections: max(r.EmulatedConnections, 1),
+			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse}
+	}
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {
 		s.Transport.Kind = experiment.KindMPQ
 	}
 	if s.Transport.Kind != experiment.KindMPQ {
 		s.PathScheduler, s.StreamScheduler, s.Congestion, s.NewRenoGrowth, s.SlowStart = "", "", "", "", ""
+		s.CongestionReadings = nil
 		s.Transport.Note = TransportNote(s.Transport.Kind)
 		s.Transport.Connection = e.Transport.Connection
 	}

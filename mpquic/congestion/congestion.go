@@ -104,6 +104,83 @@ type Config struct {
 	// implementation SHOULD use L = infinity"), instead of at most 8
 	// datagrams per ACK frame.
 	Paced bool
+
+	// The readings of another implementation (MPQUIC's, after Chromium's
+	// QUIC), each off in the zero value, where the controllers otherwise
+	// follow their published algorithm. bbr refuses all four.
+
+	// EmulatedConnections is N, the number of TCP connections the
+	// controller emulates (0 and 1: one). A congestion event multiplies
+	// the window by (N-1+β)/N instead of β (LossReduction); newreno's
+	// congestion avoidance grows by N datagrams per window of
+	// acknowledged bytes (or per round trip with GrowthPerRTT); cubic's
+	// Reno-friendly estimate grows by 3N²(1-b)/(1+b) segments per window,
+	// b = (N-1+β)/N, and its fast convergence uses b. lia, olia and balia
+	// change their reduction only (balia's β is its own reduction of that
+	// event): the coupled increase is the coupling's. MPQUIC emulates 2.
+	EmulatedConnections int
+	// LossReduction is β, the factor a congestion event multiplies the
+	// window by (before EmulatedConnections); 0 for the controller's own:
+	// 0.5 for newreno, lia and olia (RFC 9002's kLossReductionFactor,
+	// RFC 6356), 0.7 for cubic (RFC 9438's beta_cubic). MPQUIC's Reno and
+	// OLIA take Chromium's 0.7. balia refuses it (its reduction is
+	// BALIA's own).
+	LossReduction float64
+	// CwndLimited lets the window grow only while the path uses it
+	// (RFC 9002 Section 7.8, as newreno-cwl does; Linux's
+	// tcp_is_cwnd_limited, Chromium's and MPQUIC's senders): bytes in
+	// flight before the acknowledgement at least the window, or above
+	// half of it in slow start, or within three datagrams of it. cubic's
+	// epoch is moved on by the time it did not grow, as Chromium's CUBIC
+	// does, so that W_cubic does not run ahead meanwhile.
+	CwndLimited bool
+	// RTOCollapse reacts to a path's retransmission timeout as MPQUIC
+	// does (after two tail-loss probes, an RTO sets ssthresh to half the
+	// window and the window to its minimum, two datagrams): at the
+	// RTOAfterPTOs-th consecutive probe timeout of the path and at each
+	// one after it (ProbeTimeoutReactor). Without it a probe timeout is
+	// no congestion signal (RFC 9002 Section 6.2: only persistent
+	// congestion collapses the window).
+	RTOCollapse bool
+}
+
+// Readings are the fields of Config that follow another implementation
+// (MPQUIC's) instead of the published algorithms, as a connection's
+// configuration carries them for all its paths; the zero value is the
+// published algorithms.
+type Readings struct {
+	// InitialWindow is Config.InitialWindowPackets: the initial window
+	// in datagrams (0: RFC 9002's; MPQUIC's is 32).
+	InitialWindow       int
+	EmulatedConnections int
+	LossReduction       float64
+	CwndLimited         bool
+	RTOCollapse         bool
+}
+
+// IsZero reports whether r is the published algorithms.
+func (r Readings) IsZero() bool { return r == Readings{} }
+
+// RTOAfterPTOs is the consecutive probe timeout of a path that
+// Config.RTOCollapse takes for MPQUIC's retransmission timeout, which
+// follows two tail-loss probes.
+const RTOAfterPTOs = 3
+
+// ProbeTimeoutReactor is implemented by controllers that react to a
+// path's probe timeouts (Config.RTOCollapse): the connection calls
+// OnProbeTimeout when a probe timeout of the path's application data
+// expires, consecutive counting the path's probe timeouts since its last
+// acknowledgement, this one included.
+type ProbeTimeoutReactor interface {
+	OnProbeTimeout(now time.Time, consecutive int)
+}
+
+// emulatedBackoff is (N-1+beta)/N for n connections (1 when n < 1).
+func emulatedBackoff(n int, beta float64) float64 {
+	if n <= 1 {
+		return beta
+	}
+	return (float64(n) - 1 + beta) / float64(n)
 }
 
 // Growth is the congestion avoidance increase rule of NewReno.
@@ -206,6 +283,9 @@ func New(name string, cfg Config) (Controller, error) {
 	default:
 		return nil, fmt.Errorf("congestion: unknown NewReno growth %q (known: %s)", cfg.RenoGrowth, strings.Join(Growths(), ", "))
 	}
+	if err := checkReadings(name, cfg); err != nil {
+		return nil, err
+	}
 	ss, err := checkSlowStart(name, cfg.SlowStart)
 	if err != nil {
 		return nil, err
@@ -215,4 +295,26 @@ func New(name string, cfg Config) (Controller, error) {
 		cfg.Group = NewGroup()
 	}
 	return f(cfg)
+}
+
+// checkReadings checks the readings of cfg (EmulatedConnections,
+// LossReduction, CwndLimited, RTOCollapse, InitialWindowPackets) for the
+// controller name.
+func checkReadings(name string, cfg Config) error {
+	if cfg.InitialWindowPackets < 0 {
+		return fmt.Errorf("congestion: initial window %d packets is negative", cfg.InitialWindowPackets)
+	}
+	if cfg.EmulatedConnections < 0 {
+		return fmt.Errorf("congestion: %d emulated connections is negative", cfg.EmulatedConnections)
+	}
+	if cfg.LossReduction != 0 && (cfg.LossReduction <= 0 || cfg.LossReduction >= 1) {
+		return fmt.Errorf("congestion: loss reduction %g outside (0, 1)", cfg.LossReduction)
+	}
+	if name == "bbr" && (cfg.EmulatedConnections > 1 || cfg.LossReduction != 0 || cfg.CwndLimited || cfg.RTOCollapse) {
+		return fmt.Errorf("congestion: bbr takes none of the loss-based readings (emulated connections, loss reduction, cwnd-limited growth, RTO collapse)")
+	}
+	if name == "balia" && cfg.LossReduction != 0 {
+		return fmt.Errorf("congestion: balia's reduction is its own; it takes no loss reduction")
+	}
+	return nil
 }

@@ -126,10 +126,15 @@ func (c *coupled) onLoss() uint64 {
 	c.betweenLosses, c.sinceLoss = c.sinceLoss, 0
 	c.frac = 0
 	if c.decrease == nil || c.srtt <= 0 {
-		return uint64(float64(c.r.cwnd) * LossReductionFactor)
+		return uint64(float64(c.r.cwnd) * c.r.backoff)
 	}
 	v, self := c.snapshot()
-	return uint64(c.decrease(self, v))
+	reduced := c.decrease(self, v)
+	if n := float64(c.r.conns); n > 1 {
+		// (N-1+f)/N of the window, f = reduced/cwnd balia's own factor.
+		reduced = float64(c.r.cwnd)*(n-1)/n + reduced/n
+	}
+	return uint64(reduced)
 }
 
 // liaIncrease is RFC 6356 Section 3: for each ACK on path i,

@@ -48,14 +48,49 @@ type Cubic struct {
 	wEst       float64   // segments
 
 	hs hyStart
+
+	// beta is the factor of a congestion event and alpha the
+	// Reno-friendly increase: CubicBeta and cubicAlphaFriend unless
+	// Config.LossReduction or EmulatedConnections change them.
+	beta, alpha float64
+	// checkLimited is Config.CwndLimited; limitedSince is when the
+	// window last stopped being used (zero while it is), by which the
+	// epoch moves on when growth resumes.
+	checkLimited bool
+	limitedSince time.Time
+	rtoCollapse  bool // Config.RTOCollapse
 }
 
 // NewCubic returns a CUBIC controller in its initial slow start, with
 // HyStart++ unless cfg.SlowStart is SlowStartStandard.
 func NewCubic(cfg Config) *Cubic {
 	base := NewNewReno(cfg, false)
-	return &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
-		hs: newHyStart(cfg.SlowStart != SlowStartStandard, cfg.Paced)}
+	c := &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
+		hs: newHyStart(cfg.SlowStart != SlowStartStandard, cfg.Paced), beta: CubicBeta, alpha: cubicAlphaFriend,
+		checkLimited: cfg.CwndLimited, rtoCollapse: cfg.RTOCollapse}
+	if cfg.LossReduction > 0 || cfg.EmulatedConnections > 1 {
+		beta := CubicBeta
+		if cfg.LossReduction > 0 {
+			beta = cfg.LossReduction
+		}
+		n := float64(max(cfg.EmulatedConnections, 1))
+		c.beta = emulatedBackoff(cfg.EmulatedConnections, beta)
+		c.alpha = 3 * n * n * (1 - c.beta) / (1 + c.beta)
+	}
+	return c
+}
+
+// cwndLimited reports whether the window was (nearly) used up, as
+// NewReno's rule (Config.CwndLimited).
+func (c *Cubic) cwndLimited(priorInFlight uint64) bool {
+	f := float64(priorInFlight)
+	if f >= c.cwnd {
+		return true
+	}
+	if c.cwnd < float64(c.ssthresh) && f >= c.cwnd/2 {
+		return true
+	}
+	return c.cwnd-f <= 3*c.mds
 }
 
 // OnPacketSent implements Controller.
@@ -72,7 +107,26 @@ func (c *Cubic) wCubic(t float64) float64 {
 }
 
 // OnAck implements Controller.
-func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, _ uint64, rtt RTT) {
+func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rtt RTT) {
+	if c.checkLimited {
+		if !c.cwndLimited(priorInFlight) {
+			for _, p := range acked {
+				if !c.inCongestionRecovery(p.TimeSent) {
+					c.inRecovery = false
+				}
+			}
+			if c.limitedSince.IsZero() {
+				c.limitedSince = now
+			}
+			return
+		}
+		if !c.limitedSince.IsZero() {
+			if !c.epochStart.IsZero() {
+				c.epochStart = c.epochStart.Add(now.Sub(c.limitedSince))
+			}
+			c.limitedSince = time.Time{}
+		}
+	}
 	var bytes float64
 	newRound := false
 	for _, p := range acked {
@@ -125,7 +179,7 @@ func (c *Cubic) avoid(now time.Time, bytes float64, srtt time.Duration) {
 		c.wEst = w
 	}
 	segs := bytes / c.mds
-	alpha := cubicAlphaFriend
+	alpha := c.alpha
 	if c.wEst >= c.wMax {
 		alpha = 1
 	}
@@ -149,11 +203,11 @@ func (c *Cubic) OnCongestionEvent(now, sentTime time.Time) {
 	c.hs.stop()
 	w := c.cwnd / c.mds
 	if w < c.wMax {
-		c.wMax = w * (1 + CubicBeta) / 2
+		c.wMax = w * (1 + c.beta) / 2
 	} else {
 		c.wMax = w
 	}
-	c.cwnd = max(c.cwnd*CubicBeta, c.minWindow)
+	c.cwnd = max(c.cwnd*c.beta, c.minWindow)
 	c.ssthresh = uint64(c.cwnd)
 	c.epochStart = time.Time{}
 }
@@ -164,6 +218,24 @@ func (c *Cubic) OnPersistentCongestion(time.Time) {
 	c.recoveryStart = time.Time{}
 	c.inRecovery = false
 	c.epochStart = time.Time{}
+}
+
+// OnProbeTimeout implements ProbeTimeoutReactor: with Config.RTOCollapse,
+// MPQUIC's retransmission timeout from the RTOAfterPTOs-th consecutive
+// probe timeout on (ssthresh half the window, the window its minimum, and
+// CUBIC's state forgotten, as MPQUIC's Cubic.Reset).
+func (c *Cubic) OnProbeTimeout(_ time.Time, consecutive int) {
+	if !c.rtoCollapse || consecutive < RTOAfterPTOs {
+		return
+	}
+	c.hs.stop()
+	c.ssthresh = uint64(c.cwnd / 2)
+	c.cwnd = c.minWindow
+	c.recoveryStart = time.Time{}
+	c.inRecovery = false
+	c.epochStart = time.Time{}
+	c.wMax, c.k, c.wEst = 0, 0, 0
+	c.limitedSince = time.Time{}
 }
 
 // Window implements Controller.

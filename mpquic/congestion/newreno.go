@@ -69,6 +69,11 @@ type NewReno struct {
 	roundStart       time.Time // per-RTT growth: when the current round began
 	coupled          *coupled  // lia, olia, balia; nil for NewReno itself
 	hs               hyStart   // Config.SlowStart hystart++; off otherwise
+	// conns is Config.EmulatedConnections (at least 1) and backoff the
+	// factor of a congestion event, (conns-1+beta)/conns.
+	conns       uint64
+	backoff     float64
+	rtoCollapse bool // Config.RTOCollapse
 }
 
 // NewNewReno returns a NewReno controller; cwndLimited enables the
@@ -79,8 +84,13 @@ func NewNewReno(cfg Config, cwndLimited bool) *NewReno {
 	if cfg.InitialWindowPackets > 0 {
 		iw = uint64(cfg.InitialWindowPackets) * mds
 	}
-	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited,
-		perRTT: cfg.RenoGrowth == GrowthPerRTT, hs: newHyStart(cfg.SlowStart == SlowStartHyStart, cfg.Paced)}
+	beta := LossReductionFactor
+	if cfg.LossReduction > 0 {
+		beta = cfg.LossReduction
+	}
+	return &NewReno{mds: mds, cwnd: iw, ssthresh: math.MaxUint64, minWindow: 2 * mds, checkLimited: cwndLimited || cfg.CwndLimited,
+		perRTT: cfg.RenoGrowth == GrowthPerRTT, hs: newHyStart(cfg.SlowStart == SlowStartHyStart, cfg.Paced),
+		conns: uint64(max(cfg.EmulatedConnections, 1)), backoff: emulatedBackoff(cfg.EmulatedConnections, beta), rtoCollapse: cfg.RTOCollapse}
 }
 
 // OnPacketSent implements Controller.
@@ -140,12 +150,13 @@ func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64
 		if r.perRTT {
 			if p.TimeSent.After(r.roundStart) {
 				r.roundStart = now
-				r.cwnd += r.mds
+				r.cwnd += r.conns * r.mds
 			}
 			continue
 		}
-		r.bytesAcked += size
-		if r.bytesAcked >= r.cwnd {
+		// N emulated connections grow N datagrams a window.
+		r.bytesAcked += r.conns * size
+		for r.bytesAcked >= r.cwnd {
 			r.bytesAcked -= r.cwnd
 			r.cwnd += r.mds
 		}
@@ -169,7 +180,7 @@ func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
 	r.roundStart = now
 	r.inRecovery = true
 	r.hs.stop()
-	reduced := uint64(float64(r.cwnd) * LossReductionFactor)
+	reduced := uint64(float64(r.cwnd) * r.backoff)
 	if r.coupled != nil {
 		reduced = r.coupled.onLoss()
 	}
@@ -181,6 +192,22 @@ func (r *NewReno) OnCongestionEvent(now, sentTime time.Time) {
 // OnPersistentCongestion implements Controller.
 func (r *NewReno) OnPersistentCongestion(time.Time) {
 	r.hs.stop()
+	r.cwnd = r.minWindow
+	r.recoveryStart = time.Time{}
+	r.inRecovery = false
+	r.bytesAcked = 0
+}
+
+// OnProbeTimeout implements ProbeTimeoutReactor: with Config.RTOCollapse,
+// MPQUIC's retransmission timeout from the RTOAfterPTOs-th consecutive
+// probe timeout on (ssthresh half the window, the window its minimum,
+// slow start and recovery begun anew).
+func (r *NewReno) OnProbeTimeout(_ time.Time, consecutive int) {
+	if !r.rtoCollapse || consecutive < RTOAfterPTOs {
+		return
+	}
+	r.hs.stop()
+	r.ssthresh = r.cwnd / 2
 	r.cwnd = r.minWindow
 	r.recoveryStart = time.Time{}
 	r.inRecovery = false

@@ -76,6 +76,12 @@ type Config struct {
 	// "" is the controller's default (congestion.DefaultSlowStart:
 	// HyStart++ for cubic, standard for the others). bbr takes none.
 	SlowStart string
+	// CongestionReadings are the controllers' readings of another
+	// implementation (MPQUIC's), each off in the zero value: the initial
+	// window in datagrams, emulated connections, the loss reduction,
+	// growth only while the window is used and the RTO collapse (see
+	// congestion.Config).
+	CongestionReadings congestion.Readings
 	// Pacing enables the pacer of RFC 9002 Section 7.7. Off by default, as
 	// in the 2017 MP-QUIC of the experiments this stack reproduces.
 	Pacing bool
@@ -330,6 +336,8 @@ func (c *Config) newTrace(vantage string, odcid []byte, now time.Time) *qlog.Tra
 // congestionConfig is the configuration of a path's congestion controller
 // in a connection whose controllers form group g.
 func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
+	r := c.CongestionReadings
 	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
-		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing}
+		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing, InitialWindowPackets: r.InitialWindow,
+		EmulatedConnections: r.EmulatedConnections, LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse}
 }

@@ -410,6 +410,13 @@ func (c *Conn) onLossTimeout(now time.Time, p *path) {
 	}
 	p.ptoCount++
 	c.qlog.LossTimerUpdated(now, p.id, "expired", "pto", 0)
+	if r, ok := p.cc.(congestion.ProbeTimeoutReactor); ok && l == levelApp {
+		w, ss := p.cc.Window(), p.cc.SlowStartThreshold()
+		r.OnProbeTimeout(now, p.ptoCount)
+		if p.cc.Window() != w || p.cc.SlowStartThreshold() != ss {
+			c.updateMetrics(now, p)
+		}
+	}
 	// Send one or two ack-eliciting probes in that space
 	// (RFC 9002 Section 6.2.4). Handshake data still unacknowledged is sent
 	// again so that the probe can make progress.
