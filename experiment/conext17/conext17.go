@@ -98,9 +98,52 @@ func ScenarioName(i int) string {
 // decimal form).
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
+// Variant says whose controllers a class's file runs.
+type Variant int
+
+const (
+	// Paper runs the published controllers (CUBIC of RFC 9438 single
+	// path, OLIA of Khalili et al. multipath): experiments/conext17.
+	Paper Variant = iota
+	// MPQUIC runs them with the readings of MPQUIC, the implementation
+	// the paper and the thesis measured (MPQUICReadings):
+	// experiments/conext17-mpquic.
+	MPQUIC
+)
+
+// MPQUICReadings are the [transport] keys of the MPQUIC variant: the
+// controllers of qdeconinck/mp-quic (after Chromium's QUIC) emulate 2
+// connections with a Reno backoff of 0.7, so a loss leaves 0.85 of the
+// window to OLIA and CUBIC alike, CUBIC's Reno-friendly growth is about
+// 0.97 packets a round trip; the initial window is 32 packets, an RTO
+// (after two tail-loss probes) collapses the window to 2 packets with
+// ssthresh half the window, and windows grow only while used.
+const MPQUICReadings = `initial_window = 32
+emulated_connections = 2
+loss_reduction = 0.7
+cwnd_limited = true
+rto_collapse = true
+`
+
+// Dir is the directory of a variant's files under experiments/.
+func (v Variant) Dir() string {
+	if v == MPQUIC {
+		return "conext17-mpquic"
+	}
+	return "conext17"
+}
+
 // Experiment is the experiment file of a class (its name
-// "conext17-CLASS").
-func Experiment(d *Design, source string) []byte {
+// "conext17-CLASS"), the paper's variant.
+func Experiment(d *Design, source string) []byte { return VariantExperiment(d, source, Paper) }
+
+// VariantExperiment is the experiment file of a class in variant v: the
+// Paper variant is Experiment's; the MPQUIC variant ("conext17-mpquic-CLASS")
+// is the same design with MPQUICReadings.
+func VariantExperiment(d *Design, source string, v Variant) []byte {
+	if v == MPQUIC {
+		return mpquicExperiment(d, source)
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# The CoNEXT'17 multipath QUIC design, class %s: %d scenarios in both path\n", d.Class, len(d.Scenarios)/2)
@@ -136,5 +179,26 @@ func Experiment(d *Design, source string) []byte {
 	w("\n# Last, so that it varies fastest: the two modes of a scenario are\n# neighbours in the run order.\n")
 	w("[[sweep.mode]]\nname = \"single\"\n\"transport.multipath\" = false\n\"transport.congestion\" = \"cubic\"\n\n")
 	w("[[sweep.mode]]\nname = \"multi\"\n\"transport.multipath\" = true\n\"transport.congestion\" = \"olia\"\n")
+	return []byte(b.String())
+}
+
+// mpquicExperiment is the paper's file of the class with MPQUIC's
+// readings in [transport], its own name, header and results directory.
+func mpquicExperiment(d *Design, source string) []byte {
+	paper := string(Experiment(d, source))
+	body := paper[strings.Index(paper, "\nname = ")+1:]
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# The CoNEXT'17 multipath QUIC design, class %s, with the controllers of\n", d.Class)
+	w("# MPQUIC (qdeconinck/mp-quic, the implementation the paper and De Coninck's\n")
+	w("# thesis measured) instead of the published ones: experiments/conext17/%s.toml\n", d.Class)
+	w("# with the [transport] readings below (EXPERIMENTS.md, \"CoNEXT'17 grid\").\n")
+	w("# Generated from %s\n", source)
+	w("# by `go run ./experiment/conext17/gen experiments/conext17`; do not edit.\n")
+	w("#\n#   mpq run experiments/conext17-mpquic/%s.toml --parallel 2\n\n", d.Class)
+	body = strings.Replace(body, fmt.Sprintf("name = \"conext17-%s\"", d.Class), fmt.Sprintf("name = \"conext17-mpquic-%s\"", d.Class), 1)
+	body = strings.Replace(body, "single path (CUBIC) vs multipath (OLIA) download completion time", "single path (CUBIC) vs multipath (OLIA) with MPQUIC's readings", 1)
+	body = strings.Replace(body, "[transport]\npath_scheduler = \"lowrtt\"\n", "[transport]\npath_scheduler = \"lowrtt\"\n# MPQUIC's readings of the controllers (conext17.MPQUICReadings).\n"+MPQUICReadings, 1)
+	b.WriteString(body)
 	return []byte(b.String())
 }

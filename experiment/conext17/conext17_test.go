@@ -2,6 +2,7 @@ package conext17
 
 import (
 	"bytes"
+	"github.com/mpq/mpq/mpquic/congestion"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,6 +76,23 @@ func TestFilesCommitted(t *testing.T) {
 		}
 		if !bytes.Equal(got, Experiment(d, "experiments/conext17/data/"+c+".json")) {
 			t.Errorf("%s differs from the generator's output: go run ./experiment/conext17/gen experiments/conext17", name)
+		}
+		mname := filepath.Join(dir+"-mpquic", c+".toml")
+		mgot, err := os.ReadFile(mname)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(mgot, VariantExperiment(d, "experiments/conext17/data/"+c+".json", MPQUIC)) {
+			t.Errorf("%s differs from the generator's output: go run ./experiment/conext17/gen experiments/conext17", mname)
+		}
+		mruns, err := experiment.Load(mname, []experiment.Override{{Key: "repeat", Value: int64(1), Origin: "test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := congestion.Readings{InitialWindow: 32, EmulatedConnections: 2, LossReduction: 0.7, CwndLimited: true, RTOCollapse: true}
+		if len(mruns) != 2*len(d.Scenarios) || mruns[11].Transport.CongestionReadings != want || mruns[10].Transport.CongestionReadings != want ||
+			mruns[11].Transport.Congestion != "olia" || mruns[10].Transport.Congestion != "cubic" || mruns[0].Name != "conext17-mpquic-"+c {
+			t.Fatalf("%s: %d runs, run 11 %+v", mname, len(mruns), mruns[11].Transport)
 		}
 		runs, err := experiment.Load(name, []experiment.Override{{Key: "repeat", Value: int64(1), Origin: "test"}})
 		if err != nil {

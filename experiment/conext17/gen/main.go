@@ -1,5 +1,6 @@
 // Command gen writes the experiment files of experiments/conext17 from
-// its data (package conext17):
+// its data (package conext17), and those of its MPQUIC variant into the
+// directory beside it, experiments/conext17-mpquic:
 //
 //	go run ./experiment/conext17/gen experiments/conext17
 package main
@@ -39,13 +40,19 @@ func gen(dir, class string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
-	name := filepath.Join(dir, class+".toml")
-	if err := atomicfile.Write(name, func(w io.Writer) error {
-		_, err := w.Write(conext17.Experiment(d, "experiments/conext17/data/"+class+".json"))
-		return err
-	}); err != nil {
-		return err
+	for _, v := range []conext17.Variant{conext17.Paper, conext17.MPQUIC} {
+		out := filepath.Join(filepath.Dir(filepath.Clean(dir)), v.Dir())
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		name := filepath.Join(out, class+".toml")
+		if err := atomicfile.Write(name, func(w io.Writer) error {
+			_, err := w.Write(conext17.VariantExperiment(d, "experiments/conext17/data/"+class+".json", v))
+			return err
+		}); err != nil {
+			return err
+		}
+		fmt.Printf("%s: %d scenario entries\n", name, len(d.Scenarios))
 	}
-	fmt.Printf("%s: %d scenario entries\n", name, len(d.Scenarios))
 	return nil
 }
