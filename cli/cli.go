@@ -50,7 +50,7 @@ var commands = map[string]command{
 	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
 	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
 	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
-	"paper":     {"rerun the reference paper's experiments and regenerate EXPERIMENTS.md's figures and tables", setupPaper},
+	"paper":     {"rerun the reference paper's experiments and regenerate the reference paper's figures and tables", setupPaper},
 	"merge":     {"join the halves of two-host runs (mpq run --role) into ordinary runs", setupMerge},
 	"testbed":   {"bring the namespace testbed of an experiment file up or down, or show it", setupTestbed},
 }

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mpq/mpq/plots/paper"
 )
 
 // paperDoc has the markers of every table mpq paper writes, and text
@@ -89,5 +92,26 @@ func TestPaper(t *testing.T) {
 		if _, err := os.Stat(made); err == nil {
 			t.Errorf("mpq paper --plots-only without results made %s", made)
 		}
+	}
+}
+
+// TestPaperDefaultDoc: the document mpq paper writes its tables into by
+// default is in the repository and has the markers of every table, so
+// that "mpq paper" run at the root updates the reference paper's results
+// page.
+func TestPaperDefaultDoc(t *testing.T) {
+	fs := flag.NewFlagSet("paper", flag.ContinueOnError)
+	setupPaper(fs)
+	def := fs.Lookup("doc").DefValue
+	b, err := os.ReadFile(filepath.Join("..", def))
+	if err != nil {
+		t.Fatalf("--doc's default %s: %v", def, err)
+	}
+	blocks := map[string]string{}
+	for _, n := range []string{"runs", "table1", "fig4", "fig5", "fig6"} {
+		blocks[n] = ""
+	}
+	if _, err := paper.Replace(string(b), blocks); err != nil {
+		t.Errorf("%s: %v", def, err)
 	}
 }

@@ -33,7 +33,8 @@ func markdown(rows [][]string) string {
 	return b.String()
 }
 
-// tables computes the tables of EXPERIMENTS.md by block name.
+// tables computes the tables of docs/results/reference-paper.md by block
+// name.
 func tables(load map[string][]*plots.Point) (map[string]string, error) {
 	out := map[string]string{}
 	for name, f := range map[string]func([]*plots.Point) (string, error){
