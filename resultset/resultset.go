@@ -3,7 +3,7 @@
 // and headline metrics), aggregate.csv and aggregate.json (one entry per
 // grid point: mean, standard deviation and 95 % Student-t confidence
 // interval of every headline metric across the repetitions, and message
-// times pooled over all repetitions). EXPERIMENTS.md documents the
+// times pooled over all repetitions). docs/reference/results.md documents the
 // formats.
 //
 // A run is a directory with summary.json (written last, under a

@@ -83,7 +83,7 @@ const CounterReservationsMissed = "reservations_missed"
 // window: over loopback, 37 + 7 of 80 messages of
 // experiments/validation-lowrate.toml missed their reservation, against
 // 1 of 80 in the simulator, and the median completion time was 80 ms
-// against 71 ms (EXPERIMENTS.md, "Validation on real kernels").
+// against 71 ms (docs/results/validation.md, "Validation on real kernels").
 const ReservationGrace = 5 * time.Millisecond
 
 // maxPending bounds the reservations a CWR scheduler remembers for the
@@ -216,7 +216,7 @@ const maxPending = 1024
 //
 // A missed reservation is not a late message. The paper names a loss
 // that shrinks the window before the message is generated (Section IV-B);
-// traced over two paths of 50 ms RTT (EXPERIMENTS.md), most misses come
+// traced over two paths of 50 ms RTT (docs/results/reference-paper.md), most misses come
 // from elsewhere: the smoothed RTTs of paths of equal RTT differ by tens
 // to hundreds of microseconds and cross as acknowledgements arrive, so a
 // message's reservation moves between the paths before it is generated

@@ -13,7 +13,7 @@
 # runs the same sweep unsharded, and checks that the merged results equal
 # it file for file and byte for byte, except the wall-clock fields
 # (summary.json: wall_s and provenance.started; aggregate.json:
-# provenance.started), as EXPERIMENTS.md says. Finally it stops the three
+# provenance.started), as docs/guides/sweeps.md says. Finally it stops the three
 # daemons it started, by their PIDs, and removes its directory (--keep
 # keeps it, to read the logs).
 #
