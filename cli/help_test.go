@@ -254,3 +254,19 @@ func TestHelpTextsMatchCommands(t *testing.T) {
 		t.Fatalf("help texts %v, commands %v", texts, commandNames())
 	}
 }
+
+// TestHelpDefaultsReadable: no flag's help shows a sentinel as its
+// default (issue 37: --from and --to printed "(default -1ns)").
+func TestHelpDefaultsReadable(t *testing.T) {
+	for _, name := range commandNames() {
+		code, out, _ := runCmd(t, "help", name)
+		if code != 0 {
+			t.Fatalf("mpq help %s: exit %d", name, code)
+		}
+		for _, bad := range []string{"(default -", "(default )"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("mpq help %s shows %q:\n%s", name, bad, out)
+			}
+		}
+	}
+}

@@ -58,7 +58,7 @@ func TestPaper(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(b)
-	for _, s := range []string{"# doc\n<!-- mpq paper: runs -->\n- `paper-fig4.toml`: 30 runs, 30 grid points × 1 repetitions\n", "text\n",
+	for _, s := range []string{"# doc\n<!-- mpq paper: runs -->\n- `paper-fig4.toml`: 30 runs, 30 grid points × 1 repetition\n", "text\n",
 		"| 50ms | 50kB | cwr-red |", "| 50ms | 10kB | lowrtt | ", " | 1342 | ", "| RTT path 0 | RTT path 1 | scheduler | S1 p50 / p99 / p99.9 |",
 		"| 20ms | 100ms | cwr |", "<!-- mpq paper: end fig6 -->\nend\n"} {
 		if !strings.Contains(got, s) {

@@ -330,7 +330,7 @@ func drawFigures(base string, figures []string, stdout, stderr io.Writer) bool {
 			ok = false
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", out, kind, runs, points)
+		fmt.Fprintf(stdout, "%s: %s of %s (%s)\n", out, kind, plural(runs, "run"), plural(points, "grid point"))
 	}
 	return ok
 }
