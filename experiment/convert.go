@@ -72,7 +72,17 @@ func (t *table) done() {
 		}
 	}
 	sort.Strings(unknown)
+	// Every key the schema asked for, present or not, is a known one.
+	known := make([]string, 0, len(t.used))
+	for k := range t.used {
+		known = append(known, k)
+	}
+	sort.Strings(known)
 	for _, k := range unknown {
+		if s := names.Closest(k, known); s != "" {
+			t.fail(k, "unknown key; did you mean %q?", s)
+			continue
+		}
 		t.fail(k, "unknown key")
 	}
 }

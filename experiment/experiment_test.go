@@ -175,6 +175,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		want []string
 	}{
 		{"unknown key", "colour = \"red\"\n" + paperFile, "", []string{"e.toml:1: colour: unknown key"}},
+		{"misspelt key", "duratoin = \"10s\"\n" + paperFile, "", []string{`e.toml:1: duratoin: unknown key; did you mean "duration"?`}},
+		{"misspelt path key", strings.Replace(paperFile, `rtt = "50ms"`+"\nloss", `rtt = "50ms"`+"\njiter = \"1ms\"\nloss", 1), "", []string{`e.toml:8: path.0.jiter: unknown key; did you mean "jitter"?`}},
 		{"unknown path key", strings.Replace(paperFile, `rtt = "50ms"`+"\nloss", `rtt = "50ms"`+"\nbandwidth = 3\nloss", 1), "", []string{"e.toml:8: path.0.bandwidth: unknown key"}},
 		{"bad rate unit", strings.Replace(paperFile, `"100Mbit"`, `"100 furlongs"`, 1), "", []string{"e.toml:6: path.0.rate: bad rate unit"}},
 		{"bad duration", strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1), "", []string{"e.toml:2: duration: bad duration"}},
