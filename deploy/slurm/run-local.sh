@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-local.sh: README's Slurm job-array recipe, run for real on a
+# run-local.sh: docs/guides/sweeps.md's Slurm job-array recipe, run for real on a
 # one-node Slurm cluster started here (root; Debian's slurm-wlm and munge).
 #
 #   deploy/slurm/run-local.sh [--install] [--keep]
@@ -155,7 +155,7 @@ idle() { sinfo -h -n "$host" -o %T | grep -qx idle; }
 wait_for 30 idle || { log "the node did not become idle:"; sinfo >&2; tail -20 "$work/slurmd.log" "$work/slurmd.out" >&2; exit 1; }
 log "Slurm up: node $host, $cpus CPUs, $(sinfo -V)"
 
-# README's recipe, on a small sweep: every task a shard, all writing
+# The guide's recipe, on a small sweep: every task a shard, all writing
 # into one shared directory, and the aggregation once they all succeeded.
 file=$repo/experiments/quickstart.toml
 sets=(--set duration=2s --repeat 2)
