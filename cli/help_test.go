@@ -186,7 +186,7 @@ func TestHelpExamplesParse(t *testing.T) {
 				backend = f.Value.String()
 			}
 			for _, f := range files {
-				if _, probs := loadRuns(f, sets, backend, 0); len(probs) > 0 {
+				if _, probs := loadRuns(f, sets, nil, backend, 0); len(probs) > 0 {
 					t.Errorf("example %q: %s", strings.Join(args, " "), strings.Join(probs, "\n"))
 				}
 			}

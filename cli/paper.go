@@ -53,7 +53,7 @@ func runPaper(ctx context.Context, o *paperOptions, stdout, stderr io.Writer) in
 		// Every file loads before anything runs.
 		for _, e := range paper.Experiments {
 			file := filepath.Join(o.experiments, e.File)
-			if _, probs := loadRuns(file, o.sets, "", o.repeat); len(probs) > 0 {
+			if _, probs := loadRuns(file, o.sets, nil, "", o.repeat); len(probs) > 0 {
 				for _, p := range probs {
 					fmt.Fprintln(stderr, p)
 				}

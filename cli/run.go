@@ -42,6 +42,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.backend, "backend", "", "run on `NAME` ("+strings.Join(experiment.Backends(), ", ")+"), overriding the file")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
 	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
+	fs.Var(&o.sweeps, "sweep", "sweep `key=v1,v2,...` as a [sweep] entry would (repeatable: a grid), e.g. --sweep transport.congestion=newreno,cubic,bbr")
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
 	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
@@ -63,6 +64,7 @@ type runOptions struct {
 	resume       bool
 	shard        string
 	sets         setFlags
+	sweeps       setFlags
 	roles        roleOptions
 }
 
@@ -87,7 +89,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	all := &overall{start: time.Now()}
 	shardK, shardN, _ := parseShard(o.shard) // a bad --shard is reported per file
 	for _, f := range args {
-		runs, p := loadRuns(f, o.sets, o.backend, o.repeat)
+		runs, p := loadRuns(f, o.sets, o.sweeps, o.backend, o.repeat)
 		probs = append(probs, p...)
 		if len(runs) == 0 {
 			continue
@@ -144,7 +146,7 @@ func (a *overall) line(now time.Time) string {
 // runOneFile runs one experiment file: its run, or its sweep. all, if
 // not nil, counts its runs among those of several files.
 func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, stdout, stderr io.Writer) int {
-	runs, probs := loadRuns(file, o.sets, o.backend, o.repeat)
+	runs, probs := loadRuns(file, o.sets, o.sweeps, o.backend, o.repeat)
 	if o.repeatSet && o.repeat == 0 {
 		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
 	}
@@ -376,14 +378,22 @@ func complete(dir string, e *experiment.Experiment) bool {
 		s.Repeat == max(e.Repeat, 1) && s.BaseSeed == e.BaseSeed && s.Seed == e.Seed && s.ConfigSHA256 == e.PointSHA256()
 }
 
-// loadRuns loads an experiment file with the --set and --backend
+// loadRuns loads an experiment file with the --set, --sweep and --backend
 // overrides, and returns its runs or every problem found, in the file
 // and in the overrides.
-func loadRuns(file string, sets []string, backend string, repeat int) ([]experiment.Experiment, []string) {
+func loadRuns(file string, sets, sweeps []string, backend string, repeat int) ([]experiment.Experiment, []string) {
 	var probs []string
 	var overrides []experiment.Override
 	for _, s := range sets {
 		o, err := experiment.ParseOverride(s)
+		if err != nil {
+			probs = append(probs, "mpq run: "+err.Error())
+			continue
+		}
+		overrides = append(overrides, o)
+	}
+	for _, s := range sweeps {
+		o, err := experiment.ParseSweep(s)
 		if err != nil {
 			probs = append(probs, "mpq run: "+err.Error())
 			continue
