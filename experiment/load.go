@@ -224,6 +224,16 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			runs = append(runs, r)
 		}
 	}
+	// A figure of one run cannot be drawn from a sweep or repetitions:
+	// said now, not after every run (issue 37).
+	if len(runs) > 1 {
+		for _, f := range runs[0].Output.Figures {
+			if oneRunFigure(f) {
+				errs = append(errs, &Error{File: file, Line: doc.lines["output.figures"], Key: "output.figures",
+					Msg: fmt.Sprintf("%q draws one run, and the file has %d (draw it with mpq plot from one run's directory)", f, len(runs))})
+			}
+		}
+	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, dedup(errs)
