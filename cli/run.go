@@ -516,8 +516,9 @@ func sanitize(s string) string {
 // oneLine is the line printed per finished run: each source's headline
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
-// completion ratio and time; bulk: goodput), with the messages completed
-// of those generated (after the warm-up, whose messages it counts apart),
+// completion ratio and time, and the time to the first acknowledgement;
+// bulk: goodput), with the messages completed of those generated (after
+// the warm-up, whose messages it counts apart), the competitors' goodput,
 // each end's throughput, the paths the client could not open, and the
 // datagrams an end dropped at its full receive queue.
 func oneLine(dir string, s *trafficgen.Summary) string {
@@ -533,6 +534,9 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 	for _, src := range s.Sources {
 		b.WriteString("  ")
 		b.WriteString(headline(src))
+	}
+	for _, c := range s.Competitors {
+		fmt.Fprintf(&b, "  competitor %s goodput %.1f Mbit/s", c.Name, c.GoodputMbps)
 	}
 	if s.Transport.Kind == experiment.KindMPTCP {
 		b.WriteString("  throughput not measured (mptcp)")
@@ -584,7 +588,11 @@ func headline(src trafficgen.SourceSummary) string {
 		if src.CompletionTimeMS != nil {
 			t = *src.CompletionTimeMS
 		}
-		return fmt.Sprintf("%s completion ratio %.3f time %s %s", src.Name, ratio, fmtMS(t), done)
+		first := ""
+		if src.ConnectToFirstAckMS != nil {
+			first = " first ack " + fmtMS(*src.ConnectToFirstAckMS)
+		}
+		return fmt.Sprintf("%s completion ratio %.3f time %s%s %s", src.Name, ratio, fmtMS(t), first, done)
 	}
 	return fmt.Sprintf("%s goodput %.1f Mbit/s", src.Name, src.GoodputMbps)
 }
