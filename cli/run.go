@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -421,17 +423,26 @@ func loadRuns(file string, sets, sweeps []string, backend string, repeat int) ([
 // before is replaced; replaced lists the runs that were in it (relative
 // to dir), for the command to say so.
 func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *runner.Result, replaced []string, err error) {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	parent := filepath.Dir(dir)
+	_, statErr := os.Stat(parent)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, nil, err
 	}
 	removeStale(dir, ".tmp-")
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, nil, err
 	}
 	res, err = runner.Run(ctx, e, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
+		if created {
+			// A repetition's grid point directory made for this run
+			// alone: an interrupted sweep leaves no empty directory
+			// (issue 37). os.Remove keeps it if another run wrote into it.
+			os.Remove(parent)
+		}
 		return nil, nil, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {

@@ -481,3 +481,35 @@ func TestLongRunNames(t *testing.T) {
 		t.Errorf("a short name changed: %q", got)
 	}
 }
+
+// TestInterruptedRunLeavesNoEmptyDirectory: a run interrupted before it
+// completes leaves neither its temporary directory nor the grid point's
+// directory made for it (issue 37: an interrupted sweep left an empty
+// run directory); a point directory that held something stays.
+func TestInterruptedRunLeavesNoEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	runs, probs := loadRuns(f, nil, nil, "", 0)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	point := filepath.Join(dir, "out", "point")
+	if _, _, err := runOne(ctx, &runs[0], filepath.Join(point, "rep0")); err == nil {
+		t.Fatal("a run with its context cancelled succeeded")
+	}
+	if _, err := os.Stat(point); !os.IsNotExist(err) {
+		t.Errorf("the interrupted run left %s: %v", point, err)
+	}
+	kept := filepath.Join(point, "rep1")
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runOne(ctx, &runs[0], filepath.Join(point, "rep0")); err == nil {
+		t.Fatal("a run with its context cancelled succeeded")
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("another run's directory went: %v", err)
+	}
+}
