@@ -3,7 +3,7 @@
 // serves and fetches files over mpquic (hq-interop). cmd/mpq's main only
 // calls Main; a program of your own that calls Main and imports packages
 // registering schedulers (a blank import is enough) is a full mpq that
-// knows them by name (docs/schedulers.md, "An mpq with your scheduler").
+// knows them by name (docs/guides/schedulers.md, "An mpq with your scheduler").
 //
 // Usage:
 //
@@ -30,7 +30,7 @@ import (
 	"github.com/mpq/mpq/internal/buildinfo"
 )
 
-// Exit statuses, as README.md states them.
+// Exit statuses, as docs/reference/cli.md states them.
 const (
 	// exitFailure: the command could not do its job (a run failed, the
 	// server is unreachable, the file is missing on the server).
@@ -51,14 +51,14 @@ var commands = map[string]command{
 	"run":       {"run an experiment file (or its sweep) and write the results", setupRun},
 	"aggregate": {"rebuild a sweep's runs.csv, aggregate.csv and aggregate.json", setupAggregate},
 	"plot":      {"draw a figure (or its table) from the results of mpq run", setupPlot},
-	"paper":     {"rerun the reference paper's experiments and regenerate EXPERIMENTS.md's figures and tables", setupPaper},
+	"paper":     {"rerun the reference paper's experiments and regenerate the reference paper's figures and tables", setupPaper},
 	"merge":     {"join the halves of two-host runs (mpq run --role) into ordinary runs", setupMerge},
 	"testbed":   {"bring the namespace testbed of an experiment file up or down, or show it", setupTestbed},
 }
 
 // Main runs the mpq command line args (without the program name) on the
 // process's standard output and error and returns the exit status (0, or
-// 1, 2 or 130 as README.md states them); main functions pass it to
+// 1, 2 or 130 as docs/reference/cli.md states them); main functions pass it to
 // os.Exit. The first SIGINT or SIGTERM cancels the command, which then
 // stops cleanly; a second one kills the process as usual.
 func Main(args []string) int {

@@ -186,7 +186,7 @@ func TestHelpExamplesParse(t *testing.T) {
 				backend = f.Value.String()
 			}
 			for _, f := range files {
-				if _, probs := loadRuns(f, sets, backend, 0); len(probs) > 0 {
+				if _, probs := loadRuns(f, sets, nil, backend, 0); len(probs) > 0 {
 					t.Errorf("example %q: %s", strings.Join(args, " "), strings.Join(probs, "\n"))
 				}
 			}
@@ -252,5 +252,21 @@ func TestHelpTextsMatchCommands(t *testing.T) {
 	}
 	if !slices.Equal(texts, commandNames()) {
 		t.Fatalf("help texts %v, commands %v", texts, commandNames())
+	}
+}
+
+// TestHelpDefaultsReadable: no flag's help shows a sentinel as its
+// default (issue 37: --from and --to printed "(default -1ns)").
+func TestHelpDefaultsReadable(t *testing.T) {
+	for _, name := range commandNames() {
+		code, out, _ := runCmd(t, "help", name)
+		if code != 0 {
+			t.Fatalf("mpq help %s: exit %d", name, code)
+		}
+		for _, bad := range []string{"(default -", "(default )"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("mpq help %s shows %q:\n%s", name, bad, out)
+			}
+		}
 	}
 }

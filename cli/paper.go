@@ -24,12 +24,12 @@ type paperOptions struct {
 }
 
 // setupPaper registers paper's flags; the command regenerates every
-// figure and table of EXPERIMENTS.md.
+// figure and table of docs/results/reference-paper.md.
 func setupPaper(fs *flag.FlagSet) runFunc {
 	var o paperOptions
 	fs.StringVar(&o.out, "out", filepath.Join("results", "paper"), "write the runs under `DIR`/<experiment> and the PDF figures under DIR/figures")
 	fs.StringVar(&o.figures, "figures", filepath.Join("docs", "figures"), "write the PNG figures into `DIR`")
-	fs.StringVar(&o.doc, "doc", "EXPERIMENTS.md", "replace the marked tables in `FILE` (\"\" for none)")
+	fs.StringVar(&o.doc, "doc", filepath.Join("docs", "results", "reference-paper.md"), "replace the marked tables in `FILE` (\"\" for none)")
 	fs.StringVar(&o.experiments, "experiments", "experiments", "read the paper's experiment files from `DIR`")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once")
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times (default: as the files say, 10)")
@@ -53,7 +53,7 @@ func runPaper(ctx context.Context, o *paperOptions, stdout, stderr io.Writer) in
 		// Every file loads before anything runs.
 		for _, e := range paper.Experiments {
 			file := filepath.Join(o.experiments, e.File)
-			if _, probs := loadRuns(file, o.sets, "", o.repeat); len(probs) > 0 {
+			if _, probs := loadRuns(file, o.sets, nil, "", o.repeat); len(probs) > 0 {
 				for _, p := range probs {
 					fmt.Fprintln(stderr, p)
 				}

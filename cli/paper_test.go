@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mpq/mpq/plots/paper"
 )
 
 // paperDoc has the markers of every table mpq paper writes, and text
@@ -55,7 +58,7 @@ func TestPaper(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(b)
-	for _, s := range []string{"# doc\n<!-- mpq paper: runs -->\n- `paper-fig4.toml`: 30 runs, 30 grid points × 1 repetitions\n", "text\n",
+	for _, s := range []string{"# doc\n<!-- mpq paper: runs -->\n- `paper-fig4.toml`: 30 runs, 30 grid points × 1 repetition\n", "text\n",
 		"| 50ms | 50kB | cwr-red |", "| 50ms | 10kB | lowrtt | ", " | 1342 | ", "| RTT path 0 | RTT path 1 | scheduler | S1 p50 / p99 / p99.9 |",
 		"| 20ms | 100ms | cwr |", "<!-- mpq paper: end fig6 -->\nend\n"} {
 		if !strings.Contains(got, s) {
@@ -89,5 +92,26 @@ func TestPaper(t *testing.T) {
 		if _, err := os.Stat(made); err == nil {
 			t.Errorf("mpq paper --plots-only without results made %s", made)
 		}
+	}
+}
+
+// TestPaperDefaultDoc: the document mpq paper writes its tables into by
+// default is in the repository and has the markers of every table, so
+// that "mpq paper" run at the root updates the reference paper's results
+// page.
+func TestPaperDefaultDoc(t *testing.T) {
+	fs := flag.NewFlagSet("paper", flag.ContinueOnError)
+	setupPaper(fs)
+	def := fs.Lookup("doc").DefValue
+	b, err := os.ReadFile(filepath.Join("..", def))
+	if err != nil {
+		t.Fatalf("--doc's default %s: %v", def, err)
+	}
+	blocks := map[string]string{}
+	for _, n := range []string{"runs", "table1", "fig4", "fig5", "fig6"} {
+		blocks[n] = ""
+	}
+	if _, err := paper.Replace(string(b), blocks); err != nil {
+		t.Errorf("%s: %v", def, err)
 	}
 }

@@ -31,8 +31,9 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.Var(&o.labels, "label", "name the runs by the values of `KEY` (repeatable; default: the keys whose values differ)")
 	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable); path_scheduler=NAME, and repetition=N for one repetition")
 	fs.StringVar(&o.title, "title", "", "a title above the figure (default none: papers put it in the caption)")
-	fs.DurationVar(&o.from, "from", -1, "start of the time window (cwnd, timeline), e.g. 10s")
-	fs.DurationVar(&o.to, "to", -1, "end of the time window (cwnd, timeline), e.g. 12.5s")
+	o.from, o.to = -1, -1
+	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
+	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
 	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection end whose paths are shown, server or client (default: the source's sender)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlot(&o, args, stdout, stderr)
@@ -79,7 +80,7 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", o.out, o.kind, runs, points)
+	fmt.Fprintf(stdout, "%s: %s of %s (%s)\n", o.out, o.kind, plural(runs, "run"), plural(points, "grid point"))
 	return 0
 }
 
@@ -109,4 +110,36 @@ func drawPlot(dirs []string, kind, out string, opts plots.Options, where, labels
 		}
 	}
 	return plots.CountRuns(points), len(points), err
+}
+
+// An unsetDuration is a duration flag whose negative value means "not
+// given": its help shows no default (flag prints "(default -1ns)" for a
+// DurationVar defaulting to -1).
+type unsetDuration time.Duration
+
+func (d *unsetDuration) String() string {
+	if d == nil || *d <= 0 {
+		return "" // flag compares a new value's String with the default's
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *unsetDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %v", v)
+	}
+	*d = unsetDuration(v)
+	return nil
+}
+
+// plural says n things: "1 run", "3 runs".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -177,7 +177,7 @@ func TestPlotFlagsAnywhere(t *testing.T) {
 	res := quick(t)
 	out := filepath.Join(t.TempDir(), "f.csv")
 	code, stdout, stderr := runCmd(t, "plot", "--where", "transport.path_scheduler=cwr", res, "-o", out, res+"/", "--kind", "ccdf")
-	if code != 0 || !strings.Contains(stdout, "ccdf of 1 runs (1 grid points)") {
+	if code != 0 || !strings.Contains(stdout, "ccdf of 1 run (1 grid point)") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 }

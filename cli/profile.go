@@ -10,7 +10,7 @@ import (
 
 // Profiles of the whole command, for developers measuring the
 // simulator's speed or a sweep's memory on a real command line
-// (README.md, "Speed"): MPQ_CPUPROFILE=FILE writes a CPU profile of the
+// (docs/design/simulator.md, "Where the time goes"): MPQ_CPUPROFILE=FILE writes a CPU profile of the
 // command, MPQ_MEMPROFILE=FILE a heap profile taken when it ends, after
 // a garbage collection (what the process still holds), both for go tool
 // pprof. Unset, they cost nothing.

@@ -19,7 +19,8 @@ import (
 	"unicode"
 )
 
-// A readmeBlock is one ```sh block of README.md.
+// A readmeBlock is one ```sh block of README.md (or of another Markdown
+// file of the repository).
 type readmeBlock struct {
 	line  int      // of the opening fence
 	mark  string   // the <!-- readme-test: ... --> comment before it
@@ -29,7 +30,20 @@ type readmeBlock struct {
 // readmeBlocks returns README.md's sh blocks.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	f, err := os.Open("../README.md")
+	blocks := docBlocks(t, "../README.md")
+	if len(blocks) < 3 {
+		t.Fatalf("README.md has %d sh blocks", len(blocks))
+	}
+	return blocks
+}
+
+// captureGuide is the guide whose recipe TestCaptureRecipe runs.
+const captureGuide = "../docs/guides/captures.md"
+
+// docBlocks returns the sh blocks of a Markdown file.
+func docBlocks(t *testing.T, name string) []readmeBlock {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,9 +71,6 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 				cur.lines = append(cur.lines, s)
 			}
 		}
-	}
-	if len(blocks) < 3 {
-		t.Fatalf("README.md has %d sh blocks", len(blocks))
 	}
 	return blocks
 }
@@ -331,7 +342,7 @@ func TestREADMECommands(t *testing.T) {
 	}
 }
 
-// TestCaptureRecipe runs README's capture recipe (tcpdump on lo, mpq serve
+// TestCaptureRecipe runs the capture recipe of docs/guides/captures.md (tcpdump on lo, mpq serve
 // and mpq get with --no-gso, --no-multipath and --keylog) and checks with
 // tshark that the capture dissects: no malformed packet, no frame larger
 // than a datagram, and decrypted STREAM frames (issue 14: GSO runs showed
@@ -350,13 +361,13 @@ func TestCaptureRecipe(t *testing.T) {
 		t.Skip("capturing needs root")
 	}
 	var recipe *readmeBlock
-	for _, b := range readmeBlocks(t) {
+	for _, b := range docBlocks(t, captureGuide) {
 		if strings.Contains(b.mark, "readme-test: capture") {
 			recipe = &b
 		}
 	}
 	if recipe == nil {
-		t.Fatal("README.md has no block marked <!-- readme-test: capture")
+		t.Fatal(captureGuide + " has no block marked <!-- readme-test: capture")
 	}
 	e := newReadmeEnv(t)
 	build := exec.Command("go", "install", "./cmd/mpq")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -42,6 +44,7 @@ func setupRun(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.backend, "backend", "", "run on `NAME` ("+strings.Join(experiment.Backends(), ", ")+"), overriding the file")
 	fs.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "simulated runs at `N` at once (real-time backends run one at a time)")
 	fs.Var(&o.sets, "set", "override a `key=value` of the file (repeatable), e.g. --set transport.path_scheduler=cwr")
+	fs.Var(&o.sweeps, "sweep", "sweep `key=v1,v2,...` as a [sweep] entry would (repeatable: a grid), e.g. --sweep transport.congestion=newreno,cubic,bbr")
 	fs.IntVar(&o.repeat, "repeat", 0, "run every grid point `N` times, with seeds derived from the file's seed (overrides the file's repeat)")
 	fs.BoolVar(&o.resume, "resume", false, "keep the runs whose directory is complete for the same resolved configuration; run the rest")
 	fs.StringVar(&o.shard, "shard", "", "run only the `K/N`-th of N slices of the runs (every N-th from the K-th), to merge with mpq aggregate")
@@ -63,6 +66,7 @@ type runOptions struct {
 	resume       bool
 	shard        string
 	sets         setFlags
+	sweeps       setFlags
 	roles        roleOptions
 }
 
@@ -87,7 +91,7 @@ func runRun(ctx context.Context, o *runOptions, args []string, stdout, stderr io
 	all := &overall{start: time.Now()}
 	shardK, shardN, _ := parseShard(o.shard) // a bad --shard is reported per file
 	for _, f := range args {
-		runs, p := loadRuns(f, o.sets, o.backend, o.repeat)
+		runs, p := loadRuns(f, o.sets, o.sweeps, o.backend, o.repeat)
 		probs = append(probs, p...)
 		if len(runs) == 0 {
 			continue
@@ -144,7 +148,7 @@ func (a *overall) line(now time.Time) string {
 // runOneFile runs one experiment file: its run, or its sweep. all, if
 // not nil, counts its runs among those of several files.
 func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, stdout, stderr io.Writer) int {
-	runs, probs := loadRuns(file, o.sets, o.backend, o.repeat)
+	runs, probs := loadRuns(file, o.sets, o.sweeps, o.backend, o.repeat)
 	if o.repeatSet && o.repeat == 0 {
 		probs = append(probs, "mpq run: --repeat 0: want a number of repetitions, at least 1")
 	}
@@ -330,7 +334,7 @@ func drawFigures(base string, figures []string, stdout, stderr io.Writer) bool {
 			ok = false
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: %s of %d runs (%d grid points)\n", out, kind, runs, points)
+		fmt.Fprintf(stdout, "%s: %s of %s (%s)\n", out, kind, plural(runs, "run"), plural(points, "grid point"))
 	}
 	return ok
 }
@@ -376,14 +380,22 @@ func complete(dir string, e *experiment.Experiment) bool {
 		s.Repeat == max(e.Repeat, 1) && s.BaseSeed == e.BaseSeed && s.Seed == e.Seed && s.ConfigSHA256 == e.PointSHA256()
 }
 
-// loadRuns loads an experiment file with the --set and --backend
+// loadRuns loads an experiment file with the --set, --sweep and --backend
 // overrides, and returns its runs or every problem found, in the file
 // and in the overrides.
-func loadRuns(file string, sets []string, backend string, repeat int) ([]experiment.Experiment, []string) {
+func loadRuns(file string, sets, sweeps []string, backend string, repeat int) ([]experiment.Experiment, []string) {
 	var probs []string
 	var overrides []experiment.Override
 	for _, s := range sets {
 		o, err := experiment.ParseOverride(s)
+		if err != nil {
+			probs = append(probs, "mpq run: "+err.Error())
+			continue
+		}
+		overrides = append(overrides, o)
+	}
+	for _, s := range sweeps {
+		o, err := experiment.ParseSweep(s)
 		if err != nil {
 			probs = append(probs, "mpq run: "+err.Error())
 			continue
@@ -411,17 +423,26 @@ func loadRuns(file string, sets []string, backend string, repeat int) ([]experim
 // before is replaced; replaced lists the runs that were in it (relative
 // to dir), for the command to say so.
 func runOne(ctx context.Context, e *experiment.Experiment, dir string) (res *runner.Result, replaced []string, err error) {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	parent := filepath.Dir(dir)
+	_, statErr := os.Stat(parent)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, nil, err
 	}
 	removeStale(dir, ".tmp-")
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return nil, nil, err
 	}
 	res, err = runner.Run(ctx, e, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
+		if created {
+			// A repetition's grid point directory made for this run
+			// alone: an interrupted sweep leaves no empty directory
+			// (issue 37). os.Remove keeps it if another run wrote into it.
+			os.Remove(parent)
+		}
 		return nil, nil, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -506,8 +527,9 @@ func sanitize(s string) string {
 // oneLine is the line printed per finished run: each source's headline
 // metric (periodic: message completion time; request-response and
 // frames: response time; file: completion time; stop-and-wait:
-// completion ratio and time; bulk: goodput), with the messages completed
-// of those generated (after the warm-up, whose messages it counts apart),
+// completion ratio and time, and the time to the first acknowledgement;
+// bulk: goodput), with the messages completed of those generated (after
+// the warm-up, whose messages it counts apart), the competitors' goodput,
 // each end's throughput, the paths the client could not open, and the
 // datagrams an end dropped at its full receive queue.
 func oneLine(dir string, s *trafficgen.Summary) string {
@@ -523,6 +545,9 @@ func oneLine(dir string, s *trafficgen.Summary) string {
 	for _, src := range s.Sources {
 		b.WriteString("  ")
 		b.WriteString(headline(src))
+	}
+	for _, c := range s.Competitors {
+		fmt.Fprintf(&b, "  competitor %s goodput %.1f Mbit/s", c.Name, c.GoodputMbps)
 	}
 	if s.Transport.Kind == experiment.KindMPTCP {
 		b.WriteString("  throughput not measured (mptcp)")
@@ -574,7 +599,11 @@ func headline(src trafficgen.SourceSummary) string {
 		if src.CompletionTimeMS != nil {
 			t = *src.CompletionTimeMS
 		}
-		return fmt.Sprintf("%s completion ratio %.3f time %s %s", src.Name, ratio, fmtMS(t), done)
+		first := ""
+		if src.ConnectToFirstAckMS != nil {
+			first = " first ack " + fmtMS(*src.ConnectToFirstAckMS)
+		}
+		return fmt.Sprintf("%s completion ratio %.3f time %s%s %s", src.Name, ratio, fmtMS(t), first, done)
 	}
 	return fmt.Sprintf("%s goodput %.1f Mbit/s", src.Name, src.GoodputMbps)
 }

@@ -48,7 +48,7 @@ func TestRunReportsEveryProblem(t *testing.T) {
 	}
 }
 
-// TestRunExitCodes: the exit statuses README.md and "mpq help run" state.
+// TestRunExitCodes: the exit statuses docs/reference/cli.md and "mpq help run" state.
 func TestRunExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, dir, "cli.toml", runFile)
@@ -156,7 +156,7 @@ func TestETA(t *testing.T) {
 }
 
 // TestInterruptedGet: an interrupted download exits 1 and leaves no file,
-// as README states (serve's 0 and run's 130 are checked by startServe and
+// as docs/reference/cli.md states (serve's 0 and run's 130 are checked by startServe and
 // TestRunInterrupted).
 func TestInterruptedGet(t *testing.T) {
 	dir := t.TempDir()

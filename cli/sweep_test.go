@@ -366,6 +366,17 @@ func TestConsoleHeadlines(t *testing.T) {
 	if got := oneLine("dir", s); got != want+"  path 1 failed  client receive queue dropped 12 datagrams" {
 		t.Fatalf("with receive-queue drops: %s", got)
 	}
+	// Competitors' goodput, and a stop-and-wait source's time to its first
+	// acknowledgement (issue 37: the console line left them out).
+	ack := trafficgen.Millis(120.25)
+	s2 := *s
+	s2.PathsFailed, s2.ReceiveQueueDropped = nil, nil
+	s2.Sources = append([]trafficgen.SourceSummary(nil), s.Sources...)
+	s2.Sources[4].ConnectToFirstAckMS = &ack
+	s2.Competitors = []trafficgen.CompetitorSummary{{Name: "single", GoodputMbps: 6.87}}
+	if got, w := oneLine("dir", &s2), "saw completion ratio 0.950 time 1234.5ms first ack 120.2ms (19/20)  bg goodput 18.4 Mbit/s  competitor single goodput 6.9 Mbit/s  throughput"; !strings.Contains(got, w) {
+		t.Fatalf("with a competitor and a first acknowledgement:\n%s\nwant it to contain\n%s", got, w)
+	}
 	// Messages of the warm-up are counted apart.
 	s.Sources[0].WarmupExcluded = 3
 	if got := oneLine("dir", s); !strings.Contains(got, "p mct p50 25.8ms p99 51.9ms (10/10, 3 in warm-up)") {
@@ -468,5 +479,37 @@ func TestLongRunNames(t *testing.T) {
 	}
 	if got := shorten("transport.path_scheduler=cwr"); got != "transport.path_scheduler=cwr" {
 		t.Errorf("a short name changed: %q", got)
+	}
+}
+
+// TestInterruptedRunLeavesNoEmptyDirectory: a run interrupted before it
+// completes leaves neither its temporary directory nor the grid point's
+// directory made for it (issue 37: an interrupted sweep left an empty
+// run directory); a point directory that held something stays.
+func TestInterruptedRunLeavesNoEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", sweepFile)
+	runs, probs := loadRuns(f, nil, nil, "", 0)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	point := filepath.Join(dir, "out", "point")
+	if _, _, err := runOne(ctx, &runs[0], filepath.Join(point, "rep0")); err == nil {
+		t.Fatal("a run with its context cancelled succeeded")
+	}
+	if _, err := os.Stat(point); !os.IsNotExist(err) {
+		t.Errorf("the interrupted run left %s: %v", point, err)
+	}
+	kept := filepath.Join(point, "rep1")
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runOne(ctx, &runs[0], filepath.Join(point, "rep0")); err == nil {
+		t.Fatal("a run with its context cancelled succeeded")
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("another run's directory went: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func runTestbed(ctx context.Context, o *testbedOptions, args []string, stdout, s
 	}
 	var e *experiment.Experiment
 	if len(args) == 1 {
-		runs, probs := loadRuns(args[0], o.sets, "", 0)
+		runs, probs := loadRuns(args[0], o.sets, nil, "", 0)
 		if len(probs) > 0 {
 			for _, p := range probs {
 				fmt.Fprintln(stderr, p)

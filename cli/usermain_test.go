@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// userModule is a module of a user's own, as docs/schedulers.md ("An mpq
+// userModule is a module of a user's own, as docs/guides/schedulers.md ("An mpq
 // with your scheduler") describes it: a scheduler package registering
 // "first-fit", and a main that calls Main with one blank import of it.
 var userModule = map[string]string{

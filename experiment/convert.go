@@ -72,7 +72,17 @@ func (t *table) done() {
 		}
 	}
 	sort.Strings(unknown)
+	// Every key the schema asked for, present or not, is a known one.
+	known := make([]string, 0, len(t.used))
+	for k := range t.used {
+		known = append(known, k)
+	}
+	sort.Strings(known)
 	for _, k := range unknown {
+		if s := names.Closest(k, known); s != "" {
+			t.fail(k, "unknown key; did you mean %q?", s)
+			continue
+		}
 		t.fail(k, "unknown key")
 	}
 }
@@ -261,22 +271,25 @@ func (t *table) figures(key string) []string {
 		t.fail(key, "want an array of file names, such as [\"ratio.pdf\", \"ratio.png\"]")
 		return nil
 	}
-	var out []string
+	// Every bad entry is reported, not only the first (one error: a key
+	// fails once).
+	var out, probs []string
 	for _, x := range arr {
 		name, ok := x.(string)
-		if !ok {
-			t.fail(key, "want an array of file names, got the element %v", x)
-			return nil
+		switch {
+		case !ok:
+			probs = append(probs, fmt.Sprintf("want an array of file names, got the element %v", x))
+		case checkFigure(name) != "":
+			probs = append(probs, checkFigure(name))
+		case slices.Contains(out, name):
+			probs = append(probs, fmt.Sprintf("%q is named twice", name))
+		default:
+			out = append(out, name)
 		}
-		if p := checkFigure(name); p != "" {
-			t.fail(key, "%s", p)
-			return nil
-		}
-		if slices.Contains(out, name) {
-			t.fail(key, "%q is named twice", name)
-			return nil
-		}
-		out = append(out, name)
+	}
+	if len(probs) > 0 {
+		t.fail(key, "%s", strings.Join(probs, "; "))
+		return nil
 	}
 	return out
 }

@@ -44,7 +44,7 @@
 //	[sweep]
 //	"transport.path_scheduler" = ["lowrtt", "cwr", "cwr-red"]
 //
-// EXPERIMENTS.md documents every key.
+// docs/reference/experiment-file.md documents every key.
 package experiment
 
 import (
@@ -271,11 +271,11 @@ type Transport struct {
 
 // DefaultSimNullProtection is transport.sim_null_protection's default
 // with a backend: on in the simulator, where it changes no result (see
-// EXPERIMENTS.md), off everywhere else.
+// docs/design/simulator.md), off everywhere else.
 func DefaultSimNullProtection(backend string) bool { return backend == BackendSim }
 
 // Source is one traffic source. Which fields matter depends on Kind (see
-// EXPERIMENTS.md).
+// docs/reference/experiment-file.md).
 type Source struct {
 	Name     string
 	Kind     string

@@ -175,6 +175,8 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		want []string
 	}{
 		{"unknown key", "colour = \"red\"\n" + paperFile, "", []string{"e.toml:1: colour: unknown key"}},
+		{"misspelt key", "duratoin = \"10s\"\n" + paperFile, "", []string{`e.toml:1: duratoin: unknown key; did you mean "duration"?`}},
+		{"misspelt path key", strings.Replace(paperFile, `rtt = "50ms"`+"\nloss", `rtt = "50ms"`+"\njiter = \"1ms\"\nloss", 1), "", []string{`e.toml:8: path.0.jiter: unknown key; did you mean "jitter"?`}},
 		{"unknown path key", strings.Replace(paperFile, `rtt = "50ms"`+"\nloss", `rtt = "50ms"`+"\nbandwidth = 3\nloss", 1), "", []string{"e.toml:8: path.0.bandwidth: unknown key"}},
 		{"bad rate unit", strings.Replace(paperFile, `"100Mbit"`, `"100 furlongs"`, 1), "", []string{"e.toml:6: path.0.rate: bad rate unit"}},
 		{"bad duration", strings.Replace(paperFile, `duration = "60s"`, `duration = "sixty"`, 1), "", []string{"e.toml:2: duration: bad duration"}},
@@ -487,5 +489,66 @@ func checkRoundTrip(t *testing.T, e Experiment) {
 	a.File, e.File = "", ""
 	if !reflect.DeepEqual(a, e) {
 		t.Fatalf("round trip differs:\n%+v\n%+v\n%s", a, e, e.ResolvedTOML())
+	}
+}
+
+// TestSweepFromCommandLine: mpq run --sweep KEY=V1,V2 adds a dimension
+// to the grid after the file's, replaces the file's sweep of the same
+// key, forms a grid when given twice, and its problems name it (issue
+// 37: five --set runs into one --out could not be aggregated).
+func TestSweepFromCommandLine(t *testing.T) {
+	fileSweep := paperFile + `
+[sweep]
+"transport.path_scheduler" = ["lowrtt", "cwr"]
+`
+	for _, c := range []struct {
+		name   string
+		doc    string
+		sweeps []string
+		labels []string
+		err    string
+	}{
+		{"a dimension after the file's", fileSweep, []string{"transport.congestion=newreno,cubic"},
+			[]string{"transport.path_scheduler=lowrtt,transport.congestion=newreno", "transport.path_scheduler=lowrtt,transport.congestion=cubic",
+				"transport.path_scheduler=cwr,transport.congestion=newreno", "transport.path_scheduler=cwr,transport.congestion=cubic"}, ""},
+		{"replaces the file's sweep of the key", fileSweep, []string{"transport.path_scheduler=cwr-red"},
+			[]string{"transport.path_scheduler=cwr-red"}, ""},
+		{"a grid", paperFile, []string{"duration=10s,20s", "seed=1,2"},
+			[]string{"duration=10s,seed=1", "duration=10s,seed=2", "duration=20s,seed=1", "duration=20s,seed=2"}, ""},
+		{"a bad value", paperFile, []string{"transport.congestion=newreno,cubc"}, nil,
+			`transport.congestion (from --sweep transport.congestion=newreno,cubc): unknown congestion controller "cubc"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var overrides []Override
+			for _, s := range c.sweeps {
+				o, err := ParseSweep(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				overrides = append(overrides, o)
+			}
+			runs, err := Parse("s.toml", []byte(c.doc), overrides)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range runs {
+				got = append(got, strings.Join(r.Label, ","))
+			}
+			if !reflect.DeepEqual(got, c.labels) {
+				t.Errorf("runs %q, want %q", got, c.labels)
+			}
+		})
+	}
+	for _, bad := range []string{"transport.congestion", "=cubic", "transport.congestion=", "transport.congestion=newreno,,cubic"} {
+		if _, err := ParseSweep(bad); err == nil {
+			t.Errorf("ParseSweep(%q) accepted it", bad)
+		}
 	}
 }

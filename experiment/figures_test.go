@@ -64,3 +64,37 @@ func TestOutputFigures(t *testing.T) {
 		t.Fatal("a path accepted without registered kinds")
 	}
 }
+
+// TestOutputFiguresAllProblemsAtLoad: every bad output.figures entry is
+// named at once, and a figure of one run in a file of several runs is
+// refused at load, not after the runs (issue 37).
+func TestOutputFiguresAllProblemsAtLoad(t *testing.T) {
+	RegisterFigures([]string{"ccdf", "ratio", "cwnd", "throughput-time"}, []string{"pdf", "png"})
+	RegisterOneRunFigures([]string{"cwnd", "throughput-time"})
+	t.Cleanup(func() { RegisterFigures(nil, nil); RegisterOneRunFigures(nil) })
+	line := strings.Count(paperFile, "\n") + 2
+	at := "e.toml:" + strconv.Itoa(line) + ": output.figures: "
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"two bad entries", paperFile + "[output]\nfigures = [\"ratoi.pdf\", \"ccdf.jpeg\", \"ccdf.pdf\"]\n",
+			[]string{at + `"ratoi.pdf": unknown figure kind`, `; "ccdf.jpeg": unknown figure format`}},
+		{"one run's figure, repetitions", "repeat = 3\n" + paperFile + "[output]\nfigures = [\"throughput-time.png\"]\n",
+			[]string{`output.figures: "throughput-time.png" draws one run, and the file has 3`}},
+		{"one run's figure, a sweep", paperFile + "[output]\nfigures = [\"cwnd.pdf\", \"ccdf.pdf\"]\n[sweep]\nseed = [1, 2]\n",
+			[]string{`output.figures: "cwnd.pdf" draws one run, and the file has 2`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("e.toml", []byte(tc.doc), nil)
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v, want %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := Parse("e.toml", []byte(paperFile+"[output]\nfigures = [\"cwnd.pdf\"]\n"), nil); err != nil {
+		t.Errorf("one run's figure of a file of one run: %v", err)
+	}
+}

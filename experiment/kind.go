@@ -93,7 +93,7 @@ func checkKind(root, tt *table, e *Experiment) {
 	}
 	for _, key := range mpqOnlyKeys {
 		if _, given := tt.m[key]; given {
-			tt.fail(key, "configures mpq; kind %q has no such setting (see EXPERIMENTS.md, Baseline transports)", k)
+			tt.fail(key, "configures mpq; kind %q has no such setting (see docs/reference/transports.md, Baseline transports)", k)
 		}
 	}
 	switch e.Backend {

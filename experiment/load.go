@@ -26,6 +26,11 @@ type Override struct {
 	// Line is the line of the file that gave the value (a [sweep] entry),
 	// or 0.
 	Line int
+	// Values, when not nil, make the override a sweep of Key over them
+	// (mpq run --sweep), as a [sweep] entry of the file would: one more
+	// dimension of the grid, after the file's, replacing the file's own
+	// sweep of the same key. Value is then unused.
+	Values []any
 }
 
 // String is "key=value".
@@ -56,6 +61,25 @@ func ParseOverride(s string) (Override, error) {
 		return Override{}, fmt.Errorf("--set %q: want key=value", s)
 	}
 	return Override{Key: k, Value: parseLooseValue(strings.TrimSpace(v)), Origin: "--set " + strings.TrimSpace(s)}, nil
+}
+
+// ParseSweep parses "key=v1,v2,...": a sweep of key over the values,
+// each read as ParseOverride reads a value.
+func ParseSweep(s string) (Override, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" || strings.TrimSpace(v) == "" {
+		return Override{}, fmt.Errorf("--sweep %q: want key=value1,value2,...", s)
+	}
+	o := Override{Key: k, Origin: "--sweep " + strings.TrimSpace(s)}
+	for _, x := range strings.Split(v, ",") {
+		x = strings.TrimSpace(x)
+		if x == "" {
+			return Override{}, fmt.Errorf("--sweep %q: an empty value", s)
+		}
+		o.Values = append(o.Values, parseLooseValue(x))
+	}
+	return o, nil
 }
 
 func parseLooseValue(v string) any {
@@ -114,6 +138,18 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			}
 		}
 	}
+	// A sweep given on the command line (--sweep) is one more dimension,
+	// after the file's, and replaces the file's sweep of the same key.
+	var sets []Override
+	for _, o := range overrides {
+		if o.Values == nil {
+			sets = append(sets, o)
+			continue
+		}
+		sweep = slices.DeleteFunc(sweep, func(k sweepKey) bool { return k.cases == nil && k.key == o.Key })
+		sweep = append(sweep, sweepKey{key: o.Key, values: o.Values, origin: o.Origin})
+	}
+	overrides = sets
 	// An override of a swept key fixes it: that key no longer varies (and
 	// a case of a [[sweep.NAME]] list no longer sets it).
 	kept := sweep[:0]
@@ -186,6 +222,16 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			r.Repetition = rep
 			r.Seed = RepetitionSeed(e.Seed, rep)
 			runs = append(runs, r)
+		}
+	}
+	// A figure of one run cannot be drawn from a sweep or repetitions:
+	// said now, not after every run (issue 37).
+	if len(runs) > 1 {
+		for _, f := range runs[0].Output.Figures {
+			if oneRunFigure(f) {
+				errs = append(errs, &Error{File: file, Line: doc.lines["output.figures"], Key: "output.figures",
+					Msg: fmt.Sprintf("%q draws one run, and the file has %d (draw it with mpq plot from one run's directory)", f, len(runs))})
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -410,6 +456,7 @@ type sweepKey struct {
 	values []any
 	cases  []sweepCase
 	line   int
+	origin string // "[sweep]", or the --sweep it came from
 }
 
 // sweepCase is one value of a grid dimension: the keys it sets and the
@@ -426,7 +473,11 @@ func (k sweepKey) points() []sweepCase {
 	}
 	out := make([]sweepCase, len(k.values))
 	for i, v := range k.values {
-		o := Override{Key: k.key, Value: v, Origin: "[sweep]", Line: k.line}
+		origin := k.origin
+		if origin == "" {
+			origin = "[sweep]"
+		}
+		o := Override{Key: k.key, Value: v, Origin: origin, Line: k.line}
 		out[i] = sweepCase{sets: []Override{o}, label: o.String()}
 	}
 	return out

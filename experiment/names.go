@@ -69,9 +69,26 @@ var sourceKinds = []string{KindPeriodic, KindBulk, KindRequestResponse, KindFile
 
 var (
 	figuresMu sync.RWMutex
-	// figureKinds and figureFormats are what output.figures may name.
-	figureKinds, figureFormats []string
+	// figureKinds and figureFormats are what output.figures may name;
+	// oneRunKinds the kinds that draw one run only.
+	figureKinds, figureFormats, oneRunKinds []string
 )
+
+// RegisterOneRunFigures names the figure kinds that draw one run: an
+// output.figures entry of one is refused at load when the file has more
+// than one run, not after they ran.
+func RegisterOneRunFigures(kinds []string) {
+	figuresMu.Lock()
+	defer figuresMu.Unlock()
+	oneRunKinds = slices.Clone(kinds)
+}
+
+// oneRunFigure reports whether a figure file draws one run only.
+func oneRunFigure(name string) bool {
+	figuresMu.RLock()
+	defer figuresMu.RUnlock()
+	return slices.Contains(oneRunKinds, strings.TrimSuffix(name, filepath.Ext(name)))
+}
 
 // RegisterFigures sets the figure kinds and file formats (extensions
 // without the dot) output.figures may name; the package that draws them

@@ -31,7 +31,7 @@ func picoquicDemo(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv(picoquicEnv)
 	if bin == "" {
-		t.Skipf("%s not set: build picoquicdemo with interop/picoquic/build.sh PICOQUIC_SRC PICOTLS_SRC and set %s=/path/to/picoquicdemo (README.md, \"Interoperability and performance\")", picoquicEnv, picoquicEnv)
+		t.Skipf("%s not set: build picoquicdemo with interop/picoquic/build.sh PICOQUIC_SRC PICOTLS_SRC and set %s=/path/to/picoquicdemo (docs/guides/interoperability.md)", picoquicEnv, picoquicEnv)
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		t.Fatalf("%s=%s is not an executable file (%v)", picoquicEnv, bin, err)
@@ -195,7 +195,7 @@ func parseQlog(t *testing.T, trace []byte) []qlogEvent {
 // challenges there were. Our qlog names paths by path ID; that the answer
 // also goes to the addresses the challenge came from, when they differ
 // from the path's, is core.TestPathResponseOnArrivalTuple's subject (and
-// README.md's packet capture).
+// docs/guides/captures.md's packet capture).
 func checkPathResponses(t *testing.T, events []qlogEvent) int {
 	t.Helper()
 	type key struct {

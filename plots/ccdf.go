@@ -202,10 +202,16 @@ func CCDFFigure(points []*Point, o Options) (*Figure, error) {
 			p.Legend.Add("OWD + size/rate, fastest path", v)
 		}
 	}
+	bars := false
 	for _, l := range lines {
 		l.ymin = ymin
 		p.Add(l)
 		p.Legend.Add(l.label, l)
+		bars = bars || l.hasTailBars()
+	}
+	if bars {
+		// The bars at 0.01 and 0.001 are no steps of the curves (issue 37).
+		p.Legend.Add("bars: 95 % CI of p99, p99.9", intervalThumb{})
 	}
 	return &Figure{Plots: []*plot.Plot{p}, Width: ColumnWidth, Height: 2.5 * vg.Inch}, nil
 }
@@ -246,6 +252,29 @@ type ccdfLine struct {
 	style draw.LineStyle
 	label string
 	tails map[float64]Tail
+}
+
+// hasTailBars says whether plotTails draws a bar for the line.
+func (l *ccdfLine) hasTailBars() bool {
+	for _, p := range []float64{0.99, 0.999} {
+		if tl, ok := l.tails[p]; ok && 1-p >= l.ymin && !math.IsNaN(tl.Lo) && !math.IsInf(tl.Lo, 1) {
+			return true
+		}
+	}
+	return false
+}
+
+// intervalThumb is the legend's key of the tail intervals: a black bar
+// with end ticks, as plotTails draws them.
+type intervalThumb struct{}
+
+func (intervalThumb) Thumbnail(c *draw.Canvas) {
+	st := draw.LineStyle{Color: black, Width: vg.Points(0.6)}
+	y, tick := c.Center().Y, vg.Points(2.5)
+	x0, x1 := c.Min.X+vg.Points(2), c.Max.X-vg.Points(2)
+	c.StrokeLine2(st, x0, y, x1, y)
+	c.StrokeLine2(st, x0, y-tick, x0, y+tick)
+	c.StrokeLine2(st, x1, y-tick, x1, y+tick)
 }
 
 // plotTails draws the lines' tail intervals.

@@ -157,3 +157,41 @@ func TestCutMessagesRefused(t *testing.T) {
 		t.Fatalf("cut messages.csv: %v", err)
 	}
 }
+
+// TestCCDFLegendExplainsBars: a CCDF whose lines have tail bars says in
+// its legend what the bars are (issue 37: they read as steps of the
+// curve); one without enough messages for a bar does not.
+func TestCCDFLegendExplainsBars(t *testing.T) {
+	many := make([]float64, 2000)
+	for i := range many {
+		many[i] = float64(10 + i%97)
+	}
+	for _, c := range []struct {
+		name  string
+		times []float64
+		want  bool
+	}{
+		{"2000 messages", many, true},
+		{"3 messages", []float64{10, 20, 30}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFixture(t, dir, fixture{point: 0, rep: 0, sched: "cwr", times: c.times})
+			points, err := Load([]string{dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fig, err := CCDFFigure(points, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var svg strings.Builder
+			if err := fig.Write(&svg, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			if found := strings.Contains(svg.String(), "95 % CI of p99"); found != c.want {
+				t.Errorf("legend entry for the bars: %v, want %v", !c.want, c.want)
+			}
+		})
+	}
+}

@@ -125,8 +125,15 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 	from, to := o.window(last)
 	st := SchedulerStyle(points[0].Scheduler)
 	ymax := 0.0
+	// Without --from the axis fits the steady state: the first slow
+	// start's peak (often ten times the windows after it) would flatten
+	// everything else; the peak is marked where it leaves the panel.
+	steady := math.IsNaN(o.From)
+	ymaxSteady, anySteady := 0.0, false
+	peaks := map[uint64]PathState{}
 	var plots []*plot.Plot
 	var room []vg.Length // the height the change labels take per panel
+	var legends []*rowLegend
 	for i, id := range ids {
 		ss := byPath[id]
 		xlabel := ""
@@ -144,6 +151,10 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 				ymax = math.Max(ymax, math.Max(s.Cwnd, s.InFlight)/1e3)
 			}
 		}
+		if top, peak, ok := steadyTop(ss, from, to); ok {
+			ymaxSteady, anySteady = math.Max(ymaxSteady, top), true
+			peaks[id] = peak
+		}
 		p.Add(&caShade{states: ss, color: draw.LineStyle{Color: tint(st.Color, 0.85)}})
 		p.Add(gridLines())
 		inflight := &stepLine{states: ss, value: func(s PathState) float64 { return s.InFlight / 1e3 }, style: draw.LineStyle{Color: grey, Width: vg.Points(0.5)}}
@@ -153,6 +164,7 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 		if i == 0 {
 			leg = newRowLegend(p)
 		}
+		legends = append(legends, leg)
 		marks := addChangeMarks(p, r.Summary, 1, leg)
 		room = append(room, marks)
 		if i == 0 {
@@ -162,6 +174,16 @@ func CwndFigure(points []*Point, o Options) (*Figure, error) {
 			p.Add(leg)
 		}
 		plots = append(plots, p)
+	}
+	if steady && anySteady && ymaxSteady > 0 && ymaxSteady < ymax {
+		ymax = ymaxSteady
+		for i, id := range ids {
+			if pk, ok := peaks[id]; ok && math.Max(pk.Cwnd, pk.InFlight)/1e3 > ymax*1.05 {
+				m := newPeakMark(plots[i], pk, legends[i])
+				plots[i].Add(m)
+				room[i] += m.height()
+			}
+		}
 	}
 	if ymax <= 0 {
 		ymax = 1
@@ -245,4 +267,90 @@ func caStretches(states []PathState) [][2]float64 {
 		out = append(out, [2]float64{start, states[len(states)-1].Time})
 	}
 	return out
+}
+
+// steadyTop returns the largest window or bytes in flight (kB) of a
+// path in [from, to] once its start-up transient is over, and the
+// transient's peak: the transient lasts from the start through the first
+// slow start (BBR's startup) and until the value first falls to 1.5 times
+// the median of what follows the slow start. ok is false when the path
+// never leaves its slow start in the window.
+func steadyTop(ss []PathState, from, to float64) (top float64, peak PathState, ok bool) {
+	v := func(s PathState) float64 { return math.Max(s.Cwnd, s.InFlight) / 1e3 }
+	end := -1
+	for i, s := range ss {
+		if s.State != "slow_start" && s.State != "startup" {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return 0, PathState{}, false
+	}
+	var after []float64
+	for _, s := range ss[end:] {
+		if s.Time >= from && s.Time <= to {
+			after = append(after, v(s))
+		}
+	}
+	if len(after) == 0 {
+		return 0, PathState{}, false
+	}
+	sorted := append([]float64(nil), after...)
+	sort.Float64s(sorted)
+	median := sorted[len(sorted)/2]
+	settled := false
+	for _, s := range ss {
+		if s.Time < from || s.Time > to {
+			continue
+		}
+		x := v(s)
+		if !settled && s.Time >= ss[end].Time && x <= 1.5*median {
+			settled = true
+		}
+		if settled {
+			top = math.Max(top, x)
+		} else if x > v(peak) {
+			peak = s
+		}
+	}
+	return top, peak, settled && top > 0
+}
+
+// peakMark marks a start-up peak above the axis: an arrow pointing up at
+// the peak's time, at the top of the panel (under its legend, if any),
+// labelled with the peak's window.
+type peakMark struct {
+	at    PathState
+	text  draw.TextStyle
+	style draw.LineStyle
+	below *rowLegend
+}
+
+func newPeakMark(p *plot.Plot, at PathState, below *rowLegend) *peakMark {
+	text := p.Legend.TextStyle
+	text.Font.Size = vg.Points(6.5)
+	text.Color = black
+	return &peakMark{at: at, text: text, style: draw.LineStyle{Color: black, Width: vg.Points(0.6)}, below: below}
+}
+
+// height is the room the mark takes at the top of the data area.
+func (m *peakMark) height() vg.Length { return m.text.Height("M") + vg.Points(2) }
+
+func (m *peakMark) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	x := m.at.Time / 1e3
+	if x < plt.X.Min || x > plt.X.Max {
+		return
+	}
+	px, top := trX(x), c.Max.Y
+	if m.below != nil {
+		top -= m.below.height(c.Max.X - c.Min.X)
+	}
+	h, head := m.height(), vg.Points(2)
+	c.StrokeLine2(m.style, px, top-h, px, top)
+	c.StrokeLine2(m.style, px-head, top-head, px, top)
+	c.StrokeLine2(m.style, px+head, top-head, px, top)
+	label := "start-up peak " + FormatNumber(math.Max(m.at.Cwnd, m.at.InFlight)/1e3, 0) + " kB (--from shows it)"
+	c.FillText(m.text, vg.Point{X: px + vg.Points(2.5), Y: top - h}, label)
 }

@@ -8,7 +8,13 @@ import (
 )
 
 // The figures an experiment file's output.figures may name.
-func init() { experiment.RegisterFigures(Kinds, slices.Concat(Formats, TableFormats)) }
+func init() {
+	experiment.RegisterFigures(Kinds, slices.Concat(Formats, TableFormats))
+	experiment.RegisterOneRunFigures(oneRunKinds)
+}
+
+// oneRunKinds are the kinds that draw one run (oneRun).
+var oneRunKinds = []string{"throughput-time", "cwnd", "timeline"}
 
 // Kinds are the figures, by name; tableOnly those that are a table only.
 var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation"}

@@ -250,6 +250,19 @@ func (l *messageLane) Plot(c draw.Canvas, plt *plot.Plot) {
 	txt.Font.Size = 6
 	txt.XAlign, txt.YAlign = draw.XRight, draw.YBottom
 	line := draw.LineStyle{Color: l.style.Color, Width: vg.Points(1)}
+	// The glyphs of each row, to keep the labels of the row below clear of
+	// them (issue 37: labels overlapped the markers above).
+	glyphs := map[int][]vg.Point{}
+	for i, m := range l.msgs {
+		end := m.Created + timeOf(l.kind, m)
+		y := trY(l.y + rowStep*float64(l.rows[i]))
+		if m.Created >= plt.X.Min {
+			glyphs[l.rows[i]] = append(glyphs[l.rows[i]], vg.Point{X: trX(m.Created), Y: y})
+		}
+		if end <= plt.X.Max {
+			glyphs[l.rows[i]] = append(glyphs[l.rows[i]], vg.Point{X: trX(end), Y: y})
+		}
+	}
 	for i, m := range l.msgs {
 		end := m.Created + timeOf(l.kind, m)
 		y := trY(l.y + rowStep*float64(l.rows[i]))
@@ -263,7 +276,33 @@ func (l *messageLane) Plot(c draw.Canvas, plt *plot.Plot) {
 		// its time (which another message's label may hold).
 		if end <= plt.X.Max {
 			c.DrawGlyph(deliveredGlyph(l.style), vg.Point{X: x1, Y: y})
-			c.FillText(txt, vg.Point{X: x1 - vg.Points(3), Y: y + vg.Points(1.5)}, fmt.Sprintf("%.1f ms", end-m.Created))
+			label := fmt.Sprintf("%.1f ms", end-m.Created)
+			w, h := txt.Width(label), txt.Height(label)
+			ly := y + vg.Points(1.5)
+			// Above the line at its right end, or at its left end when a
+			// marker of the row above is in the way there and not here.
+			at, align := x1-vg.Points(3), draw.XRight
+			if clash(glyphs[l.rows[i]+1], at-w, at, ly, ly+h) && !clash(glyphs[l.rows[i]+1], x0+vg.Points(3), x0+vg.Points(3)+w, ly, ly+h) {
+				at, align = x0+vg.Points(3), draw.XLeft
+			}
+			t := txt
+			t.XAlign = align
+			c.FillText(t, vg.Point{X: at, Y: ly}, label)
 		}
 	}
+}
+
+// markerRadius is how far from its point a message's marker reaches.
+const markerRadius = 3
+
+// clash says whether a marker at one of pts reaches into the rectangle
+// [x0, x1] x [y0, y1].
+func clash(pts []vg.Point, x0, x1, y0, y1 vg.Length) bool {
+	r := vg.Points(markerRadius)
+	for _, p := range pts {
+		if p.X+r >= x0 && p.X-r <= x1 && p.Y+r >= y0 && p.Y-r <= y1 {
+			return true
+		}
+	}
+	return false
 }

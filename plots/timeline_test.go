@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 // TestCAStretches: the congestion avoidance stretches of paths.csv rows:
@@ -143,5 +145,30 @@ func TestTimelineWindow(t *testing.T) {
 	msgs[0].MCT = inf
 	if from, to = timelineWindow(r.Summary, "periodic", msgs, DefaultOptions()); from != 50 || to != 600 {
 		t.Fatalf("window with a failed message [%v, %v], want [50, 600]", from, to)
+	}
+}
+
+// TestClash: a message's time label is moved when a marker of the row
+// above reaches into it (issue 37: labels overlapped markers).
+func TestClash(t *testing.T) {
+	r := vg.Points(markerRadius)
+	box := func(x0, x1, y0, y1 float64) [4]vg.Length {
+		return [4]vg.Length{vg.Length(x0), vg.Length(x1), vg.Length(y0), vg.Length(y1)}
+	}
+	for _, c := range []struct {
+		name string
+		pts  []vg.Point
+		box  [4]vg.Length
+		want bool
+	}{
+		{"none", nil, box(0, 10, 0, 5), false},
+		{"inside", []vg.Point{{X: 5, Y: 2}}, box(0, 10, 0, 5), true},
+		{"a radius right of it", []vg.Point{{X: 10 + r - 0.01, Y: 2}}, box(0, 10, 0, 5), true},
+		{"beyond the radius", []vg.Point{{X: 10 + r + 0.01, Y: 2}}, box(0, 10, 0, 5), false},
+		{"above it", []vg.Point{{X: 5, Y: 5 + r + 1}}, box(0, 10, 0, 5), false},
+	} {
+		if got := clash(c.pts, c.box[0], c.box[1], c.box[2], c.box[3]); got != c.want {
+			t.Errorf("%s: clash = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -3,8 +3,8 @@
 // and headline metrics), aggregate.csv and aggregate.json (one entry per
 // grid point: mean, standard deviation and 95 % Student-t confidence
 // interval of every headline metric across the repetitions, and message
-// times pooled over all repetitions). EXPERIMENTS.md documents the
-// formats. Package resultset/agreement, beneath it, says how closely the
+// times pooled over all repetitions). docs/reference/results.md documents
+// the formats. Package resultset/agreement, beneath it, says how closely the
 // results of two emulators of one experiment must agree.
 //
 // A run is a directory with summary.json (written last, under a

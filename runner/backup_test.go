@@ -14,7 +14,7 @@ import (
 // from 16 s on) the backup path must carry under 1 % of the server's
 // stream bytes; while path 0 is down and found failed (10.5 s to 15 s) it
 // must carry at least 90 % of them; every priority message must arrive. It
-// logs the shares of EXPERIMENTS.md's "Backup paths" (go test
+// logs the shares of docs/results/beyond-the-paper.md's "Backup paths" (go test
 // ./runner/ -run TestBackupPath -v).
 func TestBackupPath(t *testing.T) {
 	if testing.Short() {

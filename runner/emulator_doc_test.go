@@ -10,8 +10,11 @@ import (
 	"github.com/mpq/mpq/network/linkemu"
 )
 
+// resultsDoc is the reference page of the result files.
+const resultsDoc = "../docs/reference/results.md"
+
 // TestEmulatorJSONDocumented: every field emulator.json has is explained
-// in EXPERIMENTS.md (issue 14: write_errors was explained nowhere).
+// in docs/reference/results.md (issue 14: write_errors was explained nowhere).
 func TestEmulatorJSONDocumented(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "emulator.json")
 	if err := linkemu.WriteStats(name, []linkemu.PathStats{{}}); err != nil {
@@ -34,13 +37,13 @@ func TestEmulatorJSONDocumented(t *testing.T) {
 			}
 		}
 	}
-	doc, err := os.ReadFile("../EXPERIMENTS.md")
+	doc, err := os.ReadFile(resultsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := strings.Index(string(doc), "`emulator.json`")
 	if i < 0 {
-		t.Fatal("EXPERIMENTS.md does not describe emulator.json")
+		t.Fatal(resultsDoc + " does not describe emulator.json")
 	}
 	section := string(doc[i:])
 	if len(keys) < 10 {
@@ -48,7 +51,7 @@ func TestEmulatorJSONDocumented(t *testing.T) {
 	}
 	for k := range keys {
 		if !strings.Contains(section, "`"+k+"`") {
-			t.Errorf("emulator.json field %q is not explained in EXPERIMENTS.md", k)
+			t.Errorf("emulator.json field %q is not explained in %s", k, resultsDoc)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // server (and the client if it notices) reports path 0 failed within the
 // detection bound after 10 s and recovered within the probes' largest
 // interval after 15 s. It logs the
-// numbers of EXPERIMENTS.md's "Path failure and handover" (go test
+// numbers of docs/results/path-failure.md's "Path failure and handover" (go test
 // ./runner/ -run TestFailover -v), and those of the same runs with
 // the detection off (transport.path_failure = false), which it only
 // checks for the absence of path events, and cwr and cwr-red with
@@ -158,7 +158,7 @@ func TestFailover(t *testing.T) {
 					over40++
 				}
 			}
-			// The issue's bound on cwr-red's p99 (EXPERIMENTS.md, "Path
+			// The issue's bound on cwr-red's p99 (docs/results/path-failure.md, "Path
 			// failure and handover"): met from 5 s on with skip_held_back
 			// (the other messages over 40 ms there are the one on path 0
 			// when it went down and priority packets lost at random while

@@ -17,7 +17,7 @@ import (
 // with lowrtt's 95 % interval as the margin: ecf and blest are
 // indistinguishable from lowrtt where the windows never bind (blest's
 // rule then never waits), so their mean may sit within lowrtt's
-// interval. It logs the numbers of EXPERIMENTS.md's "Heterogeneous
+// interval. It logs the numbers of docs/results/beyond-the-paper.md's "Heterogeneous
 // paths: ECF and BLEST" (go test ./runner/ -run TestHeterogeneous
 // -v).
 func TestHeterogeneous(t *testing.T) {

@@ -63,7 +63,7 @@ const CounterReservationsMissed = "reservations_missed"
 // after the announcement, and without the grace a send decision in
 // between (an acknowledgement) gives the message's room to background
 // data, so that the message waits for the window. The validation on real
-// kernels in the docs measures the effect.
+// kernels (docs/results/validation.md) measures the effect.
 const ReservationGrace = 5 * time.Millisecond
 
 // maxPending bounds the reservations a CWR scheduler remembers for the
@@ -191,7 +191,7 @@ const maxPending = 1024
 //
 // A missed reservation is not a late message. The paper names a loss
 // that shrinks the window before the message is generated (Section IV-B);
-// traced over two paths of 50 ms RTT (EXPERIMENTS.md), most misses come
+// traced over two paths of 50 ms RTT (docs/results/reference-paper.md), most misses come
 // from elsewhere: the smoothed RTTs of paths of equal RTT differ by tens
 // to hundreds of microseconds and cross as acknowledgements arrive, so a
 // message's reservation moves between the paths before it is generated

@@ -87,7 +87,7 @@ const QueueGuard = 2 * time.Millisecond
 // CWRPlus is the project's own priority scheduler ("cwr-plus"), not the
 // reference paper's: designed from where the messages of cwr, cwr-red and
 // sr later than the one-way delay plus serialization came from at the
-// paper's base point (EXPERIMENTS.md, "Beyond the paper"): the bottleneck
+// paper's base point (docs/results/beyond-the-paper.md, "Beyond the paper"): the bottleneck
 // queue built by slow start, the connection's flow-control credit used up
 // by background data in slow start, a window that a loss had halved, and
 // lost packets. It keeps no window reservation; its rules, among the

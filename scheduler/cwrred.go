@@ -128,7 +128,7 @@ func cwrRedOptions(override map[string]string) []Option {
 //   - With a single candidate path, everything is CWR's rule on that
 //     path.
 //
-// Options beyond the paper (Options; "ours" in EXPERIMENTS.md):
+// Options beyond the paper (Options; "ours" in docs/results/reference-paper.md):
 //
 //   - wait_for_fast_path: each packet of a message sent without copies
 //     goes on the path that delivers the rest of the message earliest:

@@ -55,7 +55,7 @@ func ecfOptions() []Option {
 // and x_s are k itself, our first reading: the slow path's transfer time
 // (k/cwnd_s)·rtt_s is then below one RTT when k is below its window, and
 // the last packets of a transfer go on the slow path even when waiting for
-// the fast one would deliver them sooner (EXPERIMENTS.md, "Heterogeneous
+// the fast one would deliver them sooner (docs/results/beyond-the-paper.md, "Heterogeneous
 // paths: ECF and BLEST", measures both).
 //
 // The waiting flag starts at 0 and is left unchanged when f takes the

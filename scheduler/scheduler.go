@@ -18,8 +18,8 @@
 // decisions.
 //
 // Implementations register themselves by name; NewPathScheduler and
-// NewStreamScheduler build them from configuration. docs/schedulers.md in
-// the repository walks through writing one, and Example_rateWRR is a
+// NewStreamScheduler build them from configuration.
+// docs/guides/schedulers.md in the repository walks through writing one, and Example_rateWRR is a
 // complete one run from an experiment.
 //
 // # Backup paths

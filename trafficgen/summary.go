@@ -323,7 +323,7 @@ type TransportSummary struct {
 	MaxConnections     int     `json:"max_connections,omitempty"`
 	ConnectionsPer1000 float64 `json:"connections_per_1000,omitempty"`
 	// Note says what the transport's numbers mean where they differ from
-	// mpq's (see EXPERIMENTS.md, Baseline transports).
+	// mpq's (see docs/reference/transports.md, Baseline transports).
 	Note string `json:"note,omitempty"`
 }
 

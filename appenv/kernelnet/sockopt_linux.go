@@ -44,7 +44,7 @@ func getCongestion(rc syscall.RawConn) (string, error) {
 // fromTCPInfo converts the kernel's tcp_info. TCP keeps no cumulative
 // count of losses: PacketsLost and BytesLost are its retransmissions
 // (tcpi_total_retrans, tcpi_bytes_retrans), spurious ones included, as
-// EXPERIMENTS.md says.
+// docs/reference/transports.md says.
 func fromTCPInfo(ti *unix.TCPInfo) core.PathStats {
 	us := func(v uint32) time.Duration { return time.Duration(v) * time.Microsecond }
 	return core.PathStats{

@@ -1,4 +1,4 @@
-// Package slurm holds run-local.sh, which runs README's Slurm job-array
+// Package slurm holds run-local.sh, which runs the Slurm job-array
 // recipe for real on a one-node Slurm cluster it starts (munged,
 // slurmctld and slurmd with a minimal slurm.conf in a temporary
 // directory): 4 shards of a small sweep as a job array, merged by mpq

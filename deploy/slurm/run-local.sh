@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-local.sh: README's Slurm job-array recipe, run for real on a
+# run-local.sh: docs/guides/sweeps.md's Slurm job-array recipe, run for real on a
 # one-node Slurm cluster started here (root; Debian's slurm-wlm and munge).
 #
 #   deploy/slurm/run-local.sh [--install] [--keep]
@@ -13,7 +13,7 @@
 # runs the same sweep unsharded, and checks that the merged results equal
 # it file for file and byte for byte, except the wall-clock fields
 # (summary.json: wall_s and provenance.started; aggregate.json:
-# provenance.started), as EXPERIMENTS.md says. Finally it stops the three
+# provenance.started), as docs/guides/sweeps.md says. Finally it stops the three
 # daemons it started, by their PIDs, and removes its directory (--keep
 # keeps it, to read the logs).
 #
@@ -155,7 +155,7 @@ idle() { sinfo -h -n "$host" -o %T | grep -qx idle; }
 wait_for 30 idle || { log "the node did not become idle:"; sinfo >&2; tail -20 "$work/slurmd.log" "$work/slurmd.out" >&2; exit 1; }
 log "Slurm up: node $host, $cpus CPUs, $(sinfo -V)"
 
-# README's recipe, on a small sweep: every task a shard, all writing
+# The guide's recipe, on a small sweep: every task a shard, all writing
 # into one shared directory, and the aggregation once they all succeeded.
 file=$repo/experiments/quickstart.toml
 sets=(--set duration=2s --repeat 2)

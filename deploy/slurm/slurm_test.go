@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestJobArrayMergesToUnshardedRun runs run-local.sh: README's Slurm
+// TestJobArrayMergesToUnshardedRun runs run-local.sh: docs/guides/sweeps.md's Slurm
 // recipe on a one-node cluster, the merged shards compared with the
 // unsharded run. Exit status 77 is the script's skip.
 func TestJobArrayMergesToUnshardedRun(t *testing.T) {

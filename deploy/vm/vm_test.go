@@ -136,7 +136,7 @@ func TestVMNetem(t *testing.T) {
 // mean background goodput (10 %). The simulator's side is the mean over
 // 30 seeds: a run's p50 moves with where its losses fall, by a standard
 // deviation of 7.1 ms over 30 seeds of 20 s runs and 3.0 ms of 60 s runs
-// (EXPERIMENTS.md, "Validation on real kernels"), so the three 20 s runs
+// (docs/results/validation.md, "Validation on real kernels"), so the three 20 s runs
 // this test compared before put the mean of three 4.1 ms either way of
 // its own, and (if netem's runs spread as the simulator's) the two
 // sides' difference past the 8.5 ms bound about one time in seven on
@@ -146,9 +146,9 @@ func TestVMNetem(t *testing.T) {
 // the seeds is about 1.8 ms against a bound of about 8 ms.
 // The pooled p99 is logged, not checked: netem draws its own losses,
 // and the p99 sits on the edge of the messages that waited for a
-// retransmission (EXPERIMENTS.md, "The p99: one message or the tail").
+// retransmission (docs/results/validation.md, "The p99: one message or the tail").
 // The emulated CPU keeps up at this rate, not at 10 Mbit/s a path
-// (EXPERIMENTS.md, "Validation on real kernels").
+// (docs/results/validation.md, "Validation on real kernels").
 func TestVMAgreementLowRate(t *testing.T) {
 	needVM(t)
 	const file = "../../experiments/validation-lowrate.toml"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-seed numbers of experiments/failover.toml's repeated runs
-(EXPERIMENTS.md, "Path failure and handover", "Ten seeds").
+(docs/results/path-failure.md, "Path failure and handover", "Ten seeds").
 
     python3 docs/tools/failover_seeds.py POINT_DIR...
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trace the slow messages of one run of mpq (EXPERIMENTS.md, "Path failure
+"""Trace the slow messages of one run of mpq (docs/results/path-failure.md, "Path failure
 and handover").
 
     python3 docs/tools/msgtrace.py RUN_DIR [THRESHOLD_MS [FROM_MS]]

@@ -152,7 +152,7 @@ func VariantExperiment(d *Design, source string, v Variant) []byte {
 	w("# by `go run ./experiment/conext17/gen experiments/conext17`; do not edit.\n")
 	w("# Each path in both directions: its rate, one-way delay and random loss,\n")
 	w("# and a drop-tail queue of its bandwidth-delay product in 1500-byte packets\n")
-	w("# (at least 10), as the original testbed built it (EXPERIMENTS.md, \"CoNEXT'17 grid\").\n")
+	w("# (at least 10), as the original testbed built it (docs/results/conext17.md).\n")
 	w("#\n#   mpq run experiments/conext17/%s.toml --parallel 2\n", d.Class)
 	w("#\n# When every run is done, mpq run draws the class's figure (output.figures)\n")
 	w("# into results/conext17-%s: ratio.pdf and ratio.png, the CDF over the\n", d.Class)

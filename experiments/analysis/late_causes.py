@@ -7,7 +7,7 @@ usage: python3 experiments/analysis/late_causes.py RUNDIR [LIMIT_MS]
 RUNDIR is one run of mpq run with [output] qlog = true (its messages.csv
 and qlog/*_server.sqlog, *_client.sqlog). Prints the count per cause; with
 DEBUG=1 every late message and its packets on stderr. An analysis aid, not
-part of mpq: its rules are heuristics (EXPERIMENTS.md, "Beyond the paper",
+part of mpq: its rules are heuristics (docs/results/beyond-the-paper.md, "Beyond the paper",
 says what they can and cannot tell apart).
 
 Per late message (first rule that holds):

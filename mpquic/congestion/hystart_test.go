@@ -127,7 +127,7 @@ func TestNewRenoHyStartBackToSlowStart(t *testing.T) {
 // brings the round's minimum below the baseline of 24 ms and returns to
 // slow start, growing by its whole 2700 bytes (78975). On a bottleneck
 // whose queue drains between slow start's flights, the first packet after
-// such a gap gives that sample (EXPERIMENTS.md, "HyStart++ traced").
+// such a gap gives that sample (docs/results/path-failure.md, "HyStart++ traced").
 func TestNewRenoHyStartSpuriousInEntryRound(t *testing.T) {
 	r := newRenoHyStart(t, "newreno")
 	hsRound(r, 1, 2, 20*time.Millisecond)

@@ -317,7 +317,7 @@ func FrameBytes(payload int, ipv6 bool) int {
 // in bytes, was used first: a token bucket lets a packet go when its
 // bucket holds its bytes, at the start of its transmission time where the
 // model delivers it at the end, so every packet of a busy period arrived
-// one bucket (a frame) early, 5.4 ms at 2 Mbit/s (EXPERIMENTS.md,
+// one bucket (a frame) early, 5.4 ms at 2 Mbit/s (docs/results/validation.md,
 // "Validation on real kernels").
 func netemCmd(verb, ns, dev string, l experiment.Link, rtt time.Duration, mps int, v6, down bool) Cmd {
 	args := []string{"tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "netem",

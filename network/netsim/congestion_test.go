@@ -36,7 +36,7 @@ func TestControllersEndToEnd(t *testing.T) {
 // half as many packets at the bottleneck, carrying as many bytes.
 //
 // With the queue of one BDP that experiments/failover.toml has, it changes
-// little (EXPERIMENTS.md, "Path failure and handover", "HyStart++ traced"):
+// little (docs/results/path-failure.md, "Path failure and handover", "HyStart++ traced"):
 // slow start's flights leave with idle gaps between them, paced or not, so
 // the first packets of a round find the queue (nearly) empty and the
 // round's minimum RTT stays near the base RTT until the round that

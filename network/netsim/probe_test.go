@@ -12,7 +12,7 @@ import (
 // the simulator's speed can say how fast the machine ran at that moment:
 // on a shared machine the same build's speed-2x100 varies by a factor of
 // 1.7 within an hour, and the probe moves with it, roughly (a
-// correlation of about 0.5 over 30 pairs; README, "The simulator"). Its
+// correlation of about 0.5 over 30 pairs; docs/design/simulator.md, "Speed"). Its
 // time is the reference to quote beside a speed, not a speed of ours:
 //
 //	go test ./network/netsim -run '^$' -bench MachineProbe -benchtime 3x

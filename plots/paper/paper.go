@@ -2,9 +2,9 @@
 // (Noroozi et al., "Performance Evaluation of a New Scheduling Model
 // Using Congestion Window Reservation": Figures 4 to 6, Tables I and II)
 // from the results of its experiment files (experiments/paper-*.toml):
-// the figures of EXPERIMENTS.md as PNG (and PDF for a paper), and its
+// the figures of docs/results/reference-paper.md as PNG (and PDF for a paper), and its
 // tables, ours beside the paper's numbers, as Markdown blocks that
-// replace the marked parts of EXPERIMENTS.md.
+// replace the marked parts of that page.
 package paper
 
 import (
@@ -115,7 +115,7 @@ func sources(points []*plots.Point) []string {
 	return out
 }
 
-// figures lists the figures of EXPERIMENTS.md.
+// figures lists the figures of docs/results/reference-paper.md.
 func figures(load map[string][]*plots.Point) ([]figure, error) {
 	var figs []figure
 	opts := plots.DefaultOptions

@@ -33,7 +33,8 @@ func markdown(rows [][]string) string {
 	return b.String()
 }
 
-// tables computes the tables of EXPERIMENTS.md by block name.
+// tables computes the tables of docs/results/reference-paper.md by block
+// name.
 func tables(load map[string][]*plots.Point) (map[string]string, error) {
 	out := map[string]string{}
 	for name, f := range map[string]func([]*plots.Point) (string, error){
@@ -195,7 +196,11 @@ func runsBlock(load map[string][]*plots.Point) string {
 			rs = append(rs, fmt.Sprint(r))
 		}
 		sort.Strings(rs)
-		fmt.Fprintf(&b, "- `%s`: %d runs, %d grid points × %s repetitions\n", e.File, plots.CountRuns(pts), len(pts), strings.Join(rs, "/"))
+		repetitions := "repetitions"
+		if len(rs) == 1 && rs[0] == "1" {
+			repetitions = "repetition"
+		}
+		fmt.Fprintf(&b, "- `%s`: %d runs, %d grid points × %s %s\n", e.File, plots.CountRuns(pts), len(pts), strings.Join(rs, "/"), repetitions)
 		if s := pts[0].Runs[0].Summary; s.Provenance != nil && prov == "" {
 			pv := s.Provenance
 			dirty := ""

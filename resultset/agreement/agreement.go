@@ -1,5 +1,5 @@
 // Package agreement states how closely two emulators of the same
-// experiment must agree (issue 18's bounds, EXPERIMENTS.md "Validation on
+// experiment must agree (issue 18's bounds, docs/results/validation.md "Validation on
 // real kernels"): over the repetitions of an experiment, the mean of the
 // runs' median completion time of a priority source within 10 % + 2 ms,
 // the mean of their 99th percentiles within 25 % + 5 ms (or, PooledP99,

@@ -19,7 +19,7 @@ import (
 // third message of each run; the pooled p99 crosses into them, beyond the
 // bound, when more than 1 % of the messages are there, which a Poisson
 // count of that rate gives about one run in 20 at 60 s and one in 4 at
-// 40 s (EXPERIMENTS.md, "The p99: one message or the tail").
+// 40 s (docs/results/validation.md, "The p99: one message or the tail").
 const agreementDuration = "60s"
 
 // runPoint runs experiments/validation-lowrate.toml with mpq and args,

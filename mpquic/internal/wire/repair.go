@@ -1,7 +1,7 @@
 package wire
 
 // REPAIR frames: the project's experimental stream-level parity extension
-// (not an IETF draft; EXPERIMENTS.md "Beyond the paper" names it). A REPAIR
+// (not an IETF draft; docs/results/beyond-the-paper.md "Beyond the paper" names it). A REPAIR
 // frame carries the XOR of a stream's data in chunks, so that a receiver
 // missing the bytes of one chunk, and no two missing bytes in the same
 // column, rebuilds them without a retransmission.

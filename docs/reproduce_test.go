@@ -1,0 +1,182 @@
+package docs
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reproduceLines returns the command lines of the sh blocks of a page's
+// "## Reproduce" section (comments dropped).
+func reproduceLines(t *testing.T, page string) []string {
+	t.Helper()
+	var out []string
+	in, block := false, false
+	for _, l := range strings.Split(readDoc(t, page), "\n") {
+		switch {
+		case strings.HasPrefix(l, "## "):
+			in = l == "## Reproduce"
+		case in && l == "```sh":
+			block = true
+		case in && block && l == "```":
+			block = false
+		case in && block:
+			if i := strings.Index(l, "  #"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	repeatFlag   = regexp.MustCompile(`\s--(repeat|parallel)\s+\d+`)
+	outFlag      = regexp.MustCompile(`\s--out\s+(\S+)`)
+	needsMachine = regexp.MustCompile(`^(sudo|deploy/|go test|MPQ_|go run \./cmd/mpq paper)|--backend netns`)
+)
+
+// shorten returns a Reproduce line as the test runs it: mpq runs with
+// one repetition (and a sample of a long sweep's runs), or "" for a line
+// the test leaves to others (root, a VM, go test, mpq paper, which
+// TestPaper runs shortened). With short, a run also gets at most 1 s of
+// traffic (which renames its run directories: not for runs a plot line
+// reads one directory of).
+func shorten(line string, short bool) (cmd string, sharded bool) {
+	if needsMachine.MatchString(line) {
+		return "", false
+	}
+	line = strings.Replace(line, "go run ./cmd/mpq ", "mpq ", 1)
+	if !strings.HasPrefix(line, "mpq run ") {
+		return line, false
+	}
+	line = repeatFlag.ReplaceAllString(line, "")
+	line += " --repeat 1 --parallel 2"
+	if short {
+		line += " --set duration=1s"
+	}
+	// The CoNEXT'17 grid is 5,060 downloads that end when the file has
+	// arrived, whatever the duration: one run in a hundred.
+	if strings.Contains(line, "conext17/") {
+		line += " --shard 1/100"
+		sharded = true
+	}
+	return line, sharded
+}
+
+// readsRunOf says whether a box's plot lines read one run directory of
+// the experiment file a run line runs (results/NAME/POINT).
+func readsRunOf(run string, lines []string) bool {
+	f := strings.Fields(run)
+	if len(f) < 3 {
+		return false
+	}
+	name := strings.TrimSuffix(filepath.Base(f[2]), ".toml")
+	for _, l := range lines {
+		if strings.Contains(l, "mpq plot ") && strings.Contains(l, "/"+name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReproduceBoxes runs every "Reproduce" box of docs/results in
+// shortened form (one repetition, 1 s of traffic, the CoNEXT'17 grid
+// sampled): each mpq run and mpq plot command must succeed as written.
+// Boxes that need root, a VM or minutes of benchmarks are left to their
+// own tests.
+func TestReproduceBoxes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mpq and runs every Reproduce box shortened")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "mpq"), "./cmd/mpq")
+	build.Dir = abs
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	pages, err := filepath.Glob("results/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, page := range pages {
+		lines := reproduceLines(t, page)
+		if len(lines) == 0 {
+			continue
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(page), ".md"), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Symlink(filepath.Join(abs, "experiments"), filepath.Join(dir, "experiments")); err != nil {
+				t.Fatal(err)
+			}
+			var shardedOut []string
+			for _, l := range lines {
+				cmd, sharded := shorten(l, !readsRunOf(l, lines))
+				if cmd == "" {
+					t.Logf("left to its own test: %s", l)
+					continue
+				}
+				if sharded {
+					out := "results"
+					if m := outFlag.FindStringSubmatch(cmd); m != nil {
+						out = m[1]
+					}
+					shardedOut = append(shardedOut, out+"/")
+				}
+				if strings.HasPrefix(cmd, "mpq plot ") && readsAny(cmd, shardedOut) {
+					t.Logf("reads a sampled sweep, not run: %s", l)
+					continue
+				}
+				out, err := runIn(dir, bin, cmd)
+				if err != nil && strings.Contains(string(out), "is not before the end of the experiment") {
+					// Scheduled changes or sources after 1 s: the file's own duration.
+					cmd, _ = shorten(l, false)
+					out, err = runIn(dir, bin, cmd)
+				}
+				if err != nil {
+					t.Errorf("%s: %s\n%v\n%s", page, cmd, err, out)
+					continue
+				}
+				ran++
+			}
+		})
+	}
+	if ran < 20 {
+		t.Errorf("only %d Reproduce commands ran", ran)
+	}
+}
+
+// readsAny says whether an mpq plot line reads a directory below one of
+// dirs.
+func readsAny(cmd string, dirs []string) bool {
+	for _, f := range strings.Fields(cmd)[2:] {
+		for _, d := range dirs {
+			if strings.HasPrefix(f, d) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runIn runs a command line with bash in dir, mpq from bin.
+func runIn(dir, bin, cmd string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", "-c", cmd)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return c.CombinedOutput()
+}
