@@ -123,6 +123,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpq serve: %s\n", formatStats(l.Stats()))
 		close(stopped)
 	}()
+	files := &hq.Files{Root: o.root}
 	var wg sync.WaitGroup
 	var early earlyCount
 	code := 0
@@ -138,7 +139,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, o.root, stderr)
+			serveConn(ctx, c, files, stderr)
 			early.add(c.EarlyData())
 		}()
 	}
@@ -180,7 +181,7 @@ func (e *earlyCount) String() string {
 
 // serveConn answers the requests of one connection until it ends or ctx is
 // cancelled; it returns when its request handlers have returned.
-func serveConn(ctx context.Context, c *mpquic.Conn, root string, stderr io.Writer) {
+func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.Writer) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -191,7 +192,7 @@ func serveConn(ctx context.Context, c *mpquic.Conn, root string, stderr io.Write
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := hq.Serve(s, root); err != nil {
+			if err := files.Serve(s); err != nil {
 				fmt.Fprintf(stderr, "mpq serve: %s: %v\n", c.RemoteAddr(), err)
 			}
 		}()
