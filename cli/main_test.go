@@ -472,7 +472,7 @@ func TestServeLogsCounters(t *testing.T) {
 	if c := stop(); c != 0 {
 		t.Fatalf("mpq serve exited with %d", c)
 	}
-	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0, rejected 0, in handshake 0, open 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0 \(0 for their prefix's share\), rejected 0, in handshake 0, open 0; handshakes evicted 0, quiet 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
 		t.Fatalf("no counters in the log:\n%s", stderr)
 	}
 }
@@ -556,6 +556,7 @@ func TestBadInput(t *testing.T) {
 		{"serve: packet size above the UDP limit", []string{"serve", "--root", root, "--max-packet-size", "65528"}, 2, "--max-packet-size 65528: must be between 1200 and 65527"},
 		{"get: packet size below QUIC's minimum", []string{"get", "--path", "/data", "--max-packet-size", "1199"}, 2, "--max-packet-size 1199: must be between 1200 and 65527"},
 		{"serve: no handshake timeout", []string{"serve", "--root", root, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s must be positive"},
+		{"serve: negative share per prefix", []string{"serve", "--root", root, "--max-handshakes-per-prefix", "-1"}, 2, "--max-handshakes-per-prefix -1 must not be negative"},
 		{"serve: no handshakes allowed", []string{"serve", "--root", root, "--max-handshakes", "0"}, 2, "--max-handshakes 0 must be at least 1"},
 		{"serve: missing reset key file", []string{"serve", "--root", root, "--reset-key-file", "{tmp}/none"}, 2, "--reset-key-file: open"},
 		{"serve: reset key too short", []string{"serve", "--root", root, "--reset-key-file", shortKey}, 2, "want at least 16"},

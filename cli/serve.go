@@ -29,7 +29,8 @@ func setupServe(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.key, "key", "", "PEM private key `FILE`")
 	fs.BoolVar(&o.retry, "retry", false, "validate every client address with Retry")
 	fs.IntVar(&o.retryThreshold, "retry-threshold", core.DefaultRetryThreshold, "validate new client addresses with Retry while `N` connections are in their handshake")
-	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake")
+	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake, except that a client that followed a Retry takes the slot of the oldest handshake of the source prefix holding the most")
+	fs.IntVar(&o.maxPerPrefix, "max-handshakes-per-prefix", 0, "refuse new connections from a source prefix (/24, /48) that holds `N` handshake slots (default: --max-handshakes/8)")
 	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
 	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send session tickets that allow 0-RTT and accept requests in 0-RTT (tickets are valid until the server stops; requests in 0-RTT can be replayed by an attacker)")
@@ -50,6 +51,7 @@ type serveOptions struct {
 	zeroRTT               bool
 	// Admission limits and the stateless reset key.
 	retryThreshold, maxHandshakes, maxConns int
+	maxPerPrefix                            int
 	resetKeyFile                            string
 	statsEvery                              time.Duration
 	tf                                      transportFlags
@@ -73,6 +75,10 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mpq serve: %s %d must be at least 1\n", lim.name, lim.v)
 			return exitUsage
 		}
+	}
+	if o.maxPerPrefix < 0 {
+		fmt.Fprintf(stderr, "mpq serve: --max-handshakes-per-prefix %d must not be negative\n", o.maxPerPrefix)
+		return exitUsage
 	}
 	if o.statsEvery < 0 {
 		fmt.Fprintf(stderr, "mpq serve: --stats-interval %v must not be negative\n", o.statsEvery)
@@ -108,6 +114,8 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		MaxHandshakes:  o.maxHandshakes,
 		MaxConns:       o.maxConns,
 		ResetKey:       resetKey,
+
+		MaxHandshakesPerPrefix: o.maxPerPrefix,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
@@ -224,7 +232,8 @@ func logStats(ctx context.Context, l *mpquic.Listener, interval time.Duration, w
 
 // formatStats is the log line of a listener's counters.
 func formatStats(s mpquic.ListenerStats) string {
-	return fmt.Sprintf("connections accepted %d, retried %d, refused %d, rejected %d, in handshake %d, open %d; "+
-		"datagrams dropped %d (+%d at full connection queues); stateless resets %d",
-		s.Accepted, s.Retried, s.Refused, s.Rejected, s.Handshakes, s.Conns, s.Dropped, s.QueueDropped, s.Resets)
+	return fmt.Sprintf("connections accepted %d, retried %d, refused %d (%d for their prefix's share), rejected %d, in handshake %d, open %d; "+
+		"handshakes evicted %d, quiet %d; datagrams dropped %d (+%d at full connection queues); stateless resets %d",
+		s.Accepted, s.Retried, s.Refused, s.PrefixRefused, s.Rejected, s.Handshakes, s.Conns,
+		s.Evicted, s.QuietTimeouts, s.Dropped, s.QueueDropped, s.Resets)
 }
