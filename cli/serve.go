@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/mpquic"
@@ -34,6 +36,9 @@ func setupServe(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
 	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send session tickets that allow 0-RTT and accept requests in 0-RTT (tickets are valid until the server stops; requests in 0-RTT can be replayed by an attacker)")
+	o.sendBudget = defaultSendBudget
+	fs.Var(&o.sendBudget, "send-budget", "bound the send buffers of all connections together to `SIZE` (e.g. 256MiB); each connection holds at most its share")
+	fs.DurationVar(&o.sendStall, "send-stall-timeout", 30*time.Second, "close a connection whose client acknowledged none of the buffered data for `DURATION` (0: never)")
 	fs.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,7 +59,10 @@ type serveOptions struct {
 	maxPerPrefix                            int
 	resetKeyFile                            string
 	statsEvery                              time.Duration
-	tf                                      transportFlags
+	// The send buffers' memory budget and the stall timeout.
+	sendBudget sizeFlag
+	sendStall  time.Duration
+	tf         transportFlags
 }
 
 // serve serves files until ctx is cancelled.
@@ -78,6 +86,14 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	}
 	if o.maxPerPrefix < 0 {
 		fmt.Fprintf(stderr, "mpq serve: --max-handshakes-per-prefix %d must not be negative\n", o.maxPerPrefix)
+		return exitUsage
+	}
+	if o.sendBudget < core.MinSendShare {
+		fmt.Fprintf(stderr, "mpq serve: --send-budget %d: want at least %d bytes\n", int64(o.sendBudget), core.MinSendShare)
+		return exitUsage
+	}
+	if o.sendStall < 0 {
+		fmt.Fprintf(stderr, "mpq serve: --send-stall-timeout %v must not be negative\n", o.sendStall)
 		return exitUsage
 	}
 	if o.statsEvery < 0 {
@@ -108,6 +124,8 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg.Allow0RTT = o.zeroRTT
+	budget := core.NewSendBudget(int64(o.sendBudget))
+	cfg.SendBudget, cfg.SendStallTimeout = budget, o.sendStall
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
 		RequireRetry:   o.retry,
 		RetryThreshold: o.retryThreshold,
@@ -125,6 +143,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
+	go returnMemory(ctx, budget)
 	go func() {
 		logStats(ctx, l, o.statsEvery, stderr)
 		l.Close()
@@ -204,6 +223,52 @@ func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.W
 				fmt.Fprintf(stderr, "mpq serve: %s: %v\n", c.RemoteAddr(), err)
 			}
 		}()
+	}
+}
+
+// defaultSendBudget is --send-budget's default: 256 MiB, under 2 % of a
+// 24 GiB machine; with 1,000 connections that do not read, 256 KiB each.
+const defaultSendBudget = 256 << 20
+
+// sizeFlag is a flag of a size in bytes ("256MiB", "10MB", "65536").
+type sizeFlag int64
+
+func (s *sizeFlag) String() string {
+	if *s > 0 && *s%(1<<20) == 0 {
+		return fmt.Sprintf("%dMiB", *s>>20)
+	}
+	return fmt.Sprint(int64(*s))
+}
+func (s *sizeFlag) Set(v string) error {
+	n, err := experiment.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// returnMemory gives the heap's free memory back to the system once the
+// send buffers shrank by freeMemoryStep since the last time (connections
+// that held much ended), at most once per second, until ctx is done:
+// otherwise the Go runtime returns it over minutes.
+func returnMemory(ctx context.Context, b *core.SendBudget) {
+	const freeMemoryStep = 32 << 20
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var peak int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		used, _ := b.Used()
+		peak = max(peak, used)
+		if peak-used >= freeMemoryStep {
+			debug.FreeOSMemory()
+			peak = used
+		}
 	}
 }
 

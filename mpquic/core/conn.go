@@ -183,6 +183,13 @@ type Conn struct {
 	// handshake.
 	evicted     atomic.Bool
 	quietClosed bool
+	// budget is the connection's account in Config.SendBudget (nil
+	// without one); budgetRetry is when writers waiting for it look
+	// again. lastStreamAck is when stream data was last acknowledged
+	// (Config.SendStallTimeout).
+	budget        *budgetConn
+	budgetRetry   time.Time
+	lastStreamAck time.Time
 	// slotPrefix is the source prefix whose handshake slots a server
 	// connection counts in, slotSeq its rank in admission order (the
 	// endpoint's, set at creation).

@@ -70,6 +70,7 @@ func (c *Conn) finish() {
 		return
 	}
 	c.state = stateClosed
+	c.releaseSendBuffers()
 	c.retireAllLocal()
 	if c.routedODCID != nil {
 		c.ids.host.retireConnID(c.routedODCID)
@@ -156,6 +157,7 @@ func (c *Conn) NextTimeout() time.Time {
 		return c.now
 	}
 	earliest(c.idleDeadline())
+	earliest(c.nextSendTimer())
 	now := c.now
 	for _, p := range c.paths {
 		lt, _, _ := c.lossTimer(now, p)
@@ -263,6 +265,10 @@ func (c *Conn) HandleTimeout(now time.Time) {
 	}
 	if c.app.prevRead != nil && !now.Before(c.app.prevReadUntil) {
 		c.app.prevRead = nil
+	}
+	c.sendTimers(now)
+	if c.state >= stateClosing {
+		return
 	}
 	for _, p := range c.paths {
 		c.onLossTimeout(now, p)
