@@ -125,6 +125,13 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	}
 	cfg.Allow0RTT = o.zeroRTT
 	budget := core.NewSendBudget(int64(o.sendBudget))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The heap holds the send buffers and some state per
+		// connection: with a soft limit above them the collector runs
+		// before the heap doubles (RSS 874 MB with 1,000 clients that
+		// do not read and the default budget, 526 MB with this limit).
+		debug.SetMemoryLimit(int64(o.sendBudget) + memoryLimitMargin)
+	}
 	cfg.SendBudget, cfg.SendStallTimeout = budget, o.sendStall
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
 		RequireRetry:   o.retry,
@@ -229,6 +236,10 @@ func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.W
 // defaultSendBudget is --send-budget's default: 256 MiB, under 2 % of a
 // 24 GiB machine; with 1,000 connections that do not read, 256 KiB each.
 const defaultSendBudget = 256 << 20
+
+// memoryLimitMargin is the Go soft memory limit above --send-budget that
+// mpq serve sets unless GOMEMLIMIT is set.
+const memoryLimitMargin = 256 << 20
 
 // sizeFlag is a flag of a size in bytes ("256MiB", "10MB", "65536").
 type sizeFlag int64
