@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -74,6 +75,9 @@ func setupGet(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.sessionCache, "session-cache", "", "keep the server's session tickets in `FILE` (mpq's own format) and resume the session the next time")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send the request in 0-RTT when --session-cache holds a ticket of the server that allows it (the server needs --0rtt); a request in 0-RTT can be replayed by an attacker")
 	fs.Var(&o.locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
+	fs.StringVar(&o.expectSHA, "expect-sha256", "", "fail (exit 1, no --out file) unless the body's SHA-256 is `HEX` (64 hexadecimal digits)")
+	fs.Int64Var(&o.expectSize, "expect-size", -1, "fail (exit 1, no --out file) unless the body is `N` bytes long")
+	fs.BoolVar(&o.verify, "verify", false, "first fetch the server's checksum of the file (GET /FILE.sha256, which mpq serve publishes) and fail (exit 1, no --out file) unless the body matches it")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if !noArgs("get", args, stderr) {
@@ -91,6 +95,68 @@ type getOptions struct {
 	timeout                  time.Duration
 	locals                   localAddrs
 	tf                       transportFlags
+	// The checks of the body: expectSHA as given, expectSize -1 for
+	// none; verify fetches the server's checksum.
+	expectSHA  string
+	expectSize int64
+	verify     bool
+}
+
+// expectation is what a download must match: a SHA-256 and a size, each
+// optional. Several (the command line's and the server's checksum) must
+// all hold.
+type expectation struct {
+	sha     *[32]byte
+	size    int64 // -1: any
+	shaFrom string
+	sizeOf  string
+}
+
+// addSum adds the server's checksum to e: it must agree with what e
+// already expects.
+func (e *expectation) addSum(s hq.Sum, from string) error {
+	if e.sha != nil && *e.sha != s.SHA256 {
+		return fmt.Errorf("%s gives SHA-256 %x, %s %x", from, s.SHA256, e.shaFrom, *e.sha)
+	}
+	if s.Size >= 0 && e.size >= 0 && s.Size != e.size {
+		return fmt.Errorf("%s gives %d bytes, %s %d", from, s.Size, e.sizeOf, e.size)
+	}
+	if e.sha == nil {
+		h := s.SHA256
+		e.sha, e.shaFrom = &h, from
+	}
+	if e.size < 0 && s.Size >= 0 {
+		e.size, e.sizeOf = s.Size, from
+	}
+	return nil
+}
+
+// check compares a body of n bytes and SHA-256 sum with e.
+func (e *expectation) check(p string, n int64, sum []byte) error {
+	if e.size >= 0 && n != e.size {
+		return fmt.Errorf("%s: %d bytes, %s %d: nothing written", p, n, e.sizeOf, e.size)
+	}
+	if e.sha != nil && !bytes.Equal(sum, e.sha[:]) {
+		return fmt.Errorf("%s: SHA-256 %x, %s %x: nothing written", p, sum, e.shaFrom, *e.sha)
+	}
+	return nil
+}
+
+// sizeGuard fails a write that takes the body beyond max bytes (-1: no
+// limit), so that a body longer than expected stops early.
+type sizeGuard struct {
+	w    io.Writer
+	n    int64
+	max  int64
+	from string // what expects max
+}
+
+func (g *sizeGuard) Write(b []byte) (int, error) {
+	if g.max >= 0 && g.n+int64(len(b)) > g.max {
+		return 0, fmt.Errorf("more than the %d bytes of %s: nothing written", g.max, g.from)
+	}
+	g.n += int64(len(b))
+	return g.w.Write(b)
 }
 
 // runGet downloads one file and prints its JSON summary.
@@ -114,6 +180,21 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 	if o.zeroRTT && o.sessionCache == "" {
 		fmt.Fprintln(stderr, "mpq get: --0rtt needs --session-cache FILE (where the ticket of an earlier connection is kept)")
 		return exitUsage
+	}
+	exp := &expectation{size: o.expectSize}
+	if o.expectSize < -1 {
+		fmt.Fprintf(stderr, "mpq get: --expect-size %d must not be negative\n", o.expectSize)
+		return exitUsage
+	} else if o.expectSize >= 0 {
+		exp.sizeOf = "--expect-size"
+	}
+	if o.expectSHA != "" {
+		h, err := hq.ParseSHA256(o.expectSHA)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpq get: --expect-sha256: %v\n", err)
+			return exitUsage
+		}
+		exp.sha, exp.shaFrom = &h, "--expect-sha256"
 	}
 	var cache *fileSessionCache
 	if o.sessionCache != "" {
@@ -163,7 +244,7 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 			locals[i] = net.JoinHostPort(l, "0")
 		}
 	}
-	res, err := get(ctx, o.addr, o.path, dst, o.sni, o.timeout, cfg, locals, cache)
+	res, err := get(ctx, o.addr, o.path, dst, o.sni, o.timeout, cfg, locals, cache, exp, o.verify)
 	if cache != nil {
 		if serr := cache.save(); serr != nil {
 			fmt.Fprintf(stderr, "mpq get: %v\n", serr)
@@ -186,11 +267,13 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 const ticketWait = 2 * time.Second
 
 // get downloads p from the server at addr into dst, if not nil, which it
-// commits once the whole body arrived. With several local addresses it
-// opens one path from each. With a session cache it keeps the server's
-// ticket there, and with cfg.Allow0RTT it dials early: the request goes
-// in 0-RTT when the cache holds a ticket that allows it.
-func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string, cache *fileSessionCache) (*getResult, error) {
+// commits once the whole body arrived and matched exp. With verify it
+// first fetches the server's checksum of p (p.sha256) and adds it to exp.
+// With several local addresses it opens one path from each. With a
+// session cache it keeps the server's ticket there, and with
+// cfg.Allow0RTT it dials early: the request goes in 0-RTT when the cache
+// holds a ticket that allows it.
+func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout time.Duration, cfg *mpquic.Config, locals []string, cache *fileSessionCache, exp *expectation, verify bool) (*getResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -210,6 +293,14 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 		return nil, err
 	}
 	defer c.Close()
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if verify {
+		if err := fetchSum(ctx, c, p, exp, cfg.Allow0RTT); err != nil {
+			return nil, err
+		}
+	}
 	var s *mpquic.Stream
 	hsDone := make(chan time.Duration, 1)
 	if cfg.Allow0RTT {
@@ -245,10 +336,12 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 	if dst != nil {
 		w = io.MultiWriter(h, dst.f)
 	}
+	w = &sizeGuard{w: w, max: exp.size, from: exp.sizeOf}
 	stop := context.AfterFunc(ctx, func() { s.SetReadDeadline(time.Now()) })
 	defer stop()
 	n, err := hq.Get(ctx, s, p, w)
 	if err != nil {
+		s.CancelRead(0)
 		// hq-interop servers reset the stream of a missing file.
 		var se *qerr.StreamError
 		if errors.As(err, &se) && se.Remote && se.Code == hq.ErrorNotFound {
@@ -266,12 +359,16 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%s: no QUIC handshake within %v", addr, timeout)
 	}
+	sum := h.Sum(nil)
+	if err := exp.check(p, n, sum); err != nil {
+		return nil, err
+	}
 	if dst != nil {
 		if err := dst.commit(); err != nil {
 			return nil, err
 		}
 	}
-	res := &getResult{OK: true, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+	res := &getResult{OK: true, Bytes: n, SHA256: hex.EncodeToString(sum),
 		HandshakeMS: ms(hs), TotalMS: ms(total)}
 	if cache != nil {
 		ed := c.EarlyData()
@@ -298,6 +395,35 @@ func get(ctx context.Context, addr, p string, dst *outFile, sni string, timeout 
 		}
 	}
 	return res, nil
+}
+
+// fetchSum fetches the server's checksum of p on its own stream of c and
+// adds it to exp.
+func fetchSum(ctx context.Context, c *mpquic.Conn, p string, exp *expectation, early bool) error {
+	var s *mpquic.Stream
+	var err error
+	if early {
+		s, err = c.OpenEarlyStream(true)
+	} else {
+		s, err = c.OpenStreamSync(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { s.SetReadDeadline(time.Now()) })
+	defer stop()
+	sum, err := hq.GetSum(ctx, s, p)
+	if err != nil {
+		var se *qerr.StreamError
+		if errors.As(err, &se) && se.Remote && se.Code == hq.ErrorNotFound {
+			return fmt.Errorf("--verify: the server publishes no checksum of %s (%s%s not found)", p, p, hq.SumSuffix)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return fmt.Errorf("--verify: %s%s: %w", p, hq.SumSuffix, err)
+	}
+	return exp.addSum(sum, p+hq.SumSuffix)
 }
 
 // outFile writes a download atomically: to a temporary file in the

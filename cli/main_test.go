@@ -182,6 +182,11 @@ func quicgoGet(ctx context.Context, addr, p string) ([]byte, error) {
 // truncatedPath is a file the test server starts sending and then resets.
 const truncatedPath = "/truncated"
 
+// shortPath is a file truncated on the server: the test server publishes
+// the checksum of the whole of root's "data" (shortPath.sha256) and sends
+// its first half, ending the stream normally.
+const shortPath = "/short"
+
 // quicgoServer serves root over hq-interop with quic-go and a request
 // handler of its own, so that mpq get is checked against code that is not
 // ours. truncatedPath sends 1 MB and then resets the stream.
@@ -244,6 +249,20 @@ func serveQuicgoStream(s *quicgo.Stream, root string) {
 	if p == truncatedPath {
 		s.Write(make([]byte, 1<<20))
 		s.CancelWrite(0x11)
+		return
+	}
+	if p == shortPath || p == shortPath+hq.SumSuffix {
+		b, err := os.ReadFile(filepath.Join(root, "data"))
+		if err != nil {
+			s.CancelWrite(hq.ErrorNotFound)
+			return
+		}
+		if p == shortPath {
+			s.Write(b[:len(b)/2])
+		} else {
+			s.Write([]byte(hq.Sum{SHA256: sha256.Sum256(b), Size: int64(len(b))}.String()))
+		}
+		s.Close()
 		return
 	}
 	b, err := os.ReadFile(filepath.Join(root, filepath.Base(p)))
@@ -453,7 +472,7 @@ func TestServeLogsCounters(t *testing.T) {
 	if c := stop(); c != 0 {
 		t.Fatalf("mpq serve exited with %d", c)
 	}
-	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0, rejected 0, in handshake 0, open 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0 \(0 for their prefix's share\), rejected 0, in handshake 0, open 0; handshakes evicted 0, quiet 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
 		t.Fatalf("no counters in the log:\n%s", stderr)
 	}
 }
@@ -476,8 +495,36 @@ func TestGetFromServe(t *testing.T) {
 	}
 }
 
+// TestGetVerifies: a download that matches --expect-size, --expect-sha256
+// and the checksum mpq serve publishes (--verify) succeeds and writes the
+// file; the server answers /data.sha256 with the file's checksum.
+// (TestBadInput checks the mismatches.)
+func TestGetVerifies(t *testing.T) {
+	root, data := testRoot(t)
+	addr, _, _ := startServe(t, root)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCmd(t, "get", "--addr", addr, "--path", "/data", "--out", out, "--timeout", "50s",
+		"--verify", "--expect-size", fmt.Sprint(len(data)), "--expect-sha256", hashOf(data))
+	if code != 0 {
+		t.Fatalf("mpq get exited with %d; stderr:\n%s", code, stderr)
+	}
+	checkGetOutput(t, stdout, data)
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("--out holds %d bytes (%v), want the file's %d", len(b), err, len(data))
+	}
+	sumOut := filepath.Join(t.TempDir(), "sum")
+	code, _, stderr = runCmd(t, "get", "--addr", addr, "--path", "/data.sha256", "--out", sumOut, "--timeout", "50s")
+	if code != 0 {
+		t.Fatalf("mpq get /data.sha256 exited with %d; stderr:\n%s", code, stderr)
+	}
+	want := fmt.Sprintf("sha256 %s\nsize %d\n", hashOf(data), len(data))
+	if b, err := os.ReadFile(sumOut); err != nil || string(b) != want {
+		t.Fatalf("/data.sha256 is %q (%v), want %q", b, err, want)
+	}
+}
+
 func TestBadInput(t *testing.T) {
-	root, _ := testRoot(t)
+	root, data := testRoot(t)
 	server := quicgoServer(t, root)
 	silent := silentAddr(t)
 	shortKey := filepath.Join(t.TempDir(), "short.key")
@@ -509,9 +556,27 @@ func TestBadInput(t *testing.T) {
 		{"serve: packet size above the UDP limit", []string{"serve", "--root", root, "--max-packet-size", "65528"}, 2, "--max-packet-size 65528: must be between 1200 and 65527"},
 		{"get: packet size below QUIC's minimum", []string{"get", "--path", "/data", "--max-packet-size", "1199"}, 2, "--max-packet-size 1199: must be between 1200 and 65527"},
 		{"serve: no handshake timeout", []string{"serve", "--root", root, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s must be positive"},
+		{"serve: bad --send-budget", []string{"serve", "--root", root, "--send-budget", "lots"}, 2, "invalid value \"lots\" for flag -send-budget"},
+		{"serve: tiny --send-budget", []string{"serve", "--root", root, "--send-budget", "1kB"}, 2, "--send-budget 1000: want at least 16384 bytes"},
+		{"serve: negative --send-stall-timeout", []string{"serve", "--root", root, "--send-stall-timeout", "-1s"}, 2, "--send-stall-timeout -1s must not be negative"},
+		{"serve: negative share per prefix", []string{"serve", "--root", root, "--max-handshakes-per-prefix", "-1"}, 2, "--max-handshakes-per-prefix -1 must not be negative"},
 		{"serve: no handshakes allowed", []string{"serve", "--root", root, "--max-handshakes", "0"}, 2, "--max-handshakes 0 must be at least 1"},
 		{"serve: missing reset key file", []string{"serve", "--root", root, "--reset-key-file", "{tmp}/none"}, 2, "--reset-key-file: open"},
 		{"serve: reset key too short", []string{"serve", "--root", root, "--reset-key-file", shortKey}, 2, "want at least 16"},
+		{"get: bad --expect-sha256", []string{"get", "--path", "/data", "--expect-sha256", "abc"}, 2, "--expect-sha256: bad SHA-256"},
+		{"get: negative --expect-size", []string{"get", "--path", "/data", "--expect-size", "-2"}, 2, "--expect-size -2 must not be negative"},
+		{"get: truncated, --expect-size", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--expect-size", fmt.Sprint(fileSize)},
+			1, fmt.Sprintf("/short: %d bytes, --expect-size %d: nothing written", fileSize/2, fileSize)},
+		{"get: truncated, --expect-sha256", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--expect-sha256", hashOf(data)},
+			1, "/short: SHA-256 " + hashOf(data[:fileSize/2]) + ", --expect-sha256 " + hashOf(data) + ": nothing written"},
+		{"get: truncated, --verify", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--verify"},
+			1, fmt.Sprintf("/short: %d bytes, /short.sha256 %d: nothing written", fileSize/2, fileSize)},
+		{"get: longer than --expect-size", []string{"get", "--addr", server, "--path", "/data", "--out", "{tmp}/out", "--expect-size", "1000"},
+			1, "more than the 1000 bytes of --expect-size: nothing written"},
+		{"get: --verify without a published checksum", []string{"get", "--addr", server, "--path", "/data", "--out", "{tmp}/out", "--verify"},
+			1, "--verify: the server publishes no checksum of /data (/data.sha256 not found)"},
+		{"get: --verify disagrees with --expect-sha256", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--verify", "--expect-sha256", hashOf(nil)},
+			1, "/short.sha256 gives SHA-256 " + hashOf(data) + ", --expect-sha256 " + hashOf(nil)},
 		{"get: unresolvable address", []string{"get", "--addr", "no-such-host.invalid:1", "--path", "/data", "--timeout", "5s"}, 1, "no-such-host.invalid"},
 	}
 	for _, tt := range tests {

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/certs"
 	"github.com/mpq/mpq/internal/hq"
 	"github.com/mpq/mpq/mpquic"
@@ -29,10 +31,14 @@ func setupServe(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.key, "key", "", "PEM private key `FILE`")
 	fs.BoolVar(&o.retry, "retry", false, "validate every client address with Retry")
 	fs.IntVar(&o.retryThreshold, "retry-threshold", core.DefaultRetryThreshold, "validate new client addresses with Retry while `N` connections are in their handshake")
-	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake")
+	fs.IntVar(&o.maxHandshakes, "max-handshakes", core.DefaultMaxHandshakes, "refuse new connections while `N` are in their handshake, except that a client that followed a Retry takes the slot of the oldest handshake of the source prefix holding the most")
+	fs.IntVar(&o.maxPerPrefix, "max-handshakes-per-prefix", 0, "refuse new connections from a source prefix (/24, /48) that holds `N` handshake slots (default: --max-handshakes/8)")
 	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
 	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send session tickets that allow 0-RTT and accept requests in 0-RTT (tickets are valid until the server stops; requests in 0-RTT can be replayed by an attacker)")
+	o.sendBudget = defaultSendBudget
+	fs.Var(&o.sendBudget, "send-budget", "bound the send buffers of all connections together to `SIZE` (e.g. 256MiB); each connection holds at most its share")
+	fs.DurationVar(&o.sendStall, "send-stall-timeout", 30*time.Second, "close a connection whose client acknowledged none of the buffered data for `DURATION` (0: never)")
 	fs.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -50,9 +56,13 @@ type serveOptions struct {
 	zeroRTT               bool
 	// Admission limits and the stateless reset key.
 	retryThreshold, maxHandshakes, maxConns int
+	maxPerPrefix                            int
 	resetKeyFile                            string
 	statsEvery                              time.Duration
-	tf                                      transportFlags
+	// The send buffers' memory budget and the stall timeout.
+	sendBudget sizeFlag
+	sendStall  time.Duration
+	tf         transportFlags
 }
 
 // serve serves files until ctx is cancelled.
@@ -73,6 +83,18 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mpq serve: %s %d must be at least 1\n", lim.name, lim.v)
 			return exitUsage
 		}
+	}
+	if o.maxPerPrefix < 0 {
+		fmt.Fprintf(stderr, "mpq serve: --max-handshakes-per-prefix %d must not be negative\n", o.maxPerPrefix)
+		return exitUsage
+	}
+	if o.sendBudget < core.MinSendShare {
+		fmt.Fprintf(stderr, "mpq serve: --send-budget %d: want at least %d bytes\n", int64(o.sendBudget), core.MinSendShare)
+		return exitUsage
+	}
+	if o.sendStall < 0 {
+		fmt.Fprintf(stderr, "mpq serve: --send-stall-timeout %v must not be negative\n", o.sendStall)
+		return exitUsage
 	}
 	if o.statsEvery < 0 {
 		fmt.Fprintf(stderr, "mpq serve: --stats-interval %v must not be negative\n", o.statsEvery)
@@ -102,12 +124,23 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg.Allow0RTT = o.zeroRTT
+	budget := core.NewSendBudget(int64(o.sendBudget))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The heap holds the send buffers and some state per
+		// connection: with a soft limit above them the collector runs
+		// before the heap doubles (RSS 874 MB with 1,000 clients that
+		// do not read and the default budget, 526 MB with this limit).
+		debug.SetMemoryLimit(int64(o.sendBudget) + memoryLimitMargin)
+	}
+	cfg.SendBudget, cfg.SendStallTimeout = budget, o.sendStall
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
 		RequireRetry:   o.retry,
 		RetryThreshold: o.retryThreshold,
 		MaxHandshakes:  o.maxHandshakes,
 		MaxConns:       o.maxConns,
 		ResetKey:       resetKey,
+
+		MaxHandshakesPerPrefix: o.maxPerPrefix,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpq serve: %v\n", err)
@@ -117,12 +150,14 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
+	go returnMemory(ctx, budget)
 	go func() {
 		logStats(ctx, l, o.statsEvery, stderr)
 		l.Close()
 		fmt.Fprintf(stderr, "mpq serve: %s\n", formatStats(l.Stats()))
 		close(stopped)
 	}()
+	files := &hq.Files{Root: o.root}
 	var wg sync.WaitGroup
 	var early earlyCount
 	code := 0
@@ -138,7 +173,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serveConn(ctx, c, o.root, stderr)
+			serveConn(ctx, c, files, stderr)
 			early.add(c.EarlyData())
 		}()
 	}
@@ -180,7 +215,7 @@ func (e *earlyCount) String() string {
 
 // serveConn answers the requests of one connection until it ends or ctx is
 // cancelled; it returns when its request handlers have returned.
-func serveConn(ctx context.Context, c *mpquic.Conn, root string, stderr io.Writer) {
+func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.Writer) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -191,10 +226,60 @@ func serveConn(ctx context.Context, c *mpquic.Conn, root string, stderr io.Write
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := hq.Serve(s, root); err != nil {
+			if err := files.Serve(s); err != nil {
 				fmt.Fprintf(stderr, "mpq serve: %s: %v\n", c.RemoteAddr(), err)
 			}
 		}()
+	}
+}
+
+// defaultSendBudget is --send-budget's default: 256 MiB, under 2 % of a
+// 24 GiB machine; with 1,000 connections that do not read, 256 KiB each.
+const defaultSendBudget = 256 << 20
+
+// memoryLimitMargin is the Go soft memory limit above --send-budget that
+// mpq serve sets unless GOMEMLIMIT is set.
+const memoryLimitMargin = 256 << 20
+
+// sizeFlag is a flag of a size in bytes ("256MiB", "10MB", "65536").
+type sizeFlag int64
+
+func (s *sizeFlag) String() string {
+	if *s > 0 && *s%(1<<20) == 0 {
+		return fmt.Sprintf("%dMiB", *s>>20)
+	}
+	return fmt.Sprint(int64(*s))
+}
+func (s *sizeFlag) Set(v string) error {
+	n, err := experiment.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// returnMemory gives the heap's free memory back to the system once the
+// send buffers shrank by freeMemoryStep since the last time (connections
+// that held much ended), at most once per second, until ctx is done:
+// otherwise the Go runtime returns it over minutes.
+func returnMemory(ctx context.Context, b *core.SendBudget) {
+	const freeMemoryStep = 32 << 20
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var peak int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		used, _ := b.Used()
+		peak = max(peak, used)
+		if peak-used >= freeMemoryStep {
+			debug.FreeOSMemory()
+			peak = used
+		}
 	}
 }
 
@@ -223,7 +308,8 @@ func logStats(ctx context.Context, l *mpquic.Listener, interval time.Duration, w
 
 // formatStats is the log line of a listener's counters.
 func formatStats(s mpquic.ListenerStats) string {
-	return fmt.Sprintf("connections accepted %d, retried %d, refused %d, rejected %d, in handshake %d, open %d; "+
-		"datagrams dropped %d (+%d at full connection queues); stateless resets %d",
-		s.Accepted, s.Retried, s.Refused, s.Rejected, s.Handshakes, s.Conns, s.Dropped, s.QueueDropped, s.Resets)
+	return fmt.Sprintf("connections accepted %d, retried %d, refused %d (%d for their prefix's share), rejected %d, in handshake %d, open %d; "+
+		"handshakes evicted %d, quiet %d; datagrams dropped %d (+%d at full connection queues); stateless resets %d",
+		s.Accepted, s.Retried, s.Refused, s.PrefixRefused, s.Rejected, s.Handshakes, s.Conns,
+		s.Evicted, s.QuietTimeouts, s.Dropped, s.QueueDropped, s.Resets)
 }

@@ -110,6 +110,27 @@ func TestChangeErrors(t *testing.T) {
 	}
 }
 
+// A [[path.change]] before any [[path]] makes "path" a table, not an
+// array of tables: the error names the change's line.
+func TestChangeWithoutPath(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"no path at all", "name = \"x\"\nduration = \"30s\"\n\n[[path.change]]\nat = \"1s\"\ndown = true\n[[source]]\nkind = \"bulk\"\n",
+			"c.toml:4: path: want [[path]] tables"},
+		{"change before the paths", "name = \"x\"\n[[path.change]]\nat = \"1s\"\ndown = true\n[[source]]\nkind = \"bulk\"\n",
+			"c.toml:2: path: want [[path]] tables"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("c.toml", []byte(tc.doc), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // A path's changes are numbered within the path: the first change of the
 // second path is path.1.change.0 whatever the first path has, and its
 // errors name its own lines.

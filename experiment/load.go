@@ -318,7 +318,16 @@ func (d *document) indexLines(data []byte) {
 				counts[n]++
 				arrays[strings.Join(name, ".")]++
 			}
-			d.lines[strings.Join(table, ".")] = lineOf(&p, e)
+			line := lineOf(&p, e)
+			d.lines[strings.Join(table, ".")] = line
+			// A header also defines the tables it names that no header
+			// of their own defined ("path" of a [[path.change]] without
+			// a [[path]]): their errors name its line.
+			for i := 1; i < len(table); i++ {
+				if k := strings.Join(table[:i], "."); d.lines[k] == 0 {
+					d.lines[k] = line
+				}
+			}
 		case unstable.KeyValue:
 			key := append([]string(nil), table...)
 			it := e.Key()

@@ -46,8 +46,13 @@ type ListenOptions struct {
 	// from which new clients must follow a Retry first.
 	RetryThreshold int
 	// MaxHandshakes is the number of connections in their handshake from
-	// which new connections are refused (CONNECTION_REFUSED).
+	// which new connections are refused (CONNECTION_REFUSED), except
+	// that a client whose address a Retry validated takes the slot of
+	// the oldest handshake of the source prefix holding the most.
 	MaxHandshakes int
+	// MaxHandshakesPerPrefix is the number of handshake slots one source
+	// prefix (/24, /48) may hold; default MaxHandshakes/8.
+	MaxHandshakesPerPrefix int
 	// MaxConns is the number of connections from which new ones are
 	// refused.
 	MaxConns int
@@ -109,6 +114,8 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 		MaxConns:       opts.MaxConns,
 		ResetKey:       resetKey,
 		ResetRate:      opts.ResetRate,
+
+		MaxHandshakesPerPrefix: opts.MaxHandshakesPerPrefix,
 	})
 	if err != nil {
 		uc.Close()

@@ -2,6 +2,7 @@ package mpquic_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
@@ -49,6 +50,15 @@ func liveHeap() uint64 {
 func TestFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("flood")
+	}
+	// The legitimate client comes from another /24 than the flood: the
+	// flood's prefix holds its share of the handshake slots (a client of
+	// that prefix would be refused).
+	local := "127.0.1.1:0"
+	if probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 1, 1)}); err != nil {
+		t.Skipf("needs 127.0.0.0/8 on loopback: %v", err)
+	} else {
+		probe.Close()
 	}
 	root := t.TempDir()
 	file := make([]byte, 2<<20)
@@ -138,7 +148,7 @@ func TestFlood(t *testing.T) {
 			t.Logf("legitimate download of %d bytes in %v", res.b.Len(), time.Since(start))
 			legit <- res
 		}()
-		c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
+		c, err := mpquic.DialWithOptions(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)}, mpquic.DialOptions{LocalAddr: local})
 		if err != nil {
 			res.err = err
 			return
@@ -253,5 +263,118 @@ func TestFiftyConcurrentClients(t *testing.T) {
 	}
 	if st := l.Stats(); st.Accepted != n || st.Retried != 0 || st.Refused != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// Bounds of TestRetryFlood: the Retry-answering ClientHellos of each
+// case, their rate, and the server's handshake slots (64 by default per
+// /24 of 512; here 16 of 128, so that 16 prefixes fill them).
+const (
+	retryFloodHellos = 1_000
+	retryFloodRate   = 500
+	retryFloodSlots  = 128
+	retryFloodShare  = 16
+	retryFloodGets   = 5
+)
+
+// TestRetryFlood: clients that follow the server's Retry and then go quiet
+// (each holds a handshake slot until it times out), from one /24 and from
+// sixteen, beside a legitimate client of another /24 that downloads a
+// file five times during the flood. Every download succeeds: one prefix
+// gets no more than its share of the slots, and with all slots taken the
+// legitimate client takes the slot of the oldest handshake of the prefix
+// holding the most. Once the flood stops, the handshakes left end within
+// a few PTOs of the client's silence, not the 10 s HandshakeTimeout.
+// Loopback only (127.0.x.1, Linux), bounded in count and time.
+func TestRetryFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("flood")
+	}
+	if probe, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 9, 1)}); err != nil {
+		t.Skipf("needs 127.0.0.0/8 on loopback: %v", err)
+	} else {
+		probe.Close()
+	}
+	f := getFiles(t)
+	for _, prefixes := range []int{1, 16} {
+		t.Run(fmt.Sprintf("%d prefixes", prefixes), func(t *testing.T) {
+			l, err := mpquic.ListenWithOptions("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t)}, mpquic.ListenOptions{
+				RequireRetry: true, MaxHandshakes: retryFloodSlots, MaxHandshakesPerPrefix: retryFloodShare})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			serveFiles(l, f.root)
+			server := l.Addr().(*net.UDPAddr).AddrPort()
+			var socks []*net.UDPConn
+			for i := range 64 {
+				ip := net.IPv4(127, 0, byte(10+i%prefixes), 1)
+				uc, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer uc.Close()
+				socks = append(socks, uc)
+			}
+			ctx := ctxT(t, 60*time.Second)
+			flood := make(chan floodgen.RetryFloodStats, 1)
+			floodErr := make(chan error, 1)
+			go func() {
+				st, err := floodgen.RetryFlood(ctx, &core.Config{TLS: clientTLS(t)}, socks, server, retryFloodRate, retryFloodHellos)
+				flood <- st
+				floodErr <- err
+			}()
+			// The legitimate client, from 127.0.1.1, once the flood has
+			// had time to fill what it can.
+			time.Sleep(500 * time.Millisecond)
+			failed := 0
+			for i := range retryFloodGets {
+				start := time.Now()
+				err := func() error {
+					gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+					defer cancel()
+					c, err := mpquic.DialWithOptions(gctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)}, mpquic.DialOptions{LocalAddr: "127.0.1.1:0"})
+					if err != nil {
+						return err
+					}
+					defer c.Close()
+					b, err := mpquicClient{c}.get(gctx, fmt.Sprintf("/small/%d", i))
+					if err == nil && !bytes.Equal(b.Bytes(), f.small[i]) {
+						err = fmt.Errorf("content differs")
+					}
+					return err
+				}()
+				t.Logf("legitimate get %d: %v after %v; server %+v", i, err, time.Since(start).Round(time.Millisecond), l.Stats().EndpointStats)
+				if err != nil {
+					failed++
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			st := <-flood
+			if err := <-floodErr; err != nil {
+				t.Fatal(err)
+			}
+			end := time.Now()
+			ls := l.Stats()
+			t.Logf("flood: %+v; server: %+v", st, ls)
+			if failed > 0 {
+				t.Errorf("%d of %d legitimate gets failed during the flood", failed, retryFloodGets)
+			}
+			if st.Retries < retryFloodHellos/2 {
+				t.Errorf("only %d Retries answered of %d ClientHellos: the flood did not test the slots", st.Retries, st.Hellos)
+			}
+			// The flood's last handshakes (its last packet retryWait ago)
+			// end about three PTOs (3 s before an RTT sample) after
+			// their client's last packet, well before HandshakeTimeout.
+			for l.Stats().Handshakes > 0 {
+				if time.Since(end) > 4*time.Second {
+					t.Fatalf("%d handshakes left %v after the flood's end: %+v", l.Stats().Handshakes, time.Since(end).Round(time.Millisecond), l.Stats())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if ls := l.Stats(); ls.QuietTimeouts == 0 {
+				t.Errorf("no quiet timeout counted: %+v", ls)
+			}
+		})
 	}
 }

@@ -205,6 +205,15 @@ func (s *socket) receive(now time.Time, rd rxDatagram, rx *rxBatch) {
 	if r.Reply != nil {
 		_, _ = s.conn.WriteToUDPAddrPort(r.Reply.Data, r.Reply.Remote)
 	}
+	if r.Evicted != nil {
+		// Its slot went to r.Conn: wake it to end.
+		s.mu.Lock()
+		v := s.owners[r.Evicted]
+		s.mu.Unlock()
+		if v != nil {
+			v.kick()
+		}
+	}
 	if r.Conn == nil {
 		return
 	}

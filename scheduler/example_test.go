@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/experiment"
@@ -19,8 +20,13 @@ type RateWRR struct {
 	cand   []int
 }
 
-// decisions counts the packets RateWRR placed (to show that it ran).
-var decisions int
+// decisions counts the packets every RateWRR placed (to show that it
+// ran). A RateWRR serves one connection and keeps its own state without
+// locks, but a package variable is shared by all of them: by both ends of
+// a simulated connection, and by a server's connections, whose schedulers
+// run on separate goroutines. Anything shared must be safe for concurrent
+// use (here an atomic counter); go test -race finds what is not.
+var decisions atomic.Int64
 
 // Name implements scheduler.PathScheduler.
 func (*RateWRR) Name() string { return "rate-wrr" }
@@ -45,7 +51,7 @@ func (s *RateWRR) Select(_ time.Time, paths []scheduler.PathInfo, w scheduler.Wo
 		return dst // nothing fits: the core asks again later
 	}
 	s.credit[paths[best].ID] -= total
-	decisions++
+	decisions.Add(1)
 	return append(dst, paths[best].ID)
 }
 
@@ -83,6 +89,6 @@ kind = "bulk"
 	}
 	s := res.Summary
 	p0, p1 := s.Paths[0].Server.StreamBytesSent, s.Paths[1].Server.StreamBytesSent
-	fmt.Printf("%s placed packets: %v; path 1 carried %.0f %% of the data\n", s.PathScheduler, decisions > 0, float64(100*p1)/float64(p0+p1))
+	fmt.Printf("%s placed packets: %v; path 1 carried %.0f %% of the data\n", s.PathScheduler, decisions.Load() > 0, float64(100*p1)/float64(p0+p1))
 	// Output: rate-wrr placed packets: true; path 1 carried 20 % of the data
 }

@@ -19,6 +19,22 @@ import (
 	"strings"
 )
 
+// openFile opens a regular file; a directory is fs.ErrNotExist.
+func openFile(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || st.IsDir() {
+		f.Close()
+		if err == nil {
+			err = fs.ErrNotExist
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
 // ALPN is the application protocol of hq-interop.
 const ALPN = "hq-interop"
 
@@ -56,25 +72,31 @@ func ReadRequest(s io.Reader) (string, error) {
 }
 
 // Serve answers one request on s from the files under root. A missing file
-// resets the stream with ErrorNotFound.
+// resets the stream with ErrorNotFound. It publishes no checksums (see
+// Files).
 func Serve(s Stream, root string) error {
+	return serve(s, root, nil)
+}
+
+func serve(s Stream, root string, sums *Files) error {
 	p, err := ReadRequest(s)
 	if err != nil {
 		s.CancelWrite(ErrorNotFound)
 		return err
 	}
 	name := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-	f, err := os.Open(name)
-	if err == nil {
-		var st fs.FileInfo
-		if st, err = f.Stat(); err == nil && st.IsDir() {
-			err = fs.ErrNotExist
+	f, err := openFile(name)
+	if err != nil && sums != nil && errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(p, SumSuffix) {
+		// GET /x.sha256 without such a file: the checksum of /x.
+		var sum Sum
+		if sum, err = sums.sum(strings.TrimSuffix(name, SumSuffix)); err == nil {
+			if _, err := io.WriteString(s, sum.String()); err != nil {
+				return fmt.Errorf("hq: send %s: %w", p, err)
+			}
+			return s.Close()
 		}
 	}
 	if err != nil {
-		if f != nil {
-			f.Close()
-		}
 		s.CancelWrite(ErrorNotFound)
 		return fmt.Errorf("hq: %s: %w", p, err)
 	}

@@ -65,17 +65,23 @@ func (e *Endpoint) admit(now time.Time, server *Config, d Datagram, hdr wire.Hea
 		odcid, retrySCID, validated = o, append([]byte(nil), hdr.DstConnID...), true
 	}
 
+	prefix := sourcePrefix(d.Remote.Addr())
 	e.mu.Lock()
 	if _, taken := e.conns[string(hdr.DstConnID)]; taken {
 		e.stats.Dropped++
 		e.mu.Unlock()
 		return Route{}
 	}
-	switch {
-	case len(e.servers) >= e.limits.maxAll || e.handshakes >= e.limits.maxHandshakes:
+	refuse := func() Route {
 		e.stats.Refused++
 		e.mu.Unlock()
 		return answer(qerr.ConnectionRefused, 0, "server busy")
+	}
+	ps := e.prefixes[prefix]
+	var evicted *Conn
+	switch {
+	case len(e.servers) >= e.limits.maxAll:
+		return refuse()
 	case !validated && (e.limits.requireRetry || e.handshakes >= e.limits.retryThreshold):
 		e.stats.Retried++
 		e.mu.Unlock()
@@ -84,31 +90,56 @@ func (e *Endpoint) admit(now time.Time, server *Config, d Datagram, hdr wire.Hea
 			e.count(&e.stats.Dropped)
 		}
 		return Route{Reply: reply}
+	case ps != nil && ps.n >= e.limits.perPrefix:
+		// No source prefix holds more than its share of the slots.
+		e.stats.PrefixRefused++
+		return refuse()
+	case e.handshakes >= e.limits.maxHandshakes:
+		// A client that proved its address takes the slot of the
+		// oldest handshake of the prefix holding the most; one that
+		// did not (Retry disabled) is refused.
+		if !validated {
+			return refuse()
+		}
+		if evicted = e.evictLocked(); evicted == nil {
+			return refuse()
+		}
 	}
 	// Hold the connection's place in the limits while it is created.
 	e.handshakes++
+	if ps = e.prefixes[prefix]; ps == nil {
+		ps = &prefixSlots{}
+		e.prefixes[prefix] = ps
+	}
+	ps.n++
 	e.mu.Unlock()
 
 	c, err := newServerConn(server, e, d.Local, d.Remote, odcid, hdr.SrcConnID, retrySCID, now)
 	e.mu.Lock()
-	e.handshakes--
 	_, taken := e.conns[string(hdr.DstConnID)]
 	if err != nil || taken {
+		e.handshakes--
+		if ps.n--; ps.n <= 0 && len(ps.conns) == 0 {
+			delete(e.prefixes, prefix)
+		}
 		e.stats.Dropped++
 		e.mu.Unlock()
 		if c != nil {
 			c.finish()
 		}
-		return Route{}
+		return Route{Evicted: evicted}
 	}
 	// Route the client's chosen DCID too, until the connection ends.
 	e.conns[string(hdr.DstConnID)] = c
 	c.routedODCID = append([]byte(nil), hdr.DstConnID...)
+	c.slotPrefix = prefix
+	e.admitted++
+	c.slotSeq = e.admitted
 	e.servers[c] = true
-	e.handshakes++
+	ps.conns = append(ps.conns, c)
 	e.stats.Accepted++
 	e.mu.Unlock()
-	return Route{Conn: c, New: true}
+	return Route{Conn: c, New: true, Evicted: evicted}
 }
 
 // firstVerdict is what checkFirstInitial found: drop the datagram silently,

@@ -95,8 +95,10 @@ func firstFlight(t testing.TB, addr netip.AddrPort, seed uint64) (Datagram, *Con
 	return Datagram{Local: serverAddr, Remote: addr, Data: append([]byte(nil), d.Data...)}, c
 }
 
+// clientAddrN is the address of client i, each in a /24 of its own (the
+// prefix that shares handshake slots).
 func clientAddrN(i int) netip.AddrPort {
-	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), uint16(1024+i))
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 7}), uint16(1024+i))
 }
 
 // Random bytes behind a plausible Initial header cost the server a
@@ -207,23 +209,27 @@ func TestAdmissionLimits(t *testing.T) {
 			t.Fatalf("client %d not admitted after Retry", i)
 		}
 	}
-	// maxHS in handshake: refused, even after a Retry, and the client
-	// learns why.
-	d, c := firstFlight(t, clientAddrN(100), 100)
-	r := route(d)
-	if r.Conn != nil || r.Reply == nil {
-		t.Fatal("not refused")
+	// maxHS in handshake: a new client gets a Retry, and once it followed
+	// it (its address validated) it takes the slot of the oldest
+	// handshake of the prefix holding the most (each holds one here).
+	d, r := retried(t, e, clientAddrN(100), 100)
+	r = route(d)
+	if !r.New || r.Evicted != conns[0] {
+		t.Fatalf("validated client: new %v, evicted %p, want the oldest %p", r.New, r.Evicted, conns[0])
 	}
-	c.HandleDatagram(testNow, Datagram{Local: d.Remote, Remote: serverAddr, Data: r.Reply.Data})
-	var te *qerr.TransportError
-	if err := c.Err(); !errors.As(err, &te) || te.Code != qerr.ConnectionRefused || !te.Remote {
-		t.Fatalf("client error %v, want CONNECTION_REFUSED from the server", err)
+	if next := conns[0].NextTimeout(); next.After(testNow) {
+		t.Fatalf("evicted connection's timer at %v, want now", next.Sub(testNow))
+	}
+	conns[0].HandleTimeout(testNow)
+	if done, err := conns[0].Closed(); !done || !errors.Is(err, ErrHandshakeEvicted) {
+		t.Fatalf("evicted connection: closed %v with %v", done, err)
 	}
 	st := e.Stats()
-	want := EndpointStats{Accepted: maxHS, Retried: maxHS - retryAt, Refused: 1, Handshakes: maxHS, Conns: maxHS}
+	want := EndpointStats{Accepted: maxHS + 1, Retried: maxHS - retryAt + 1, Evicted: 1, Handshakes: maxHS, Conns: maxHS}
 	if st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}
+	conns = conns[1:]
 	// Handshakes that complete free their place in MaxHandshakes but not
 	// in MaxConns; connections that end free both.
 	e.handshakeDone(conns[0])
@@ -247,8 +253,216 @@ func TestAdmissionLimits(t *testing.T) {
 	for _, c := range conns {
 		c.finish()
 	}
-	if st := e.Stats(); st.Handshakes != 0 || st.Conns != 0 || e.routes() != 0 {
-		t.Fatalf("after all ended: %+v, %d routes", st, e.routes())
+	if st := e.Stats(); st.Handshakes != 0 || st.Conns != 0 || e.routes() != 0 || len(e.prefixes) != 0 {
+		t.Fatalf("after all ended: %+v, %d routes, %d prefixes", st, e.routes(), len(e.prefixes))
+	}
+}
+
+// retried sends a new client's first flight from addr to e, which must
+// answer with a Retry, and returns the client's next datagram (its
+// ClientHello again, with the token) and the Retry's route.
+func retried(t testing.TB, e *Endpoint, addr netip.AddrPort, seed uint64) (Datagram, Route) {
+	t.Helper()
+	d, c := firstFlight(t, addr, seed)
+	r := e.Route(testNow, d)
+	if r.Conn != nil || r.Reply == nil {
+		t.Fatalf("client %v: no Retry (conn %v)", addr, r.Conn != nil)
+	}
+	c.HandleDatagram(testNow, Datagram{Local: addr, Remote: serverAddr, Data: r.Reply.Data})
+	if !c.gotRetry {
+		t.Fatalf("client %v did not take the Retry", addr)
+	}
+	d2, ok := c.PollDatagram(testNow, nil)
+	if !ok {
+		t.Fatal("nothing after Retry")
+	}
+	return Datagram{Local: serverAddr, Remote: addr, Data: append([]byte(nil), d2.Data...)}, r
+}
+
+// No source prefix (/24, /48) holds more than MaxHandshakesPerPrefix
+// handshake slots: its next client is refused with CONNECTION_REFUSED,
+// validated or not, while other prefixes are admitted.
+func TestHandshakeSlotsPerPrefix(t *testing.T) {
+	v4 := func(a, b, c, d byte, port uint16) netip.AddrPort {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{a, b, c, d}), port)
+	}
+	v6 := func(s string, port uint16) netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr(s), port) }
+	tests := []struct {
+		name  string
+		addrs []netip.AddrPort
+		want  []bool // admitted
+	}{
+		{"one address, many ports", []netip.AddrPort{v4(10, 0, 0, 1, 1), v4(10, 0, 0, 1, 2), v4(10, 0, 0, 1, 3), v4(10, 0, 1, 1, 1)},
+			[]bool{true, true, false, true}},
+		{"one /24", []netip.AddrPort{v4(10, 0, 0, 1, 1), v4(10, 0, 0, 200, 1), v4(10, 0, 0, 3, 1), v4(10, 0, 1, 3, 1)},
+			[]bool{true, true, false, true}},
+		{"IPv4-mapped IPv6 is IPv4", []netip.AddrPort{v4(10, 0, 0, 1, 1), v6("::ffff:10.0.0.2", 1), v4(10, 0, 0, 3, 1)},
+			[]bool{true, true, false}},
+		{"one /48", []netip.AddrPort{v6("2001:db8:1:1::1", 1), v6("2001:db8:1:2::1", 1), v6("2001:db8:1:ffff::9", 1), v6("2001:db8:2::1", 1)},
+			[]bool{true, true, false, true}},
+	}
+	for _, validated := range []bool{false, true} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/validated=%v", tt.name, validated), func(t *testing.T) {
+				e := serverEndpoint(t, EndpointConfig{RequireRetry: validated, MaxHandshakesPerPrefix: 2})
+				refused := 0
+				for i, a := range tt.addrs {
+					var d Datagram
+					var c *Conn
+					if validated {
+						d, _ = retried(t, e, a, uint64(i))
+					} else {
+						d, c = firstFlight(t, a, uint64(i))
+					}
+					r := e.Route(testNow, d)
+					if r.New != tt.want[i] {
+						t.Fatalf("client %d (%v): admitted %v, want %v", i, a, r.New, tt.want[i])
+					}
+					if r.New {
+						continue
+					}
+					refused++
+					if r.Reply == nil {
+						t.Fatalf("client %d (%v): no answer", i, a)
+					}
+					if c == nil {
+						continue
+					}
+					c.HandleDatagram(testNow, Datagram{Local: a, Remote: serverAddr, Data: r.Reply.Data})
+					var te *qerr.TransportError
+					if err := c.Err(); !errors.As(err, &te) || te.Code != qerr.ConnectionRefused {
+						t.Fatalf("client %d: error %v, want CONNECTION_REFUSED", i, err)
+					}
+				}
+				if st := e.Stats(); st.PrefixRefused != uint64(refused) || st.Refused != uint64(refused) {
+					t.Fatalf("stats %+v, want %d refused for their prefix", st, refused)
+				}
+			})
+		}
+	}
+}
+
+// With every handshake slot taken, a validated client takes the slot of
+// the oldest handshake of the prefix holding the most (ties: the prefix
+// whose oldest is older); without Retry (not validated), it is refused.
+func TestHandshakeEviction(t *testing.T) {
+	attacker := func(i int) netip.AddrPort {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}), uint16(4000+i))
+	}
+	e := serverEndpoint(t, EndpointConfig{RequireRetry: true, MaxHandshakes: 4, MaxHandshakesPerPrefix: 3})
+	var conns []*Conn
+	admit := func(a netip.AddrPort, seed uint64, at time.Time) Route {
+		t.Helper()
+		d, _ := retried(t, e, a, seed)
+		r := e.Route(at, d)
+		if !r.New {
+			t.Fatalf("client %v not admitted", a)
+		}
+		conns = append(conns, r.Conn)
+		return r
+	}
+	ms := func(n int) time.Time { return testNow.Add(time.Duration(n) * time.Millisecond) }
+	// The attacker's prefix holds 3 slots, a legitimate client 1.
+	for i := range 3 {
+		admit(attacker(i), uint64(i), ms(i))
+	}
+	admit(clientAddrN(1), 10, ms(3))
+	// Full: each new validated client evicts the attacker's oldest.
+	for i, want := range []int{0, 1} {
+		if r := admit(clientAddrN(2+i), uint64(11+i), ms(4+i)); r.Evicted != conns[want] {
+			t.Fatalf("new client %d evicted %p, want the attacker's #%d %p", i, r.Evicted, want, conns[want])
+		}
+	}
+	// Every prefix holds one: the oldest of all goes (the attacker's
+	// third, admitted before the legitimate client).
+	if r := admit(clientAddrN(9), 19, ms(9)); r.Evicted != conns[2] {
+		t.Fatalf("evicted %p, want the oldest %p", r.Evicted, conns[2])
+	}
+	for _, c := range conns[:3] {
+		c.HandleTimeout(ms(10))
+		if _, err := c.Closed(); !errors.Is(err, ErrHandshakeEvicted) {
+			t.Fatalf("evicted connection closed with %v", err)
+		}
+	}
+	st := e.Stats()
+	if st.Evicted != 3 || st.Handshakes != 4 || st.Conns != 4 || st.Refused != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// Without Retry, a full table refuses: an unvalidated address could
+	// be forged.
+	e = serverEndpoint(t, EndpointConfig{RetryThreshold: -1, MaxHandshakes: 2})
+	for i := range 3 {
+		d, _ := firstFlight(t, clientAddrN(i), uint64(i))
+		r := e.Route(testNow, d)
+		if r.New != (i < 2) || r.Evicted != nil {
+			t.Fatalf("unvalidated client %d: admitted %v, evicted %v", i, r.New, r.Evicted != nil)
+		}
+	}
+	if st := e.Stats(); st.Refused != 1 || st.Evicted != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A server connection whose client goes quiet in the handshake ends
+// HandshakeQuietPTOs PTOs after the client's last packet (about 3 s with
+// the initial RTT), long before HandshakeTimeout; a client that keeps
+// sending is bounded by HandshakeTimeout only.
+func TestQuietHandshakeTimesOut(t *testing.T) {
+	tests := []struct {
+		name      string
+		every     time.Duration // client's packets; 0: none after the first
+		min, max  time.Duration // when the server connection ends
+		quietOnes uint64
+	}{
+		{"quiet client", 0, 2 * time.Second, 4 * time.Second, 1},
+		{"client sending every 500 ms", 500 * time.Millisecond, 10 * time.Second, 10*time.Second + time.Millisecond, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := serverEndpoint(t, EndpointConfig{})
+			d, client := firstFlight(t, clientAddr, 1)
+			r := e.Route(testNow, d)
+			if !r.New {
+				t.Fatal("not admitted")
+			}
+			s := r.Conn
+			s.HandleDatagram(testNow, d)
+			now, nextPing := testNow, testNow.Add(tt.every)
+			for i := 0; ; i++ {
+				for {
+					if _, ok := s.PollDatagram(now, nil); !ok {
+						break
+					}
+				}
+				if done, _ := s.Closed(); done {
+					break
+				}
+				if now.Sub(testNow) > tt.max {
+					t.Fatalf("server connection open %v after the first packet", now.Sub(testNow))
+				}
+				next := s.NextTimeout()
+				if tt.every == 0 || next.Before(nextPing) {
+					now = next
+					s.HandleTimeout(now)
+					continue
+				}
+				now = nextPing
+				nextPing = nextPing.Add(tt.every)
+				ping := clientInitial(t, client.origDCID, client.ids.srcCID(), nil, uint64(10+i), []byte{0x01}, 1200)
+				s.HandleDatagram(now, Datagram{Local: serverAddr, Remote: clientAddr, Data: ping})
+			}
+			if took := now.Sub(testNow); took < tt.min || took > tt.max {
+				t.Fatalf("server connection ended after %v, want %v to %v", took, tt.min, tt.max)
+			}
+			var it *qerr.IdleTimeoutError
+			if _, err := s.Closed(); !errors.As(err, &it) || !it.Handshake {
+				t.Fatalf("closed with %v", err)
+			}
+			if st := e.Stats(); st.QuietTimeouts != tt.quietOnes || st.Conns != 0 || st.Handshakes != 0 {
+				t.Fatalf("stats %+v, want %d quiet timeouts", st, tt.quietOnes)
+			}
+		})
 	}
 }
 

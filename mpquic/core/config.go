@@ -51,6 +51,15 @@ type Config struct {
 	// StreamSendBuffer bounds the unacknowledged bytes buffered per stream.
 	// Default 4 MiB.
 	StreamSendBuffer int
+	// SendBudget, if set, is shared by the connections of this
+	// configuration (a server's): it bounds the memory of their send
+	// buffers together, and each connection's to its share.
+	SendBudget *SendBudget
+	// SendStallTimeout, if positive, ends a connection that has stream
+	// data buffered and sees none of it acknowledged for this long (a
+	// peer that stopped reading), with ErrSendStalled and a
+	// CONNECTION_CLOSE of NO_ERROR. Default 0: never.
+	SendStallTimeout time.Duration
 	// MaxIncomingStreams and MaxIncomingUniStreams limit concurrently open
 	// peer-initiated streams. Default 100 each; negative means none.
 	MaxIncomingStreams    int64

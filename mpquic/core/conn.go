@@ -20,6 +20,7 @@ package core
 import (
 	"crypto/tls"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/congestion"
@@ -172,6 +173,28 @@ type Conn struct {
 	lastActivity      time.Time
 	ackElicitingSince bool // an ack-eliciting packet was sent since the last receipt
 	created           time.Time
+	// lastReceived is when the last packet of the peer was processed: a
+	// server drops a handshake whose client went quiet (quietDeadline).
+	lastReceived time.Time
+	// evicted is set by the endpoint (any goroutine) when it gave this
+	// server connection's handshake slot to a validated client: the
+	// connection ends at its next HandleTimeout. quietClosed says that
+	// the connection ended because its client went quiet in the
+	// handshake.
+	evicted     atomic.Bool
+	quietClosed bool
+	// budget is the connection's account in Config.SendBudget (nil
+	// without one); budgetRetry is when writers waiting for it look
+	// again. lastStreamAck is when stream data was last acknowledged
+	// (Config.SendStallTimeout).
+	budget        *budgetConn
+	budgetRetry   time.Time
+	lastStreamAck time.Time
+	// slotPrefix is the source prefix whose handshake slots a server
+	// connection counts in, slotSeq its rank in admission order (the
+	// endpoint's, set at creation).
+	slotPrefix netip.Prefix
+	slotSeq    uint64
 
 	// Closing and draining.
 	closeErr    error // why the connection ended

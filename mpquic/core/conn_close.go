@@ -70,6 +70,7 @@ func (c *Conn) finish() {
 		return
 	}
 	c.state = stateClosed
+	c.releaseSendBuffers()
 	c.retireAllLocal()
 	if c.routedODCID != nil {
 		c.ids.host.retireConnID(c.routedODCID)
@@ -152,7 +153,11 @@ func (c *Conn) NextTimeout() time.Time {
 	case stateClosing, stateDraining:
 		return c.closeUntil
 	}
+	if c.evicted.Load() {
+		return c.now
+	}
 	earliest(c.idleDeadline())
+	earliest(c.nextSendTimer())
 	now := c.now
 	for _, p := range c.paths {
 		lt, _, _ := c.lossTimer(now, p)
@@ -191,16 +196,39 @@ func (c *Conn) NextTimeout() time.Time {
 // (RFC 9000 Section 10.1), zero if never. Before the handshake completes
 // the client waits HandshakeTimeout after the last packet it processed,
 // while the server bounds the whole handshake to HandshakeTimeout after its
-// first packet: a peer trickling packets cannot keep a half-open
-// connection.
+// first packet, so that a peer trickling packets cannot keep a half-open
+// connection, and to quietTimeout after the client's last packet, so that
+// a client that went quiet frees its handshake slot within a few PTOs.
 func (c *Conn) idleDeadline() time.Time {
 	if c.idleTimeout <= 0 {
 		return time.Time{}
 	}
 	if !c.tlsDone && !c.isClient {
-		return c.created.Add(c.cfg.HandshakeTimeout)
+		dl := c.created.Add(c.cfg.HandshakeTimeout)
+		if q := c.quietDeadline(); q.Before(dl) {
+			return q
+		}
+		return dl
 	}
 	return c.lastActivity.Add(c.idleTimeout)
+}
+
+// Handshake quiet timeout of a server: HandshakeQuietPTOs PTOs of the
+// connection (RFC 9000 Section 10.1 asks at least three of an idle
+// timeout), and no less than minHandshakeQuiet.
+const (
+	HandshakeQuietPTOs = 3
+	minHandshakeQuiet  = time.Second
+)
+
+// quietDeadline is when a server connection in its handshake ends because
+// its client sent nothing since lastReceived (or since its creation).
+func (c *Conn) quietDeadline() time.Time {
+	last := c.lastReceived
+	if last.IsZero() {
+		last = c.created
+	}
+	return last.Add(max(HandshakeQuietPTOs*c.maxPTO(), minHandshakeQuiet))
 }
 
 // HandleTimeout runs the timers that expired at now: loss detection and
@@ -216,8 +244,18 @@ func (c *Conn) HandleTimeout(now time.Time) {
 		}
 		return
 	}
+	if c.evicted.Load() {
+		// The endpoint gave the handshake's slot to a validated
+		// client: end silently, as a timeout would.
+		c.closeErr = ErrHandshakeEvicted
+		c.qlog.ConnectionClosed(now, "local", 0, false, ErrHandshakeEvicted.Error(), "handshake_evicted")
+		c.emit(Event{Kind: EventClosed, Err: ErrHandshakeEvicted})
+		c.finish()
+		return
+	}
 	if dl := c.idleDeadline(); !dl.IsZero() && !now.Before(dl) {
 		// Silent close (RFC 9000 Section 10.1).
+		c.quietClosed = !c.tlsDone && !c.isClient && now.Before(c.created.Add(c.cfg.HandshakeTimeout))
 		err := &qerr.IdleTimeoutError{Handshake: !c.tlsDone}
 		c.closeErr = err
 		c.qlog.ConnectionClosed(now, "local", 0, false, err.Error(), "idle_timeout")
@@ -227,6 +265,10 @@ func (c *Conn) HandleTimeout(now time.Time) {
 	}
 	if c.app.prevRead != nil && !now.Before(c.app.prevReadUntil) {
 		c.app.prevRead = nil
+	}
+	c.sendTimers(now)
+	if c.state >= stateClosing {
+		return
 	}
 	for _, p := range c.paths {
 		c.onLossTimeout(now, p)

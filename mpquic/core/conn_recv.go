@@ -407,6 +407,7 @@ func (c *Conn) processPayload(now time.Time, rx *rxDatagram, p *path, l level, s
 	sp.recv.OnPacket(now, pn, ackEliciting, acks.NotECT)
 	// Idle timer restarts on every packet processed (Section 10.1).
 	c.lastActivity = now
+	c.lastReceived = now
 	c.ackElicitingSince = false
 	return nil
 }

@@ -116,6 +116,9 @@ func (c *Conn) newStream(id uint64) *stream {
 			peerMax = pp.InitialMaxStreamDataBidiLocal
 		}
 		s.send = streams.NewSendStream(id, peerMax, c.cfg.StreamSendBuffer)
+		if c.budget != nil {
+			s.send.SetAllocator(c.budget)
+		}
 	}
 	if bidi || !local {
 		s.recv = streams.NewRecvStream(id, c.cfg.InitialStreamWindow)

@@ -50,6 +50,10 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.repair.policy, _ = ps.path.(scheduler.Repairer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
+	c.lastStreamAck = now
+	if cfg.SendBudget != nil {
+		c.budget = &budgetConn{b: cfg.SendBudget}
+	}
 	return c, nil
 }
 

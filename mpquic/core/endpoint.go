@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,8 +36,17 @@ type EndpointConfig struct {
 	// MaxHandshakes is the number of connections in their handshake from
 	// which the server refuses new connections, with a stateless
 	// CONNECTION_CLOSE of code CONNECTION_REFUSED, even from validated
-	// addresses. Default 512; negative: no limit.
+	// addresses. Default 512; negative: no limit. When they are all
+	// taken, a client that followed a Retry (its address validated)
+	// takes the slot of the oldest handshake of the source prefix that
+	// holds the most; a server connection whose client went quiet in its
+	// handshake frees its slot after HandshakeQuietPTOs PTOs.
 	MaxHandshakes int
+	// MaxHandshakesPerPrefix is the number of handshake slots one source
+	// prefix (a /24 for IPv4, a /48 for IPv6) may hold: from there, its
+	// new connections are refused with CONNECTION_REFUSED. Default
+	// MaxHandshakes/8, at least 1; negative: no limit.
+	MaxHandshakesPerPrefix int
 	// MaxConns is the number of server connections (in their handshake
 	// or established, until their state is gone) from which new
 	// connections are refused likewise. Default 4096; negative: no limit.
@@ -55,6 +65,10 @@ type EndpointConfig struct {
 	Rand io.Reader
 }
 
+// ErrHandshakeEvicted is why a server connection ended whose handshake
+// slot went to a validated client (EndpointConfig.MaxHandshakes).
+var ErrHandshakeEvicted = errors.New("mpquic: handshake evicted: its slot went to a validated client")
+
 // Endpoint defaults.
 const (
 	DefaultRetryThreshold = 64
@@ -71,8 +85,15 @@ type EndpointStats struct {
 	// Retried counts the Retry packets sent (RFC 9000 Section 8.1.2).
 	Retried uint64
 	// Refused counts the new connections refused with CONNECTION_REFUSED
-	// because of MaxHandshakes or MaxConns.
-	Refused uint64
+	// because of MaxHandshakes, MaxHandshakesPerPrefix or MaxConns;
+	// PrefixRefused those because their source prefix held its share.
+	Refused, PrefixRefused uint64
+	// Evicted counts the handshakes ended to give their slot to a
+	// validated client when MaxHandshakes were taken.
+	Evicted uint64
+	// QuietTimeouts counts the handshakes ended because their client
+	// went quiet (HandshakeQuietPTOs PTOs without a packet).
+	QuietTimeouts uint64
 	// Rejected counts the first Initial packets answered with another
 	// stateless CONNECTION_CLOSE: an invalid Retry token
 	// (INVALID_TOKEN), frames a client cannot send first
@@ -111,15 +132,19 @@ type Endpoint struct {
 	server     *Config
 	closed     bool
 	// servers maps each server connection to whether it is still in its
-	// handshake; handshakes counts those that are.
+	// handshake (and so counted in handshakes and in its prefix's slots).
 	servers    map[*Conn]bool
 	handshakes int
-	limits     admission
-	rand       io.Reader
-	resetKey   [32]byte
-	resets     tokenBucket
-	tokenAEAD  cipher.AEAD
-	stats      EndpointStats
+	// prefixes holds, per source prefix, the handshake slots it holds;
+	// admitted counts the server connections created (their slotSeq).
+	prefixes  map[netip.Prefix]*prefixSlots
+	admitted  uint64
+	limits    admission
+	rand      io.Reader
+	resetKey  [32]byte
+	resets    tokenBucket
+	tokenAEAD cipher.AEAD
+	stats     EndpointStats
 	// scratch holds a copy of the first Initial while it is decrypted.
 	scratch sync.Pool
 }
@@ -139,11 +164,36 @@ func (e *Endpoint) SetQlogReferenceTime(t time.Time) {
 type admission struct {
 	requireRetry                          bool
 	retryThreshold, maxHandshakes, maxAll int
+	perPrefix                             int
+}
+
+// prefixSlots are the handshake slots a source prefix holds: n of them,
+// counting those reserved while a connection is created; conns are its
+// connections in their handshake, oldest first.
+type prefixSlots struct {
+	n     int
+	conns []*Conn
+}
+
+// sourcePrefix is the prefix that shares handshake slots: the /24 of an
+// IPv4 address (IPv4-mapped IPv6 included), the /48 of an IPv6 address.
+func sourcePrefix(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	bits := 48
+	if a.Is4() {
+		bits = 24
+	}
+	p, err := a.Prefix(bits)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return p
 }
 
 // NewEndpoint creates an endpoint.
 func NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
-	e := &Endpoint{conns: map[string]*Conn{}, peerTokens: map[[16]byte]*Conn{}, servers: map[*Conn]bool{}, rand: cfg.Rand}
+	e := &Endpoint{conns: map[string]*Conn{}, peerTokens: map[[16]byte]*Conn{}, servers: map[*Conn]bool{},
+		prefixes: map[netip.Prefix]*prefixSlots{}, rand: cfg.Rand}
 	if e.rand == nil {
 		e.rand = cryptoRand{}
 	}
@@ -169,6 +219,7 @@ func NewEndpoint(cfg EndpointConfig) (*Endpoint, error) {
 		maxHandshakes:  limit(cfg.MaxHandshakes, DefaultMaxHandshakes),
 		maxAll:         limit(cfg.MaxConns, DefaultMaxConns),
 	}
+	e.limits.perPrefix = limit(cfg.MaxHandshakesPerPrefix, max(1, e.limits.maxHandshakes/8))
 	rate := cfg.ResetRate
 	if rate == 0 {
 		rate = DefaultResetRate
@@ -248,7 +299,7 @@ func (e *Endpoint) handshakeDone(c *Conn) {
 	e.mu.Lock()
 	if e.servers[c] {
 		e.servers[c] = false
-		e.handshakes--
+		e.releaseSlot(c)
 	}
 	e.mu.Unlock()
 }
@@ -259,10 +310,56 @@ func (e *Endpoint) connDone(c *Conn) {
 	if inHandshake, ok := e.servers[c]; ok {
 		delete(e.servers, c)
 		if inHandshake {
-			e.handshakes--
+			e.releaseSlot(c)
+		}
+		if c.quietClosed {
+			e.stats.QuietTimeouts++
 		}
 	}
 	e.mu.Unlock()
+}
+
+// releaseSlot gives back the handshake slot of server connection c, in
+// handshakes and in its prefix. Called with e.mu held.
+func (e *Endpoint) releaseSlot(c *Conn) {
+	e.handshakes--
+	p := c.slotPrefix
+	ps := e.prefixes[p]
+	if ps == nil {
+		return
+	}
+	ps.n--
+	if i := slices.Index(ps.conns, c); i >= 0 {
+		ps.conns = slices.Delete(ps.conns, i, i+1)
+	}
+	if ps.n <= 0 {
+		delete(e.prefixes, p)
+	}
+}
+
+// evictLocked ends the oldest handshake of the source prefix holding the
+// most slots (of those with a connection in its handshake; ties go to the
+// prefix whose oldest was admitted first) and returns it, nil if there is none. The
+// connection ends at its next HandleTimeout. Called with e.mu held.
+func (e *Endpoint) evictLocked() *Conn {
+	var victim *prefixSlots
+	for _, ps := range e.prefixes {
+		if len(ps.conns) == 0 {
+			continue
+		}
+		if victim == nil || ps.n > victim.n || ps.n == victim.n && ps.conns[0].slotSeq < victim.conns[0].slotSeq {
+			victim = ps
+		}
+	}
+	if victim == nil {
+		return nil
+	}
+	c := victim.conns[0]
+	e.servers[c] = false
+	e.releaseSlot(c)
+	c.evicted.Store(true)
+	e.stats.Evicted++
+	return c
 }
 
 // peerToken implements idHost.
@@ -315,6 +412,10 @@ type Route struct {
 	// Reply, if set, is a datagram to send back (Version Negotiation,
 	// Retry or stateless reset); the input belongs to no connection.
 	Reply *Datagram
+	// Evicted, if set, is a server connection whose handshake slot went
+	// to Conn: the driver wakes it (its NextTimeout is now) and it ends at
+	// HandleTimeout.
+	Evicted *Conn
 }
 
 // Route finds the connection of a datagram or decides what to answer.

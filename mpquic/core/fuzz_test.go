@@ -80,7 +80,10 @@ const (
 // panic or hang: the pair must run down to both ends closed, within bounded
 // steps, and leave no routes behind.
 //
-//	go test ./mpquic/core -run '^$' -fuzz '^FuzzServerDatagram$' -fuzztime 60s
+//	go test ./mpquic/core -run '^$' -fuzz '^FuzzServerDatagram$' -fuzztime 60s -fuzzminimizetime 10s
+//
+// -fuzzminimizetime bounds the minimisation of each new interesting input
+// (60 s by default): without it, FuzzFirstInitial's runs stalled there.
 func FuzzServerDatagram(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
@@ -223,7 +226,7 @@ func (p *pair) runDown() {
 // smaller than the input, and a connection it creates must run to its end
 // and leave no state behind.
 //
-//	go test ./mpquic/core -run '^$' -fuzz '^FuzzFirstInitial$' -fuzztime 60s
+//	go test ./mpquic/core -run '^$' -fuzz '^FuzzFirstInitial$' -fuzztime 60s -fuzzminimizetime 10s
 func FuzzFirstInitial(f *testing.F) {
 	crypto := func(off uint64, data []byte) []byte {
 		return (&wire.CryptoFrame{Offset: off, Data: data}).Append(nil)
@@ -280,7 +283,7 @@ func FuzzFirstInitial(f *testing.F) {
 // connection: neither may panic, and an error that quotes none of the
 // connection's IDs changes nothing.
 //
-//	go test ./mpquic/core -run '^$' -fuzz '^FuzzUnreachable$' -fuzztime 60s
+//	go test ./mpquic/core -run '^$' -fuzz '^FuzzUnreachable$' -fuzztime 60s -fuzzminimizetime 10s
 func FuzzUnreachable(f *testing.F) {
 	f.Add([]byte{0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{0xc0, 0, 0, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8, 8, 1, 2, 3, 4, 5, 6, 7, 8})

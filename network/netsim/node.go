@@ -122,6 +122,9 @@ func (nd *Node) receive(p *Packet) {
 		copy(b, r.Reply.Data)
 		nd.out.Send(r.Reply.Local, r.Reply.Remote, b)
 	}
+	if v := nd.conns[r.Evicted]; r.Evicted != nil && v != nil {
+		v.Kick() // its slot went to r.Conn: it ends
+	}
 	if r.Conn == nil {
 		return
 	}

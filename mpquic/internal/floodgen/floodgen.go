@@ -4,9 +4,13 @@
 package floodgen
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -56,4 +60,202 @@ func Random(r *rand.Rand, n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
+}
+
+// Hello is a connection attempt of a client that follows the server's
+// Retry and then goes quiet: what holds a handshake slot of a server for
+// the least effort once addresses are validated. It holds a client
+// connection until AnswerRetry or End.
+type Hello struct {
+	c    *core.Conn
+	scid []byte
+	from netip.AddrPort
+}
+
+// NewHello starts a client connection from local to remote and returns it
+// with its first flight (a genuine ClientHello).
+func NewHello(cfg *core.Config, local, remote netip.AddrPort, now time.Time) (*Hello, [][]byte, error) {
+	c, err := core.NewClientConn(cfg, local, remote, "", now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("floodgen: client: %w", err)
+	}
+	h := &Hello{c: c, from: local}
+	out := h.poll(now)
+	if len(out) == 0 {
+		h.End(now)
+		return nil, nil, fmt.Errorf("floodgen: client sent nothing")
+	}
+	hdr, err := wire.ParseHeader(out[0], 0)
+	if err != nil {
+		h.End(now)
+		return nil, nil, fmt.Errorf("floodgen: own Initial: %w", err)
+	}
+	h.scid = append([]byte(nil), hdr.SrcConnID...)
+	return h, out, nil
+}
+
+// SCID is the client's connection ID: the destination connection ID of
+// the server's answers, a Retry included.
+func (h *Hello) SCID() []byte { return h.scid }
+
+// AnswerRetry passes the server's datagram d to the client and, if it was
+// a Retry, returns the client's ClientHello again with the Retry's token.
+// The client is then ended: it never answers again.
+func (h *Hello) AnswerRetry(d []byte, remote netip.AddrPort, now time.Time) [][]byte {
+	h.c.HandleDatagram(now, core.Datagram{Local: h.from, Remote: remote, Data: d})
+	out := h.poll(now)
+	h.End(now)
+	return out
+}
+
+// End ends the client and its TLS goroutine.
+func (h *Hello) End(now time.Time) {
+	h.c.Close(0, "")
+	h.c.HandleTimeout(now.Add(time.Hour))
+}
+
+func (h *Hello) poll(now time.Time) [][]byte {
+	var out [][]byte
+	for {
+		d, ok := h.c.PollDatagram(now, nil)
+		if !ok {
+			return out
+		}
+		out = append(out, append([]byte(nil), d.Data...))
+	}
+}
+
+// IsRetry reports whether d is a version 1 Retry packet and returns its
+// destination connection ID.
+func IsRetry(d []byte) ([]byte, bool) {
+	hdr, err := wire.ParseHeader(d, 0)
+	if err != nil || hdr.Type != wire.PacketRetry || hdr.Version != wire.Version1 {
+		return nil, false
+	}
+	return hdr.DstConnID, true
+}
+
+// RetryFloodStats counts what RetryFlood did.
+type RetryFloodStats struct {
+	// Hellos counts the ClientHellos sent, Retries the Retry packets
+	// received and answered, Other the other datagrams received (the
+	// server's first flight, refusals).
+	Hellos, Retries, Other uint64
+}
+
+// retryWait is how long a Hello waits for its Retry before it is ended.
+const retryWait = time.Second
+
+// RetryFlood sends n ClientHellos, each of a new client connection, at
+// rate a second (spread over socks, round robin) to server, and answers
+// every Retry with the ClientHello and its token, then goes quiet: each
+// validated attempt can hold a handshake slot of the server. It returns
+// when the n are sent and retryWait has passed, or ctx is done. The
+// sockets are the caller's; RetryFlood reads them until it returns (it
+// sets their read deadlines).
+func RetryFlood(ctx context.Context, cfg *core.Config, socks []*net.UDPConn, server netip.AddrPort, rate float64, n int) (RetryFloodStats, error) {
+	var (
+		mu      sync.Mutex
+		pending = map[string]*Hello{}
+		started = map[string]time.Time{}
+		st      RetryFloodStats
+		wg      sync.WaitGroup
+	)
+	done := make(chan struct{})
+	for _, s := range socks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 65536)
+			for {
+				s.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				m, from, err := s.ReadFromUDPAddrPort(buf)
+				if err != nil {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					var ne net.Error
+					if errors.As(err, &ne) && ne.Timeout() {
+						continue
+					}
+					return
+				}
+				dcid, ok := IsRetry(buf[:m])
+				mu.Lock()
+				h := pending[string(dcid)]
+				if ok && h != nil {
+					delete(pending, string(dcid))
+					delete(started, string(dcid))
+					st.Retries++
+				} else {
+					st.Other++
+				}
+				mu.Unlock()
+				if h == nil {
+					continue
+				}
+				for _, d := range h.AnswerRetry(buf[:m], from, time.Now()) {
+					s.WriteToUDPAddrPort(d, server)
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(done)
+		wg.Wait()
+		now := time.Now()
+		for _, h := range pending {
+			h.End(now)
+		}
+	}()
+	snapshot := func() RetryFloodStats {
+		mu.Lock()
+		defer mu.Unlock()
+		return st
+	}
+	start := time.Now()
+	expire := func(now time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		for k, t := range started {
+			if now.Sub(t) > retryWait {
+				pending[k].End(now)
+				delete(pending, k)
+				delete(started, k)
+			}
+		}
+	}
+	for i := range n {
+		if ahead := time.Duration(float64(i)/rate*float64(time.Second)) - time.Since(start); ahead > 0 {
+			select {
+			case <-time.After(ahead):
+			case <-ctx.Done():
+				return snapshot(), ctx.Err()
+			}
+		}
+		s := socks[i%len(socks)]
+		now := time.Now()
+		h, out, err := NewHello(cfg, s.LocalAddr().(*net.UDPAddr).AddrPort(), server, now)
+		if err != nil {
+			return snapshot(), err
+		}
+		mu.Lock()
+		pending[string(h.SCID())] = h
+		started[string(h.SCID())] = now
+		st.Hellos++
+		mu.Unlock()
+		for _, d := range out {
+			s.WriteToUDPAddrPort(d, server)
+		}
+		if i%256 == 0 {
+			expire(now)
+		}
+	}
+	select {
+	case <-time.After(retryWait):
+	case <-ctx.Done():
+	}
+	return snapshot(), nil
 }

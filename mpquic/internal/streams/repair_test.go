@@ -206,6 +206,11 @@ func TestRecvStreamRepairErrors(t *testing.T) {
 // SendStream.Parity, possibly in fragments) in between; the application
 // reads at times. Whatever the order, nothing panics and every byte read
 // is the stream's; a parity never makes the stream fail.
+//
+//	go test ./mpquic/internal/streams -run '^$' -fuzz '^FuzzRecvStreamRepair$' -fuzztime 60s -fuzzminimizetime 10s
+//
+// (-fuzzminimizetime bounds the minimisation of each new interesting
+// input; without it the runs stalled there.)
 func FuzzRecvStreamRepair(f *testing.F) {
 	f.Add([]byte{0, 0, 100, 1, 0, 0, 200, 2, 0, 0, 1, 0, 3, 10})
 	f.Add([]byte{2, 0, 0, 11, 184, 0, 200, 0, 0, 0, 0, 50, 1, 3, 0})

@@ -19,10 +19,21 @@ func (r *sendRing) grow(need, limit int) {
 	if need <= len(r.b) {
 		return
 	}
+	r.resize(r.target(need, limit))
+}
+
+// target is the size grow would give the ring for need bytes: double, at
+// least minRingSize, no more than limit unless need is larger.
+func (r *sendRing) target(need, limit int) int {
 	size := max(2*len(r.b), minRingSize, need)
 	if limit > 0 && size > limit {
 		size = max(limit, need)
 	}
+	return size
+}
+
+// resize moves the ring's bytes into a buffer of size bytes (at least r.n).
+func (r *sendRing) resize(size int) {
 	nb := make([]byte, size)
 	r.copyOut(nb, 0, r.n)
 	r.b, r.head = nb, 0

@@ -26,6 +26,18 @@ type Chunk struct {
 	NewBytes int
 }
 
+// Allocator grants the memory of send buffers, shared with other streams
+// (a server-wide budget). Its methods may be called with the stream's
+// connection locked; they must not block.
+type Allocator interface {
+	// Available returns how many more bytes Grow would grant now.
+	Available() int
+	// Grow asks for n more bytes and returns how many it grants, 0 to n.
+	Grow(n int) int
+	// Free returns n bytes granted before.
+	Free(n int)
+}
+
 // resetState tracks a RESET_STREAM frame (RFC 9000 Section 3.1).
 type resetState uint8
 
@@ -47,6 +59,8 @@ type SendStream struct {
 	id       uint64
 	bufLimit int
 	buf      sendRing
+	// alloc, if set, grants the buffer's memory (len(buf.b)).
+	alloc Allocator
 
 	ackBase  uint64 // all bytes below are acknowledged and released
 	written  uint64 // total bytes written by the application
@@ -84,6 +98,49 @@ func NewSendStream(id uint64, peerMaxStreamData uint64, bufferLimit int) *SendSt
 	return &SendStream{id: id, peerMax: peerMaxStreamData, bufLimit: bufferLimit}
 }
 
+// SetAllocator makes a grant the memory of the send buffer from now on
+// (call it before the first Write).
+func (s *SendStream) SetAllocator(a Allocator) { s.alloc = a }
+
+// BufferSize is the memory the send buffer holds.
+func (s *SendStream) BufferSize() int { return len(s.buf.b) }
+
+// Buffered is the number of bytes written and not yet acknowledged.
+func (s *SendStream) Buffered() uint64 { return s.written - s.ackBase }
+
+// ReleaseBuffer frees the send buffer's memory (and returns it to the
+// Allocator): the connection ended.
+func (s *SendStream) ReleaseBuffer() { s.releaseBuf() }
+
+// releaseBuf frees the buffer, returning its memory to the Allocator.
+func (s *SendStream) releaseBuf() {
+	if s.alloc != nil && len(s.buf.b) > 0 {
+		s.alloc.Free(len(s.buf.b))
+	}
+	s.buf.release()
+}
+
+// growBuf makes room for n more bytes within what the Allocator grants
+// and returns how many of them fit.
+func (s *SendStream) growBuf(n int) int {
+	need := s.buf.n + n
+	if need <= len(s.buf.b) {
+		return n
+	}
+	size := s.buf.target(need, s.bufLimit)
+	if s.alloc != nil {
+		extra := size - len(s.buf.b)
+		if g := s.alloc.Grow(extra); g < extra {
+			size = len(s.buf.b) + g
+		}
+		if size <= len(s.buf.b) {
+			return min(n, len(s.buf.b)-s.buf.n)
+		}
+	}
+	s.buf.resize(size)
+	return min(n, size-s.buf.n)
+}
+
 // Write buffers as much of p as fits the send buffer and returns how many
 // bytes it took. It fails with ErrWriteAfterClose after Close and with a
 // *qerr.StreamError after Reset (Remote false) or after the peer's
@@ -93,7 +150,9 @@ func (s *SendStream) Write(p []byte) (int, error) {
 	if n == 0 {
 		return 0, err
 	}
-	s.buf.grow(s.buf.n+n, s.bufLimit)
+	if n = s.growBuf(n); n == 0 {
+		return 0, nil
+	}
 	s.buf.append(p[:n])
 	s.written += uint64(n)
 	return n, nil
@@ -108,7 +167,9 @@ func (s *SendStream) WriteZeros(n int) (int, error) {
 	if n == 0 {
 		return 0, err
 	}
-	s.buf.grow(s.buf.n+n, s.bufLimit)
+	if n = s.growBuf(n); n == 0 {
+		return 0, nil
+	}
 	s.buf.reserve(n)
 	s.zeros.add(s.written, s.written+uint64(n))
 	s.written += uint64(n)
@@ -183,7 +244,10 @@ func (s *SendStream) Writable() int {
 	if left := MaxOffset - s.written; uint64(room) > left {
 		room = int(left)
 	}
-	return room
+	if s.alloc != nil {
+		room = min(room, len(s.buf.b)-s.buf.n+s.alloc.Available())
+	}
+	return max(room, 0)
 }
 
 // Close marks the end of the stream: a FIN follows the buffered data.
@@ -350,7 +414,7 @@ func (s *SendStream) OnAcked(offset uint64, length int, fin bool) {
 // maybeRelease frees the buffer once everything was acknowledged.
 func (s *SendStream) maybeRelease() {
 	if s.closed && s.ackBase == s.written && s.buf.b != nil {
-		s.buf.release()
+		s.releaseBuf()
 	}
 }
 
@@ -434,7 +498,7 @@ func (s *SendStream) abort(code uint64) {
 	s.reset = resetPending
 	s.resetCode = code
 	s.finalSize = s.sentHigh
-	s.buf.release()
+	s.releaseBuf()
 	s.lost = s.lost[:0]
 	s.acked = s.acked[:0]
 	s.zeros, s.scratch = nil, nil

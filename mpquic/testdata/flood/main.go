@@ -10,6 +10,13 @@
 //	/tmp/mpq serve --addr 127.0.0.1:4433 --root DIR &   # DIR/file: 2 MB
 //	go run ./mpquic/testdata/flood --addr 127.0.0.1:4433 --pid $!
 //
+// --phases chooses the phases: noload, hello, garbage (the defaults),
+// retry (ClientHellos that answer the server's Retry and go quiet, from
+// 127.0.0.1; the legitimate client should then come from another /24:
+// --local 127.0.1.1) and frozen (--frozen clients request --path and never
+// read; the server's RSS is sampled while they hold and for 10 s after
+// they close).
+//
 // It sends to loopback only, and every phase is bounded in time and rate.
 package main
 
@@ -42,6 +49,7 @@ const (
 	maxPhase     = 5 * time.Minute
 	maxRate      = 50_000
 	maxMalformed = 1_000_000
+	maxFrozen    = 2_000
 )
 
 type options struct {
@@ -56,6 +64,10 @@ type options struct {
 	malformed     int
 	malformedRate int
 	out           string
+	phases        map[string]bool
+	retryRate     int
+	local         string
+	frozen        int
 }
 
 func main() {
@@ -71,7 +83,20 @@ func main() {
 	flag.IntVar(&o.malformed, "malformed", 0, "then send this many malformed datagrams and check the server still serves")
 	flag.IntVar(&o.malformedRate, "malformed-rate", 20_000, "malformed datagrams per second")
 	flag.StringVar(&o.out, "json", "", "also write the results as JSON to `FILE`")
+	phases := flag.String("phases", "noload,hello,garbage", "the phases to run, of noload, hello, garbage, retry, frozen")
+	flag.IntVar(&o.retryRate, "retry-rate", 1000, "ClientHellos per second that answer the Retry, in the retry phase")
+	flag.StringVar(&o.local, "local", "", "the legitimate client's local `ADDR` (host:port), e.g. 127.0.1.1:0 beside the retry phase")
+	flag.IntVar(&o.frozen, "frozen", 100, "clients that never read, in the frozen phase (at most 2000)")
 	flag.Parse()
+	o.phases = map[string]bool{}
+	for _, p := range strings.Split(*phases, ",") {
+		switch p {
+		case "noload", "hello", "garbage", "retry", "frozen":
+			o.phases[p] = true
+		default:
+			fail("--phases: unknown phase %q", p)
+		}
+	}
 	ap, err := netip.ParseAddrPort(*addr)
 	if err != nil || !ap.Addr().IsLoopback() {
 		fail("--addr %s: a loopback address and port, please", *addr)
@@ -88,6 +113,10 @@ func main() {
 		fail("--malformed between 0 and %d", maxMalformed)
 	case o.ports < 1 || o.ports > 1024:
 		fail("--ports between 1 and 1024")
+	case o.retryRate < 1 || o.retryRate > maxRate:
+		fail("--retry-rate between 1 and %d", maxRate)
+	case o.frozen < 1 || o.frozen > maxFrozen:
+		fail("--frozen between 1 and %d", maxFrozen)
 	}
 	if _, err := rss(o.pid); err != nil {
 		fail("--pid %d: %v", o.pid, err)
@@ -153,6 +182,9 @@ func run(o options) error {
 	// Everything is made before the phases, so that making it does not
 	// compete with the server for the CPU while it is measured.
 	n := int(o.phase.Seconds() * float64(o.helloRate))
+	if !o.phases["hello"] {
+		n = 0
+	}
 	fmt.Fprintf(os.Stderr, "flood: making %d ClientHellos...\n", n)
 	hellos := make([][][]byte, n)
 	for i := range hellos {
@@ -166,19 +198,36 @@ func run(o options) error {
 
 	var results []phaseResult
 	phases := []struct {
+		key  string
 		name string
 		rate int
 		next func(i int) [][]byte
 	}{
-		{"no load", 0, nil},
-		{fmt.Sprintf("%d genuine ClientHellos/s", o.helloRate), o.helloRate, func(i int) [][]byte { return hellos[i%len(hellos)] }},
-		{fmt.Sprintf("%d garbage Initials/s", o.garbageRate), o.garbageRate, func(i int) [][]byte { return [][]byte{garbage[i%len(garbage)]} }},
+		{"noload", "no load", 0, nil},
+		{"hello", fmt.Sprintf("%d genuine ClientHellos/s", o.helloRate), o.helloRate, func(i int) [][]byte { return hellos[i%len(hellos)] }},
+		{"garbage", fmt.Sprintf("%d garbage Initials/s", o.garbageRate), o.garbageRate, func(i int) [][]byte { return [][]byte{garbage[i%len(garbage)]} }},
 	}
 	for _, ph := range phases {
-		if ph.rate == 0 && ph.next != nil {
+		if !o.phases[ph.key] || ph.rate == 0 && ph.next != nil {
 			continue
 		}
 		res := measure(o, socks, ph.name, ph.rate, ph.next)
+		results = append(results, res)
+		report(res)
+	}
+	if o.phases["retry"] {
+		res, err := retryPhase(o)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+		report(res)
+	}
+	if o.phases["frozen"] {
+		res, err := frozenPhase(o)
+		if err != nil {
+			return err
+		}
 		results = append(results, res)
 		report(res)
 	}
@@ -200,11 +249,17 @@ func run(o options) error {
 // datagrams next returns), sample the server's memory every 100 ms and
 // download the file every downloadEvery.
 func measure(o options, socks []*net.UDPConn, name string, rate int, next func(int) [][]byte) phaseResult {
+	return measureWith(o, name, func(ctx context.Context) int { return send(ctx, socks, rate, next) })
+}
+
+// measureWith is measure with the flood flood, which runs until ctx is
+// done and returns how many datagrams (or attempts) it sent.
+func measureWith(o options, name string, flood func(ctx context.Context) int) phaseResult {
 	res := phaseResult{Name: name, LoadBefore: loadavg()}
 	ctx, cancel := context.WithTimeout(context.Background(), o.phase)
 	defer cancel()
 	sent := make(chan int, 1)
-	go func() { sent <- send(ctx, socks, rate, next) }()
+	go func() { sent <- flood(ctx) }()
 	rssDone := make(chan []float64, 1)
 	go func() {
 		var samples []float64
@@ -288,7 +343,8 @@ func download(ctx context.Context, o options) (hs, total float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	c, err := mpquic.Dial(ctx, o.addr.String(), &mpquic.Config{TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}})
+	c, err := mpquic.DialWithOptions(ctx, o.addr.String(), &mpquic.Config{TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}},
+		mpquic.DialOptions{LocalAddr: o.local})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -447,4 +503,95 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// retryPhase measures the server while ClientHellos that answer its Retry
+// (and then go quiet) come at o.retryRate a second from o.ports ports of
+// 127.0.0.1.
+func retryPhase(o options) (phaseResult, error) {
+	var socks []*net.UDPConn
+	for range o.ports {
+		uc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			return phaseResult{}, err
+		}
+		defer uc.Close()
+		socks = append(socks, uc)
+	}
+	cfg := &core.Config{TLS: &tls.Config{InsecureSkipVerify: true, ServerName: "localhost", NextProtos: []string{hq.ALPN}}}
+	var st floodgen.RetryFloodStats
+	var ferr error
+	res := measureWith(o, fmt.Sprintf("%d Retry-answering ClientHellos/s from %d ports", o.retryRate, o.ports), func(ctx context.Context) int {
+		st, ferr = floodgen.RetryFlood(ctx, cfg, socks, o.addr, float64(o.retryRate), int(o.phase.Seconds()*float64(o.retryRate)))
+		return int(st.Hellos)
+	})
+	if ferr != nil && !errors.Is(ferr, context.DeadlineExceeded) {
+		return res, ferr
+	}
+	res.Replies = int64(st.Retries + st.Other)
+	fmt.Printf("  retry flood: %d ClientHellos, %d Retries answered, %d other replies\n", st.Hellos, st.Retries, st.Other)
+	return res, nil
+}
+
+// frozenPhase opens o.frozen connections that request o.path and never
+// read, samples the server's RSS for o.phase while they hold, closes them
+// and samples it for 10 s more. RSSMaxMB is the maximum while they hold;
+// RSSMedianMB the last sample after they closed.
+func frozenPhase(o options) (phaseResult, error) {
+	res := phaseResult{Name: fmt.Sprintf("%d frozen readers of %s", o.frozen, o.path), LoadBefore: loadavg()}
+	idle, err := rss(o.pid)
+	if err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), maxPhase)
+	defer cancel()
+	cfg := &mpquic.Config{TLS: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{hq.ALPN}}, MaxIncomingStreams: 1}
+	var conns []*mpquic.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	for range o.frozen {
+		c, err := mpquic.DialWithOptions(ctx, o.addr.String(), cfg, mpquic.DialOptions{LocalAddr: o.local})
+		if err != nil {
+			res.Failed++
+			res.Errors = append(res.Errors, err.Error())
+			continue
+		}
+		conns = append(conns, c)
+		s, err := c.OpenStreamSync(ctx)
+		if err == nil {
+			_, err = fmt.Fprintf(s, "GET %s\r\n", o.path)
+			s.Close()
+		}
+		if err != nil {
+			res.Errors = append(res.Errors, err.Error())
+		}
+		res.Sent++
+	}
+	fmt.Printf("  %d frozen connections opened in %v; server RSS idle %.1f MB\n", len(conns), time.Since(start).Round(time.Millisecond), idle)
+	var samples []float64
+	for end := time.Now().Add(o.phase); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if v, err := rss(o.pid); err == nil {
+			samples = append(samples, v)
+		}
+	}
+	res.RSSMaxMB = slices.Max(append(samples, 0))
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	var after []string
+	for i := 1; i <= 10; i++ {
+		time.Sleep(time.Second)
+		v, _ := rss(o.pid)
+		after = append(after, fmt.Sprintf("%.0f", v))
+		res.RSSMedianMB = v
+	}
+	fmt.Printf("  server RSS while they held: median %.1f MB, max %.1f MB; each second after they closed: %s MB\n",
+		median(samples), res.RSSMaxMB, strings.Join(after, " "))
+	res.LoadAfter = loadavg()
+	return res, nil
 }

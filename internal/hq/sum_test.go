@@ -1,0 +1,124 @@
+package hq
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// memStream is a Stream over a request and a buffer for the response.
+type memStream struct {
+	req      io.Reader
+	resp     bytes.Buffer
+	closed   bool
+	canceled uint64
+}
+
+func (m *memStream) Read(b []byte) (int, error)  { return m.req.Read(b) }
+func (m *memStream) Write(b []byte) (int, error) { return m.resp.Write(b) }
+func (m *memStream) Close() error                { m.closed = true; return nil }
+func (m *memStream) CancelWrite(code uint64)     { m.canceled = code }
+
+func request(t *testing.T, f *Files, p string) *memStream {
+	t.Helper()
+	s := &memStream{req: strings.NewReader("GET " + p + "\r\n")}
+	f.Serve(s)
+	return s
+}
+
+func TestParseSum(t *testing.T) {
+	h := sha256.Sum256([]byte("x"))
+	hx := hex.EncodeToString(h[:])
+	tests := []struct {
+		name, in string
+		want     Sum
+		err      string
+	}{
+		{"ours", "sha256 " + hx + "\nsize 12\n", Sum{SHA256: h, Size: 12}, ""},
+		{"sha256sum's format", hx + "  file\n", Sum{SHA256: h, Size: -1}, ""},
+		{"no hash", "size 12\n", Sum{}, "no SHA-256"},
+		{"short hash", "sha256 abcd\n", Sum{}, "bad SHA-256"},
+		{"bad size", "sha256 " + hx + "\nsize -1\n", Sum{}, "bad size"},
+		{"other line", "sha256 " + hx + "\nname x\n", Sum{}, "unexpected line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseSum([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseSum = %+v, %v; want %+v", got, err, tt.want)
+			}
+			if again, err := ParseSum([]byte(got.String())); err != nil || again != got {
+				t.Fatalf("round trip of %q: %+v, %v", got.String(), again, err)
+			}
+		})
+	}
+}
+
+// TestFilesSum: GET /x.sha256 answers x's checksum, follows changes of x,
+// gives way to a real x.sha256 file, and is not found for a missing x, a
+// directory, or with Serve (no checksums).
+func TestFilesSum(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mtime time.Time) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write("a", "hello", t0)
+	write("b.sha256", "published by hand\n", t0)
+	write("b", "b", t0)
+	f := &Files{Root: dir}
+	sumOf := func(s string) string { return Sum{SHA256: sha256.Sum256([]byte(s)), Size: int64(len(s))}.String() }
+	tests := []struct {
+		name, path, want string
+		before           func()
+	}{
+		{"published", "/a.sha256", sumOf("hello"), nil},
+		{"the file itself", "/a", "hello", nil},
+		{"after a change", "/a.sha256", sumOf("hello, world"), func() { write("a", "hello, world", t0.Add(time.Second)) }},
+		{"a real .sha256 file wins", "/b.sha256", "published by hand\n", nil},
+		{"missing file", "/none.sha256", "", nil},
+		{"directory", "/sub.sha256", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.before != nil {
+				tt.before()
+			}
+			s := request(t, f, tt.path)
+			if tt.want == "" {
+				if s.canceled != ErrorNotFound {
+					t.Fatalf("GET %s: %q, want the stream reset with ErrorNotFound", tt.path, s.resp.String())
+				}
+				return
+			}
+			if got := s.resp.String(); got != tt.want || !s.closed {
+				t.Fatalf("GET %s: %q (closed %v), want %q", tt.path, got, s.closed, tt.want)
+			}
+		})
+	}
+	s := &memStream{req: strings.NewReader("GET /a.sha256\r\n")}
+	if err := Serve(s, dir); err == nil || s.canceled != ErrorNotFound {
+		t.Fatalf("Serve publishes checksums: %q, %v", s.resp.String(), err)
+	}
+}

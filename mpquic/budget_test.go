@@ -1,0 +1,125 @@
+package mpquic_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mpq/mpq/internal/hq"
+	"github.com/mpq/mpq/mpquic"
+	"github.com/mpq/mpq/mpquic/core"
+)
+
+// Bounds of TestFrozenReaders.
+const (
+	frozenClients = 20
+	frozenBudget  = 8 << 20
+	frozenStall   = 2 * time.Second
+	// frozenHeapBound bounds the live heap's growth while the clients
+	// hold their downloads, their own receive buffers (a 512 KiB stream
+	// window each, never read) included; without the budget the server's
+	// send buffers alone reach 4 MiB a connection, 80 MB.
+	frozenHeapBound = 40 << 20
+)
+
+// TestFrozenReaders: clients that request a 20 MB file and never read it.
+// The server's send buffers together stay within the send budget (each
+// connection holds at most its share, where StreamSendBuffer would allow
+// 4 MiB), the live heap grows by less than frozenHeapBound, a client that
+// reads meanwhile downloads the file whole, and the server closes the
+// frozen connections SendStallTimeout after their last acknowledgement,
+// returning their memory.
+func TestFrozenReaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("frozen readers")
+	}
+	f := getFiles(t)
+	budget := core.NewSendBudget(frozenBudget)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget, SendStallTimeout: frozenStall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, f.root)
+	ctx := ctxT(t, 60*time.Second)
+
+	runtime.GC()
+	base := liveHeap()
+	var frozen []*mpquic.Conn
+	for range frozenClients {
+		c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := c.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close() // the request sent; the answer is never read
+		frozen = append(frozen, c)
+	}
+	// While they hold: the budget's use and the live heap.
+	var peakUsed int64
+	var peakHeap uint64
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		used, _ := budget.Used()
+		peakUsed = max(peakUsed, used)
+		if h := liveHeap(); h > base {
+			peakHeap = max(peakHeap, h-base)
+		}
+	}
+	// A client that reads is served meanwhile.
+	c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	start := time.Now()
+	if _, err := hq.Get(ctx, s, "/big", &b); err != nil {
+		t.Fatalf("download beside the frozen readers: %v", err)
+	}
+	c.Close()
+	checkDownload(t, "big", &b, f.big)
+	t.Logf("%d frozen readers: send buffers at most %.1f MB (budget %d MB), live heap +%.1f MB; a reader's download of %d MB in %v",
+		frozenClients, float64(peakUsed)/(1<<20), frozenBudget>>20, float64(peakHeap)/(1<<20), len(f.big)>>20, time.Since(start).Round(time.Millisecond))
+	if peakUsed == 0 || peakUsed > frozenBudget+frozenClients*core.MinSendShare {
+		t.Errorf("send buffers held %d bytes at most, want some and at most the budget %d", peakUsed, frozenBudget)
+	}
+	if peakHeap > frozenHeapBound {
+		t.Errorf("live heap grew by %.1f MB, bound %d MB", float64(peakHeap)/(1<<20), frozenHeapBound>>20)
+	}
+	// The server ends the frozen connections SendStallTimeout after
+	// their last acknowledgement (give or take the closing period).
+	deadline := time.Now().Add(frozenStall + 3*time.Second)
+	for {
+		closed := 0
+		for _, c := range frozen {
+			select {
+			case <-c.Done():
+				closed++
+			default:
+			}
+		}
+		if closed == len(frozen) && l.Stats().Conns == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d frozen connections closed %v after the stall timeout; server %+v", closed, len(frozen), frozenStall+3*time.Second, l.Stats())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if used, conns := budget.Used(); used != 0 || conns != 0 {
+		t.Fatalf("budget holds %d bytes for %d connections once they are gone", used, conns)
+	}
+	t.Logf("frozen connections closed: %v", frozen[0].Err())
+}
