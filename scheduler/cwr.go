@@ -187,8 +187,9 @@ const maxPending = 1024
 //     (creditShort); stagger_startup and stagger_clear keep data of
 //     streams without priority off a path in its first slow start while
 //     the path before it is in its own or not yet clear of its overshoot
-//     (startupStagger), and let priority data pass the retransmissions
-//     held back. CWR+RED has them too.
+//     (startupStagger), for at most stagger_hold_rtts of the largest
+//     smoothed RTT at a time, and let priority data pass the
+//     retransmissions held back. CWR+RED has them too.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides
