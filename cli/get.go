@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,7 +77,15 @@ func setupGet(fs *flag.FlagSet) runFunc {
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send the request in 0-RTT when --session-cache holds a ticket of the server that allows it (the server needs --0rtt); a request in 0-RTT can be replayed by an attacker")
 	fs.Var(&o.locals, "local", "local `ADDR` (host or host:port) to send from; repeat it to use one path per address (multipath)")
 	fs.StringVar(&o.expectSHA, "expect-sha256", "", "fail (exit 1, no --out file) unless the body's SHA-256 is `HEX` (64 hexadecimal digits)")
-	fs.Int64Var(&o.expectSize, "expect-size", -1, "fail (exit 1, no --out file) unless the body is `N` bytes long")
+	o.expectSize = -1 // none
+	fs.Func("expect-size", "fail (exit 1, no --out file) unless the body is `N` bytes long", func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a byte count, 0 or more")
+		}
+		o.expectSize = n
+		return nil
+	})
 	fs.BoolVar(&o.verify, "verify", false, "first fetch the server's checksum of the file (GET /FILE.sha256, which mpq serve publishes) and fail (exit 1, no --out file) unless the body matches it")
 	o.tf.register(fs)
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -182,10 +191,7 @@ func runGet(ctx context.Context, o *getOptions, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	exp := &expectation{size: o.expectSize}
-	if o.expectSize < -1 {
-		fmt.Fprintf(stderr, "mpq get: --expect-size %d must not be negative\n", o.expectSize)
-		return exitUsage
-	} else if o.expectSize >= 0 {
+	if o.expectSize >= 0 {
 		exp.sizeOf = "--expect-size"
 	}
 	if o.expectSHA != "" {

@@ -564,7 +564,7 @@ func TestBadInput(t *testing.T) {
 		{"serve: missing reset key file", []string{"serve", "--root", root, "--reset-key-file", "{tmp}/none"}, 2, "--reset-key-file: open"},
 		{"serve: reset key too short", []string{"serve", "--root", root, "--reset-key-file", shortKey}, 2, "want at least 16"},
 		{"get: bad --expect-sha256", []string{"get", "--path", "/data", "--expect-sha256", "abc"}, 2, "--expect-sha256: bad SHA-256"},
-		{"get: negative --expect-size", []string{"get", "--path", "/data", "--expect-size", "-2"}, 2, "--expect-size -2 must not be negative"},
+		{"get: negative --expect-size", []string{"get", "--path", "/data", "--expect-size", "-2"}, 2, "invalid value \"-2\" for flag -expect-size: want a byte count, 0 or more"},
 		{"get: truncated, --expect-size", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--expect-size", fmt.Sprint(fileSize)},
 			1, fmt.Sprintf("/short: %d bytes, --expect-size %d: nothing written", fileSize/2, fileSize)},
 		{"get: truncated, --expect-sha256", []string{"get", "--addr", server, "--path", shortPath, "--out", "{tmp}/out", "--expect-sha256", hashOf(data)},

@@ -69,7 +69,7 @@ func TestParsePaperSetup(t *testing.T) {
 		t.Fatalf("queue %d", q)
 	}
 	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: "cwr", StreamScheduler: "priority-fifo", Congestion: "newreno", NewRenoGrowth: "per-ack", SlowStart: "standard", MaxPacketSize: 1350, Multipath: true, InitialRTT: 333 * time.Millisecond, PathFailure: true, SimNullProtection: true,
-		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet", "skip_held_back": "false", "credit": "false", "credit_rtts": "1", "stagger_startup": "false", "stagger_clear": "false"}}
+		SchedulerOptions: scheduler.Options{"reservation": "partial", "horizon": "srtt", "equal_rtt": "first", "hold_unwritten": "true", "idle_escape": "true", "path_choice": "packet", "skip_held_back": "false", "credit": "false", "credit_rtts": "1", "stagger_startup": "false", "stagger_clear": "false", "stagger_hold_rtts": "32"}}
 	if !reflect.DeepEqual(e.Transport, tr) {
 		t.Fatalf("transport %+v", e.Transport)
 	}

@@ -106,7 +106,7 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	w("pacing", strconv.FormatBool(t.Pacing))
 	w("multipath", strconv.FormatBool(t.Multipath))
 	w("initial_rtt", q(dur(t.InitialRTT)))
-	if opts := t.SchedulerOptions.Typed(t.PathScheduler); len(opts) > 0 {
+	if opts := t.SchedulerOptions.Written(t.PathScheduler); len(opts) > 0 {
 		keys := slices.Sorted(maps.Keys(opts))
 		var kv []string
 		for _, k := range keys {

@@ -17,9 +17,9 @@ func init() {
 var oneRunKinds = []string{"throughput-time", "cwnd", "timeline"}
 
 // Kinds are the figures, by name; tableOnly those that are a table only.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "robustness", "robustness-summary"}
 
-var tableOnly = []string{"aggregation"}
+var tableOnly = []string{"aggregation", "robustness-summary"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -41,6 +41,8 @@ func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 		return TimelineFigure(points, o)
 	case "ratio":
 		return RatioFigure(points, o)
+	case "robustness":
+		return RobustnessFigure(points, o)
 	}
 	if slices.Contains(tableOnly, kind) {
 		return nil, inputErr("--kind %s is a table: write .md or .csv", kind)
@@ -64,6 +66,10 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return RatioTable(points, o)
 	case "aggregation":
 		return AggregationTable(points, o)
+	case "robustness":
+		return RobustnessTable(points, o)
+	case "robustness-summary":
+		return RobustnessSummaryTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

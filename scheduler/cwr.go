@@ -162,8 +162,9 @@ const maxPending = 1024
 //     which goes by the rule for priority data above; the retransmission
 //     is still offered first at every decision.
 //   - cwr-plus's rules (CWRPlus) are options here too, off by default:
-//     credit and credit_rtts (creditRule), stagger_startup and
-//     stagger_clear (startupStagger). CWR+RED has them too.
+//     credit and credit_rtts (creditRule), stagger_startup,
+//     stagger_clear and stagger_hold_rtts (startupStagger). CWR+RED has
+//     them too.
 //
 // Equal RTTs when choosing the path of a packet go to the lower index in
 // paths, as in lowrtt. Without announced sources CWR therefore decides

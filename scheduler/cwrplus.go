@@ -140,8 +140,11 @@ const QueueGuard = 2 * time.Millisecond
 //     overshoot (out of its first slow start, no queue shown, and a
 //     window its largest delivery rate carries within its minimum RTT
 //     plus QueueGuard: clearOfOvershoot), so that the next slow start
-//     begins once the earlier path's window no longer queues. If no path
-//     qualifies, nothing is sent now.
+//     begins once the earlier path's window no longer queues; no such
+//     hold lasts longer than stagger_hold_rtts (32) of the candidates'
+//     largest smoothed RTT without a break, so that no path starves
+//     (issue 35: a lossless path with a full queue is never clear). If no
+//     path qualifies, nothing is sent now.
 //   - Control-only packets (ClassControl) go on the lowest-RTT candidate
 //     whose window and pacer let them out.
 //

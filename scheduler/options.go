@@ -22,6 +22,13 @@ type Option struct {
 	Default string
 	// Doc says in one sentence what the option does.
 	Doc string
+	// WrittenWith, if set, names a boolean option without which this
+	// one does nothing: while that one is off and this one has its
+	// default, a run's written configuration (config.resolved.toml, and
+	// so its config_sha256) leaves this one out, so that an option added
+	// after results were published keeps the configurations of the runs
+	// it cannot affect the same (Written).
+	WrittenWith string
 }
 
 // Bool reports whether o is a boolean option.
@@ -278,6 +285,22 @@ func (o Options) Typed(sched string) map[string]any {
 		default:
 			out[opt.Name] = v
 		}
+	}
+	return out
+}
+
+// Written returns the options of the path scheduler sched as a run's
+// configuration writes them: Typed, without the options that have their
+// default while the option they are written with (WrittenWith) is off.
+func (o Options) Written(sched string) map[string]any {
+	out := o.Typed(sched)
+	for _, opt := range PathOptions(sched) {
+		if opt.WrittenWith != "" && !o.Bool(opt.WrittenWith) && o[opt.Name] == opt.Default {
+			delete(out, opt.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

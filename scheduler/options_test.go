@@ -13,12 +13,12 @@ func TestResolvePathOptions(t *testing.T) {
 	if len(errs) != 0 {
 		t.Fatal(errs)
 	}
-	want := "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=false"
+	want := "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=any, reservation=partial, retransmission_size=full, skip_held_back=false, stagger_clear=false, stagger_hold_rtts=32, stagger_startup=false, wait_for_fast_path=false"
 	if red.String() != want {
 		t.Fatalf("cwr-red defaults %s, want %s", red, want)
 	}
 	fast, _ := ResolvePathOptions("cwr-red-fast", nil)
-	want = "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, stagger_clear=false, stagger_startup=false, wait_for_fast_path=true"
+	want = "credit=false, credit_rtts=1, hold_unwritten=true, horizon=srtt, idle_escape=true, path_choice=packet, resend_lost_copy_on=fast, reservation=whole, retransmission_size=lost, skip_held_back=false, stagger_clear=false, stagger_hold_rtts=32, stagger_startup=false, wait_for_fast_path=true"
 	if fast.String() != want {
 		t.Fatalf("cwr-red-fast defaults %s, want %s", fast, want)
 	}
@@ -78,6 +78,33 @@ func TestResolveNumericChoice(t *testing.T) {
 		o, errs := ResolvePathOptions("cwr-plus", map[string]any{OptCreditRTTs: tc.v})
 		if ok := len(errs) == 0; ok != tc.ok || ok && o[OptCreditRTTs] != tc.want {
 			t.Errorf("credit_rtts = %#v: %v, errors %v; want %q, ok %v", tc.v, o[OptCreditRTTs], errs, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestWrittenOptions: stagger_hold_rtts, added after results with the
+// stagger's options were published, is left out of a run's written
+// configuration while it has its default and stagger_startup is off
+// (configurations of runs it cannot affect stay the same), and written
+// otherwise.
+func TestWrittenOptions(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]any
+		want string // the written value, "" when left out
+	}{
+		{nil, ""},
+		{map[string]any{OptStaggerHoldRTTs: "none"}, "none"},
+		{map[string]any{OptStaggerStartup: true}, "32"},
+		{map[string]any{OptStaggerStartup: true, OptStaggerHoldRTTs: int64(8)}, "8"},
+	} {
+		o, errs := ResolvePathOptions("cwr-plus", tc.set)
+		if len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		w := o.Written("cwr-plus")
+		got, _ := w[OptStaggerHoldRTTs].(string)
+		if got != tc.want || len(w) != len(o)-map[bool]int{true: 1, false: 0}[tc.want == ""] {
+			t.Errorf("%v: written %v, want stagger_hold_rtts %q and every other option", tc.set, w, tc.want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package scheduler
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Options of the start-up stagger, shared by cwr-plus, cwr and cwr-red
 // (all off by default; ours, not the reference paper's).
@@ -18,7 +21,21 @@ const (
 	// that its delivery rate drains within its minimum RTT plus
 	// QueueGuard, not only until its slow start ended.
 	OptStaggerClear = "stagger_clear"
+	// OptStaggerHoldRTTs bounds how long the stagger holds a path: once
+	// a hold of the data of streams without priority off a path has
+	// lasted this many of the candidates' largest smoothed RTT, unbroken
+	// (from the first decision that held them there, with no decision
+	// since that did not), the path is let go for as long as that hold
+	// would last; a later hold starts anew. "none" holds for as long as the rule says, which can be the
+	// whole connection (issue 35: with stagger_clear, a lossless path
+	// with a full queue never looks clear, and the next path carried no
+	// background data at all).
+	OptStaggerHoldRTTs = "stagger_hold_rtts"
 )
+
+// StaggerHoldUnbounded is the value of stagger_hold_rtts that keeps the
+// stagger's hold unbounded, as the rule was before the bound.
+const StaggerHoldUnbounded = "none"
 
 // staggerOptions are the options of startupStagger with their defaults.
 func staggerOptions() []Option {
@@ -27,6 +44,9 @@ func staggerOptions() []Option {
 			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back) (ours)"},
 		{Name: OptStaggerClear, Default: "false",
 			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), so the next path's slow start begins once the earlier one's window no longer queues (ours)"},
+		{Name: OptStaggerHoldRTTs, Choices: []string{"32", "8", "16", "24", "64", StaggerHoldUnbounded}, Default: "32",
+			Doc:         "with stagger_startup: the stagger holds data off a path at most this many of the paths' largest smoothed RTT, from the first time it held them there, and never again after; \"none\": as long as its rule says, possibly the whole connection (ours)",
+			WrittenWith: OptStaggerStartup},
 	}
 }
 
@@ -37,19 +57,33 @@ func staggerOptions() []Option {
 // (clearOfOvershoot).
 type startupStagger struct {
 	on, clear bool
+	// holdRTTs bounds a path's hold (stagger_hold_rtts; 0: unbounded).
+	holdRTTs int
+	// now is the time of the decision (observe); heldSince when the
+	// rule's present hold of each path began.
+	now       time.Time
+	heldSince map[uint64]time.Time
 	// rates are the paths' delivery-rate estimates (stagger_clear).
 	rates map[uint64]*deliveryRate
 	buf   []int
 }
 
 func newStartupStagger(o Options) startupStagger {
-	return startupStagger{on: o.Bool(OptStaggerStartup), clear: o.Bool(OptStaggerClear)}
+	g := startupStagger{on: o.Bool(OptStaggerStartup), clear: o.Bool(OptStaggerClear)}
+	if v := o[OptStaggerHoldRTTs]; v != StaggerHoldUnbounded {
+		g.holdRTTs, _ = strconv.Atoi(v) // a registered choice, or "" (none set: 0)
+	}
+	return g
 }
 
 // observe feeds each candidate's delivered bytes to its delivery-rate
 // estimate (stagger_clear); call it at every decision.
 func (g *startupStagger) observe(now time.Time, paths []PathInfo, cand []int) {
-	if !g.on || !g.clear {
+	if !g.on {
+		return
+	}
+	g.now = now
+	if !g.clear {
 		return
 	}
 	if g.rates == nil {
@@ -66,17 +100,57 @@ func (g *startupStagger) observe(now time.Time, paths []PathInfo, cand []int) {
 	}
 }
 
-// holds reports whether the rule keeps the data of w off candidate i.
+// holds reports whether the rule keeps the data of w off candidate i:
+// while a candidate before it is in its first slow start or (with
+// stagger_clear) not clear of its overshoot, unless that has lasted
+// stagger_hold_rtts already (expired).
 func (g *startupStagger) holds(paths []PathInfo, cand []int, i int, w Work) bool {
-	if !g.on || w.Priority || w.Class == ClassControl || !paths[i].InStartup() {
+	if !g.on || w.Priority || w.Class == ClassControl {
 		return false
 	}
+	if !paths[i].InStartup() || !g.blocked(paths, cand, i) {
+		if g.heldSince != nil {
+			delete(g.heldSince, paths[i].ID) // a later hold starts anew
+		}
+		return false
+	}
+	return !g.expired(paths, cand, paths[i].ID)
+}
+
+// blocked reports whether a candidate before i is in its first slow
+// start or (stagger_clear) not clear of its overshoot.
+func (g *startupStagger) blocked(paths []PathInfo, cand []int, i int) bool {
 	for _, j := range cand {
 		if j < i && (paths[j].InStartup() || g.clear && !g.clearOfOvershoot(&paths[j])) {
 			return true
 		}
 	}
 	return false
+}
+
+// expired reports whether the hold of path id, unbroken since the first
+// decision that found it (a decision that does not hold the path ends
+// it), has lasted holdRTTs of the candidates' largest smoothed RTT (of
+// those with an RTT sample); the first call of a hold begins it.
+func (g *startupStagger) expired(paths []PathInfo, cand []int, id uint64) bool {
+	if g.holdRTTs == 0 || g.now.IsZero() {
+		return false
+	}
+	if g.heldSince == nil {
+		g.heldSince = make(map[uint64]time.Time)
+	}
+	since, ok := g.heldSince[id]
+	if !ok {
+		g.heldSince[id] = g.now
+		return false
+	}
+	var srtt time.Duration
+	for _, j := range cand {
+		if paths[j].HasRTTSample {
+			srtt = max(srtt, paths[j].SRTT)
+		}
+	}
+	return srtt > 0 && g.now.Sub(since) >= time.Duration(g.holdRTTs)*srtt
 }
 
 // filter returns the candidates the rule does not hold w off (cand itself

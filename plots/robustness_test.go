@@ -1,0 +1,187 @@
+package plots
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/trafficgen"
+)
+
+// robustnessConfig has two paths whose faster one has the lower rate:
+// path 0 50 ms one way at 100 Mbit/s (a 10 kB message alone: 50 + 0.8 =
+// 50.8 ms), path 1 20 ms at 10 Mbit/s (20 + 8 = 28 ms). The limit is
+// 28 ms.
+var robustnessConfig = &experiment.Experiment{Paths: []experiment.Path{
+	{Up: experiment.Link{Rate: 100e6, Delay: 50 * time.Millisecond}, Down: experiment.Link{Rate: 100e6, Delay: 50 * time.Millisecond}},
+	{Up: experiment.Link{Rate: 10e6, Delay: 20 * time.Millisecond}, Down: experiment.Link{Rate: 10e6, Delay: 20 * time.Millisecond}},
+}}
+
+// robustnessPoint is a grid point of scheduler sched at loss: one run per
+// element of goodputs (the bulk source's, Mbit/s) with the message
+// completion times of times[i] (+Inf: failed), of a sweep of repeat
+// repetitions.
+func robustnessPoint(sched, loss string, repeat int, goodputs []float64, times [][]float64) *Point {
+	p := &Point{Name: "rob", Vary: []string{"loss=" + loss, "transport.path_scheduler=" + sched}, Scheduler: sched}
+	for i, g := range goodputs {
+		var ms []Message
+		for k, v := range times[i] {
+			ms = append(ms, Message{Source: "s1", Kind: "periodic", Seq: k, Priority: true, Length: 10000, MCT: v})
+		}
+		p.Runs = append(p.Runs, &Run{Dir: "rob/" + sched + "/" + loss, config: robustnessConfig, messages: ms,
+			Summary: &trafficgen.Summary{Name: "rob", Repetition: i, Repeat: repeat, PathScheduler: sched, Sources: []trafficgen.SourceSummary{
+				{Name: "s1", Kind: "periodic", Sender: "server", Priority: true},
+				{Name: "background", Kind: experiment.KindBulk, Sender: "server", GoodputMbps: g},
+			}}})
+	}
+	return p
+}
+
+// TestRobustnessCells: the goal decision, the share and the summary by
+// hand. Limit 28 ms (path 1; the slower path's 50.8 ms would be wrong).
+// With at most 1000 messages the nearest-rank p99.9 is the largest.
+//   - loss a, lowrtt: goodputs 110, 90 (mean 100); times up to 45 ms:
+//     excess 17, goal not met; share 1.
+//   - cwr-plus: 96, 94 (95): share 0.95, counted as >= 95 %; times up
+//     to 30 = 28 + 2: met.
+//   - cwr: 50, 60: share 0.55; up to 40 ms: excess 12, not met (met
+//     with the slower path's limit).
+//   - sr: 1 of 2 repetitions: not met, no share, though its 28 ms meet
+//     the limit.
+//   - blest: 100, 100: share 1; a failed message: p99.9 +Inf, not met.
+//   - loss b, cwr-plus alone: up to 29 ms, met; no lowrtt: no share.
+//
+// Summary: lowrtt 1 point, goal 0, good 1, both 0, worst share 1, worst
+// excess 17; cwr-plus 2, 2, 1, 1, 0.95, 2 (at a), 1 without a share;
+// cwr 1, 0, 0, 0, 0.55, 12; sr 1, 0, 0, 0, none, 0, 1 without; blest 1,
+// 0, 1, 0, 1, +Inf.
+func TestRobustnessCells(t *testing.T) {
+	inf := math.Inf(1)
+	points := []*Point{
+		robustnessPoint("lowrtt", "a", 2, []float64{110, 90}, [][]float64{{25, 27}, {26, 45}}),
+		robustnessPoint("cwr-plus", "a", 2, []float64{96, 94}, [][]float64{{28, 29.9}, {29, 30}}),
+		robustnessPoint("cwr", "a", 2, []float64{50, 60}, [][]float64{{29, 40}, {30, 31}}),
+		robustnessPoint("sr", "a", 2, []float64{99}, [][]float64{{28, 28}}),
+		robustnessPoint("blest", "a", 2, []float64{100, 100}, [][]float64{{28, inf}, {28, 28}}),
+		robustnessPoint("cwr-plus", "b", 2, []float64{80, 80}, [][]float64{{28, 29}, {29, 28}}),
+	}
+	cells, err := RobustnessCells(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	want := []struct {
+		sched, point string
+		p999, excess float64
+		met          bool
+		share        float64
+		failed       string
+	}{
+		{"lowrtt", "loss=a", 45, 17, false, 1, ""},
+		{"cwr-plus", "loss=a", 30, 2, true, 0.95, ""},
+		{"cwr", "loss=a", 40, 12, false, 0.55, ""},
+		{"sr", "loss=a", 28, 0, false, nan, "1 of 2 repetitions missing"},
+		{"blest", "loss=a", inf, inf, false, 1, ""},
+		{"cwr-plus", "loss=b", 29, 1, true, nan, "no lowrtt at this point"},
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("%d cells, want %d", len(cells), len(want))
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-9 }
+	for i, w := range want {
+		c := cells[i]
+		if c.Scheduler != w.sched || c.Point != w.point || !same(c.LimitMS, 28) || !same(c.P999MS, w.p999) || !same(c.ExcessMS, w.excess) ||
+			c.GoalMet != w.met || !same(c.Share, w.share) || c.Failed != w.failed {
+			t.Errorf("cell %d: %s %s limit %v p99.9 %v excess %v met %v share %v failed %q; want %+v",
+				i, c.Scheduler, c.Point, c.LimitMS, c.P999MS, c.ExcessMS, c.GoalMet, c.Share, c.Failed, w)
+		}
+	}
+	if cells[4].FailedMessages != 1 || cells[4].Messages != 4 {
+		t.Errorf("blest: %d of %d messages failed, want 1 of 4", cells[4].FailedMessages, cells[4].Messages)
+	}
+	type sum struct {
+		sched                             string
+		points, goal, good, both, noShare int
+		worstShare, worstExcess           float64
+	}
+	wantSum := []sum{
+		{"lowrtt", 1, 0, 1, 0, 0, 1, 17},
+		{"cwr-plus", 2, 2, 1, 1, 1, 0.95, 2},
+		{"cwr", 1, 0, 0, 0, 0, 0.55, 12},
+		{"sr", 1, 0, 0, 0, 1, nan, 0},
+		{"blest", 1, 0, 1, 0, 0, 1, inf},
+	}
+	got := SummarizeRobustness(cells)
+	if len(got) != len(wantSum) {
+		t.Fatalf("%d summary lines, want %d", len(got), len(wantSum))
+	}
+	for i, w := range wantSum {
+		s := got[i]
+		if g := (sum{s.Scheduler, s.Points, s.Goal, s.Good, s.Both, s.NoShare, s.WorstShare, s.WorstExcessMS}); g.sched != w.sched ||
+			g.points != w.points || g.goal != w.goal || g.good != w.good || g.both != w.both || g.noShare != w.noShare ||
+			!same(g.worstShare, w.worstShare) || !same(g.worstExcess, w.worstExcess) {
+			t.Errorf("summary %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if got[1].WorstSharePoint != "rob: loss=a" || got[1].WorstExcessPoint != "rob: loss=a" {
+		t.Errorf("cwr-plus worst at %q and %q, want rob: loss=a", got[1].WorstSharePoint, got[1].WorstExcessPoint)
+	}
+}
+
+// TestRobustnessLimit: the limit of a message sent by the server or the
+// client, by hand (robustnessConfig; a client's 2 kB: path 1 20 + 1.6 =
+// 21.6 ms, path 0 50.16 ms).
+func TestRobustnessLimit(t *testing.T) {
+	for _, tc := range []struct {
+		sender string
+		length int64
+		want   float64
+	}{{"server", 10000, 28}, {"client", 2000, 21.6}, {"server", 100000, 58}} {
+		if got := RobustnessLimit(robustnessConfig, tc.sender, tc.length); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s %d bytes: %v ms, want %v", tc.sender, tc.length, got, tc.want)
+		}
+	}
+}
+
+// TestRobustnessOutputs: the table, the summary table and the figure are
+// written for the points of TestRobustnessCells.
+func TestRobustnessOutputs(t *testing.T) {
+	points := []*Point{
+		robustnessPoint("lowrtt", "a", 1, []float64{100}, [][]float64{{25}}),
+		robustnessPoint("cwr", "a", 1, []float64{50}, [][]float64{{29}}),
+	}
+	tab, err := Tabulate("robustness", points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tab.Write(&b, "md"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| rob | loss=a | cwr | 1/1 | 28.0 | 29.0 | 1.0 | 0 of 1 | yes | 50.0 | 100.0 | 50.0 % |  |") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	sum, err := Tabulate("robustness-summary", points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := sum.Write(&b, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "cwr,1,1,0,0,0.500,rob: loss=a,1.000,rob: loss=a,0") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+	fig, err := Draw("robustness", points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Formats {
+		b.Reset()
+		if err := fig.Write(&b, f); err != nil || b.Len() == 0 {
+			t.Errorf("%s: %v, %d bytes", f, err, b.Len())
+		}
+	}
+}
