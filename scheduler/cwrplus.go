@@ -9,49 +9,24 @@ func init() {
 	RegisterPathWithOptions("cwr-plus", cwrPlusOptions(), func(o Options) PathScheduler { return newCWRPlus(o) })
 }
 
-// Options of cwr-plus, each one of its rules (all on by default).
+// Names of the options of cwr-plus, each one of its rules; what each does
+// is its Doc in cwrPlusOptions.
 const (
-	// OptCopies: a priority packet goes on every candidate path whose
-	// window, with the budget beyond it, admits it (off: on the
-	// lowest-RTT one only).
-	OptCopies = "copies"
-	// OptCredit: background data leave the connection's flow-control
-	// credit of the priority messages due within one smoothed RTT.
-	OptCredit = "credit"
-	// OptQueueGuard: background data keep off a path whose latest RTT
-	// shows a queue (QueueGuard above its minimum RTT).
-	OptQueueGuard = "queue_guard"
-	// OptParity: each priority message gets one XOR parity packet
-	// (REPAIR frames) on another path (Repairer); needs both ends'
-	// transport.repair.
-	OptParity = "parity"
-	// OptQueuedCopies: without copies, a priority packet is still copied
-	// while its path shows a queue or has lost nothing yet (its first
-	// slow start).
-	OptQueuedCopies = "queued_copies"
-	// OptDrain: priority data try the candidates in the order of
-	// SRTT x (1 + bytes_in_flight/cwnd) rather than of SRTT.
-	OptDrain = "drain"
-	// OptGuardOne: queue_guard holds background data off a queued path
-	// only while no other candidate is clear of a queue.
-	OptGuardOne = "guard_one"
-	// OptStartupGuard: how long queue_guard holds background data off a
-	// queued path (StartupGuardOff, StartupGuardPath, StartupGuardConn).
-	OptStartupGuard = "startup_guard"
-	// OptUnpacedPriority: priority data leave whatever the pacer's
-	// budget (parities always do); background data stay paced.
+	OptCopies          = "copies"
+	OptCredit          = "credit"
+	OptQueueGuard      = "queue_guard"
+	OptParity          = "parity"
+	OptQueuedCopies    = "queued_copies"
+	OptDrain           = "drain"
+	OptGuardOne        = "guard_one"
+	OptStartupGuard    = "startup_guard"
 	OptUnpacedPriority = "unpaced_priority"
 )
 
-// Values of OptStartupGuard.
+// The values of cwr-plus's option startup_guard.
 const (
-	// StartupGuardOff: queue_guard holds for the whole run.
-	StartupGuardOff = "off"
-	// StartupGuardPath: queue_guard holds on a path only while that path
-	// is in its first slow start (PathInfo.InStartup).
+	StartupGuardOff  = "off"
 	StartupGuardPath = "path"
-	// StartupGuardConn: queue_guard holds on every path while some
-	// candidate path is still in its first slow start.
 	StartupGuardConn = "conn"
 )
 
@@ -65,7 +40,7 @@ func cwrPlusOptions() []Option {
 		{Name: OptQueueGuard, Default: "true",
 			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
 		{Name: OptParity, Default: "false",
-			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames; both ends need transport.repair = true)"},
+			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames, Repairer; both ends need transport.repair = true)"},
 		{Name: OptQueuedCopies, Default: "false",
 			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
 		{Name: OptDrain, Default: "false",
@@ -73,7 +48,7 @@ func cwrPlusOptions() []Option {
 		{Name: OptGuardOne, Default: "false",
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
-			Doc: "how long queue_guard holds: the whole run (off), on a path until its first slow start ends (its first congestion event or slow-start exit: path), on every path until every path's first slow start ended (conn)"},
+			Doc: "how long queue_guard holds: the whole run (off), on a path only while that path is in its first slow start, until its first congestion event or slow-start exit (path), on every path while some path is still in its first slow start (conn)"},
 		{Name: OptUnpacedPriority, Default: "false",
 			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
 	}, append(staggerOptions(), creditRTTsOption())...)

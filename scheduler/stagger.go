@@ -5,31 +5,12 @@ import (
 	"time"
 )
 
-// Options of the start-up stagger, shared by cwr-plus, cwr and cwr-red
-// (all off by default; ours, not the reference paper's).
+// Names of the options of the start-up stagger, shared by cwr-plus, cwr
+// and cwr-red (all off by default; ours, not the reference paper's); what
+// each does is its Doc in staggerOptions.
 const (
-	// OptStaggerStartup: data of streams without priority (new and
-	// retransmitted) go on a path in its first slow start only while no
-	// candidate before it is in its own, so that the paths' first slow
-	// starts, and the queues they overshoot into, come one at a time.
-	// Priority data pass the retransmissions it holds back
-	// (HeldBackSkipper).
-	OptStaggerStartup = "stagger_startup"
-	// OptStaggerClear: with stagger_startup, a path in its first slow
-	// start also waits until each candidate before it is clear of its
-	// overshoot: no queue shown (as cwr-plus's queue_guard) and a window
-	// that its delivery rate drains within its minimum RTT plus
-	// QueueGuard, not only until its slow start ended.
-	OptStaggerClear = "stagger_clear"
-	// OptStaggerHoldRTTs bounds how long the stagger holds a path: once
-	// a hold of the data of streams without priority off a path has
-	// lasted this many of the candidates' largest smoothed RTT, unbroken
-	// (from the first decision that held them there, with no decision
-	// since that did not), the path is let go for as long as that hold
-	// would last; a later hold starts anew. "none" holds for as long as the rule says, which can be the
-	// whole connection (issue 35: with stagger_clear, a lossless path
-	// with a full queue never looks clear, and the next path carried no
-	// background data at all).
+	OptStaggerStartup  = "stagger_startup"
+	OptStaggerClear    = "stagger_clear"
 	OptStaggerHoldRTTs = "stagger_hold_rtts"
 )
 
@@ -41,11 +22,11 @@ const StaggerHoldUnbounded = "none"
 func staggerOptions() []Option {
 	return []Option{
 		{Name: OptStaggerStartup, Default: "false",
-			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back) (ours)"},
+			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back, HeldBackSkipper) (ours)"},
 		{Name: OptStaggerClear, Default: "false",
-			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), so the next path's slow start begins once the earlier one's window no longer queues (ours)"},
+			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, as cwr-plus's queue_guard, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), not only until its slow start ended, so the next path's slow start begins once the earlier one's window no longer queues (ours)"},
 		{Name: OptStaggerHoldRTTs, Choices: []string{"32", "8", "16", "24", "64", StaggerHoldUnbounded}, Default: "32",
-			Doc:         "with stagger_startup: the stagger holds data off a path at most this many of the paths' largest smoothed RTT, from the first time it held them there, and never again after; \"none\": as long as its rule says, possibly the whole connection (ours)",
+			Doc:         "with stagger_startup: no hold of the stagger keeps data of streams without priority off a path for longer than this many of the paths' largest smoothed RTT without a break (a decision that does not hold the path ends a hold; a later hold starts anew); \"none\": as long as the rule says, which can be the whole connection: with stagger_clear a lossless path with a full queue never looks clear, and the next path then carries no background data at all (ours)",
 			WrittenWith: OptStaggerStartup},
 	}
 }
