@@ -153,19 +153,10 @@ func TestSlowStartAtLoad(t *testing.T) {
 		{"congestion = \"bbr\"\nslow_start = \"standard\"", "", `e.toml:20: transport.slow_start: congestion = "bbr" has no slow start to choose`},
 		{"slow_start = \"hystart\"", "", `e.toml:19: transport.slow_start: unknown slow start "hystart" (known: standard, hystart++)`},
 	} {
-		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
-		es, err := Parse("e.toml", []byte(doc), nil)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
-			}
+		e := parseTransport(t, tc.transport, tc.err)
+		if e == nil {
 			continue
 		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.transport, err)
-			continue
-		}
-		e := &es[0]
 		resolved := string(e.ResolvedTOML())
 		written := strings.Contains(resolved, "slow_start")
 		def := !strings.Contains(tc.transport, "slow_start") || !strings.Contains(tc.transport, "cubic") && tc.want == "standard" ||
@@ -223,19 +214,10 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		{"loss_reduction = 0", congestion.Readings{}, `e.toml:19: transport.loss_reduction: 0 is outside (0, 1)`},
 		{"emulated_connections = 0", congestion.Readings{}, `e.toml:19: transport.emulated_connections`},
 	} {
-		doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+tc.transport, 1)
-		es, err := Parse("e.toml", []byte(doc), nil)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%q: error %v, want %s", tc.transport, err, tc.err)
-			}
+		e := parseTransport(t, tc.transport, tc.err)
+		if e == nil {
 			continue
 		}
-		if err != nil {
-			t.Errorf("%q: %v", tc.transport, err)
-			continue
-		}
-		e := &es[0]
 		if e.Transport.CongestionReadings != tc.want {
 			t.Errorf("%q: readings %+v, want %+v", tc.transport, e.Transport.CongestionReadings, tc.want)
 		}
@@ -253,4 +235,24 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseTransport parses the paper's file with transport lines added under
+// [transport]: the experiment, or nil when it failed, as wantErr asks (an
+// error containing it) or not (reported).
+func parseTransport(t *testing.T, transport, wantErr string) *Experiment {
+	t.Helper()
+	doc := strings.Replace(paperFile, `path_scheduler = "cwr"`, `path_scheduler = "cwr"`+"\n"+transport, 1)
+	es, err := Parse("e.toml", []byte(doc), nil)
+	switch {
+	case wantErr != "":
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%q: error %v, want %s", transport, err, wantErr)
+		}
+		return nil
+	case err != nil:
+		t.Errorf("%q: %v", transport, err)
+		return nil
+	}
+	return &es[0]
 }
