@@ -1,8 +1,11 @@
 // Package plots draws the figures of a paper from the results mpq run
-// writes: the CCDF of message completion times, throughput bars, the
-// congestion windows over time, the congestion window growth of the
-// reference paper's Table I, and a timeline of the packets of every path
-// around a message. Every figure is sized for one column of a two-column
+// writes: the CCDF of message completion times, throughput bars and
+// throughput over time, the congestion windows over time, the congestion
+// window growth of the reference paper's Table I, a timeline of the
+// packets of every path around a message, and for grids the download
+// time ratios and aggregation benefit of single path against multipath
+// sweeps and the robustness map of every scheduler against lowrtt. Each
+// figure also writes the table behind it (Markdown or CSV). Every figure is sized for one column of a two-column
 // paper (3.5 in wide), with labelled axes and units; PDF and SVG embed
 // their fonts, PNG is drawn at twice the resolution of a screen (192 dpi)
 // for READMEs. Each path scheduler has one colour and dash pattern in
