@@ -584,8 +584,10 @@ func convertTransport(t *table, backend string) Transport {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
 	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
-	tr.Repair = t.boolean("repair", tr.Repair)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
+	// REPAIR is offered by default when the path scheduler sends parity
+	// (cwr-plus's parity), on mpq's own transport.
+	tr.Repair = t.boolean("repair", tr.Kind == KindMPQ && scheduler.OffersRepair(tr.PathScheduler, tr.SchedulerOptions))
 	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.Connection = t.str("connection", tr.Connection, ConnectionModes()...)
 	if tr.Connection == ConnectionPool {

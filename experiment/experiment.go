@@ -259,7 +259,8 @@ type Transport struct {
 	// Repair (transport.repair) offers the experimental REPAIR extension
 	// (stream-level XOR parity, core.Config.Repair) on both ends: a path
 	// scheduler with a parity rule (cwr-plus's parity) may then use it.
-	// Off by default.
+	// By default on exactly when the path scheduler sends parity
+	// (scheduler.OffersRepair) and the transport is mpq's.
 	Repair bool
 	// SimNullProtection (transport.sim_null_protection) replaces the
 	// 1-RTT packet protection by the simulator's null protection

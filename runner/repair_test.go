@@ -48,8 +48,9 @@ warmup = "0s"
 // was asked about (60 messages in 3 s; the parity of a message of 8
 // packets is one packet's chunk, at least 1,000 bytes) and the client
 // rebuilt the bytes of some of the packets the 1 % loss took (one range
-// per message repaired); without transport.repair there is no repair
-// object.
+// per message repaired), and negotiated = true; with transport.repair
+// off, cwr-plus's parity is not negotiated, and the repair object says so
+// (negotiated = false, nothing sent: cwr-plus copies instead).
 func TestRepairCounts(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		doc := strings.Replace(repairDoc, "REPAIR", strconv.FormatBool(on), 1)
@@ -64,15 +65,18 @@ func TestRepairCounts(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
-		if !on {
-			if s.Repair != nil {
-				t.Fatalf("repair off: summary.json has repair %v", s.Repair)
-			}
-			continue
-		}
 		srv, cli := s.Repair["server"], s.Repair["client"]
 		if srv == nil || cli == nil {
 			t.Fatalf("repair = %v, want both ends", s.Repair)
+		}
+		if srv["negotiated"] != on || cli["negotiated"] != on {
+			t.Fatalf("repair = %v, want negotiated = %v at both ends", s.Repair, on)
+		}
+		if !on {
+			if srv["parities_sent"] != 0.0 {
+				t.Fatalf("repair off: %v, want no parity sent", srv)
+			}
+			continue
 		}
 		n := func(m map[string]any, k string) float64 {
 			v, ok := m[k].(float64)

@@ -29,6 +29,7 @@ import (
 	"github.com/mpq/mpq/internal/buildinfo"
 	"github.com/mpq/mpq/internal/qlogfile"
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/scheduler"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -309,11 +310,12 @@ type repairCounter interface {
 }
 
 // addRepair records the REPAIR counts of the connection of side, when
-// the experiment offers REPAIR (transport.repair) and the connection
-// counts them (mpq's).
+// the experiment offers REPAIR (transport.repair) or its path scheduler
+// would send parity (then negotiated = false says it did without), and
+// the connection counts them (mpq's).
 func addRepair(in *trafficgen.SummaryInput, e *experiment.Experiment, side string, c appenv.Conn) {
 	rc, ok := c.(repairCounter)
-	if !ok || !e.Transport.Repair {
+	if !ok || !e.Transport.Repair && !scheduler.OffersRepair(e.Transport.PathScheduler, e.Transport.SchedulerOptions) {
 		return
 	}
 	s, ok := rc.RepairStats()

@@ -256,6 +256,9 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 // pass.
 func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on }
 
+// OffersRepair implements RepairOfferer: option parity.
+func (s *CWRPlus) OffersRepair() bool { return s.parity }
+
 // someClear reports whether some candidate shows no queue.
 func (s *CWRPlus) someClear(paths []PathInfo) bool {
 	for _, i := range s.cand {
@@ -338,4 +341,5 @@ var (
 	_ PacketObserver  = (*CWRPlus)(nil)
 	_ Repairer        = (*CWRPlus)(nil)
 	_ HeldBackSkipper = (*CWRPlus)(nil)
+	_ RepairOfferer   = (*CWRPlus)(nil)
 )

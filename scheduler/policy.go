@@ -234,3 +234,29 @@ type RepairRequest struct {
 type Repairer interface {
 	Repair(now time.Time, paths []PathInfo, req RepairRequest) (pathID uint64, ok bool)
 }
+
+// RepairOfferer is implemented by a Repairer whose options may leave
+// parity off: OffersRepair reports whether it sends parity, so that a
+// connection offers the REPAIR extension by default only then
+// (OffersRepair).
+type RepairOfferer interface {
+	OffersRepair() bool
+}
+
+// OffersRepair reports whether the path scheduler name with the options o
+// sends parity when the REPAIR extension is negotiated: a Repairer that
+// is not a RepairOfferer always does. Unknown names and bad options
+// report false.
+func OffersRepair(name string, o Options) bool {
+	s, err := NewPath(name, o)
+	if err != nil {
+		return false
+	}
+	if _, ok := s.(Repairer); !ok {
+		return false
+	}
+	if r, ok := s.(RepairOfferer); ok {
+		return r.OffersRepair()
+	}
+	return true
+}

@@ -222,6 +222,10 @@ type Waiting struct {
 	// many new stream bytes the peer's MAX_DATA still admits (RFC 9000
 	// Section 4.1), whatever the streams' own limits.
 	SendWindow uint64
+	// Repair reports that the connection negotiated the REPAIR extension
+	// (both ends offered it), so that the parities a Repairer asks for
+	// are sent.
+	Repair bool
 }
 
 // WireBytes estimates how many bytes on the wire a message of size bytes

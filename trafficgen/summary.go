@@ -248,7 +248,11 @@ type Summary struct {
 // reason; as the receiver, the stream bytes it rebuilt from the peer's
 // parities (delivered without a retransmission) and the parity ranges
 // (one per burst, a message of trafficgen's) it rebuilt bytes from.
+// Negotiated says whether both ends offered the extension: a path
+// scheduler that sends parity does without it otherwise (cwr-plus sends
+// whole copies instead).
 type RepairSummary struct {
+	Negotiated      bool              `json:"negotiated"`
 	BurstsAsked     uint64            `json:"bursts_asked"`
 	ParitiesSent    uint64            `json:"parities_sent"`
 	FramesSent      uint64            `json:"frames_sent"`
@@ -260,7 +264,7 @@ type RepairSummary struct {
 
 // NewRepairSummary converts a connection's counts.
 func NewRepairSummary(s core.RepairStats) RepairSummary {
-	r := RepairSummary{BurstsAsked: s.Asked, ParitiesSent: s.Sent, FramesSent: s.Frames, ParityBytesSent: s.Bytes,
+	r := RepairSummary{Negotiated: s.Negotiated, BurstsAsked: s.Asked, ParitiesSent: s.Sent, FramesSent: s.Frames, ParityBytesSent: s.Bytes,
 		RebuiltBytes: s.RebuiltBytes, RebuiltRanges: s.RebuiltRanges}
 	if len(s.Dropped) > 0 {
 		r.ParitiesDropped = maps.Clone(s.Dropped)

@@ -271,6 +271,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 	infos := c.sendableStreams()
 	w.Waiting.Control = c.ctrl.pending()
 	w.Waiting.SendWindow = c.streams.connSend.Credit()
+	w.Waiting.Repair = c.repair.policy != nil && c.repairNegotiated()
 	for i := range infos {
 		w.Waiting.Retransmission = w.Waiting.Retransmission || infos[i].HasRetransmission
 		if infos[i].Priority {

@@ -47,6 +47,8 @@ type RepairStats struct {
 	// burst the peer protected) from which at least one byte was
 	// rebuilt (streams.RebuildCounts).
 	RebuiltBytes, RebuiltRanges uint64
+	// Negotiated reports that both ends offered the extension.
+	Negotiated bool
 }
 
 // repairJob is a parity waiting to be sent on path.
@@ -83,6 +85,7 @@ func (c *Conn) repairNegotiated() bool { return c.cfg.Repair && c.peerParams.Rep
 func (c *Conn) RepairStats() RepairStats {
 	s := c.repair.stats
 	s.RebuiltBytes, s.RebuiltRanges = c.repair.rebuilt.Bytes, c.repair.rebuilt.Ranges
+	s.Negotiated = c.repairNegotiated()
 	if s.Dropped != nil {
 		m := make(map[string]uint64, len(s.Dropped))
 		for k, v := range s.Dropped {
