@@ -21,6 +21,9 @@ const (
 	OptGuardOne        = "guard_one"
 	OptStartupGuard    = "startup_guard"
 	OptUnpacedPriority = "unpaced_priority"
+	OptRateCap         = "rate_cap"
+	OptStartupCopies   = "startup_copies"
+	OptRatePace        = "rate_pace"
 )
 
 // The values of cwr-plus's option startup_guard.
@@ -32,15 +35,21 @@ const (
 
 // cwrPlusOptions are the options of cwr-plus with their defaults.
 func cwrPlusOptions() []Option {
-	return append([]Option{
-		{Name: OptCopies, Default: "true",
-			Doc: "priority packets on every path whose window, with one message's budget beyond it, admits them (off: on the lowest-RTT one)"},
+	opts := append([]Option{
+		{Name: OptCopies, Default: "false",
+			Doc: "priority packets on every path whose window, with one message's budget beyond it, admits them (off: on the lowest-RTT one; without the REPAIR extension negotiated, parity falls back to this)"},
 		{Name: OptCredit, Default: "true",
 			Doc: "background data leave the connection's flow-control credit of the priority messages due within one smoothed RTT"},
-		{Name: OptQueueGuard, Default: "true",
+		{Name: OptQueueGuard, Default: "false",
 			Doc: "background data keep off a path whose latest RTT is more than 2 ms (QueueGuard) above its minimum, while it has bytes in flight"},
-		{Name: OptParity, Default: "false",
-			Doc: "each priority message gets the XOR parity of its packets on another path (REPAIR frames, Repairer; both ends need transport.repair = true)"},
+		{Name: OptParity, Default: "true",
+			Doc: "each priority message gets the XOR parity of its packets (REPAIR frames, Repairer) on the lowest-RTT path that carried none of it and whose smoothed RTT is within 2 ms (QueueGuard) of the lowest, else on the lowest-RTT path; negotiated: the transport offers the REPAIR extension by default when this is on, and where the peer does not offer it cwr-plus sends whole copies on every path instead (as copies) and summary.json's repair says negotiated = false"},
+		{Name: OptStartupCopies, Default: "true",
+			Doc: "with copies off: priority packets are still copied on every path while some path is in its first slow start, whose overshoot the lowest-RTT path may be queueing"},
+		{Name: OptRateCap, Default: "true",
+			Doc: "once a path has left its first slow start, data of streams without priority (new and retransmitted; priority data pass what it holds back) keep its bytes in flight within its estimated bottleneck rate (the largest delivery rate over a minimum RTT) times its minimum RTT plus 1 ms (RateCapSlack): the window beyond the bandwidth-delay product does not become a standing queue that messages wait behind"},
+		{Name: OptRatePace, Default: "false",
+			Doc: "with rate_cap: the same data also keep to 1.05 times the estimated rate over time (RatePaceGain; a token bucket of 1 ms's worth that every packet on the path drains), so that a window freed at once (a late acknowledgement, a flow-control update) is not sent in a burst that queues"},
 		{Name: OptQueuedCopies, Default: "false",
 			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
 		{Name: OptDrain, Default: "false",
@@ -49,9 +58,15 @@ func cwrPlusOptions() []Option {
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
 			Doc: "how long queue_guard holds: the whole run (off), on a path only while that path is in its first slow start, until its first congestion event or slow-start exit (path), on every path while some path is still in its first slow start (conn)"},
-		{Name: OptUnpacedPriority, Default: "false",
-			Doc: "with transport.pacing: priority data leave whatever the pacer's budget, as parities always do (background data stay paced)"},
+		{Name: OptUnpacedPriority, Default: "true",
+			Doc: "priority data leave whatever the pacer's budget (transport.pacing, and bbr's own pacing, which would hold a copy on a path whose rate is still low), as parities always do (background data stay paced)"},
 	}, append(staggerOptions(), creditRTTsOption())...)
+	for i := range opts {
+		if opts[i].Name == OptStaggerStartup {
+			opts[i].Default = "true" // cwr-plus staggers by default
+		}
+	}
+	return opts
 }
 
 // QueueGuard is how far a path's latest RTT may lie above its minimum
@@ -65,20 +80,32 @@ const QueueGuard = 2 * time.Millisecond
 // paper's base point (docs/results/beyond-the-paper.md, "Beyond the paper"): the bottleneck
 // queue built by slow start, the connection's flow-control credit used up
 // by background data in slow start, a window that a loss had halved, and
-// lost packets. It keeps no window reservation; its rules, among the
+// lost packets; and, from the robustness grid (docs/results/robustness.md),
+// the standing queue that a loss-based controller's window beyond the
+// bandwidth-delay product builds on a lossless path. It keeps no window
+// reservation. Its defaults are the rules that did best over the grid
+// (rate_cap, parity with its fallback to copies, startup_copies,
+// stagger_startup, credit, unpaced_priority; copies and queue_guard off);
+// every rule is an option (cwrPlusOptions). Its rules, among the
 // candidate paths (as for lowrtt: usable available paths, else usable
 // backup paths, else every validated path):
 //
 //   - Priority data (ClassPriority, or ClassRetransmission of a priority
-//     stream) goes at once on every candidate (rule copies; without it on
-//     the lowest-RTT one of them) whose pacer lets it out (whatever the
-//     pacer with unpaced_priority) and whose window
+//     stream) goes at once on the lowest-RTT candidate, and on every
+//     other one too (a copy) with rule copies, or while the REPAIR
+//     extension is not negotiated though rule parity is on (parity's
+//     fallback), or while some candidate is in its first slow start
+//     (rule startup_copies); on those whose pacer lets it out (whatever
+//     the pacer with unpaced_priority) and whose window
 //     admits it with a budget beyond it: bytes_in_flight + packet <=
 //     cwnd + budget, the budget being the wire bytes of the largest
 //     announced message plus PacketSlack (one packet's worth without
 //     announced sources). Lowest RTT first; the core sends copies on all
 //     but the first. A window that a loss halved therefore holds no
 //     message back, and a packet lost on one path arrives on the other.
+//   - Rule parity (Repair): each priority message gets one XOR parity
+//     packet, so that one lost packet of it is rebuilt without a
+//     retransmission.
 //   - The bytes of a priority packet beyond its path's window are
 //     borrowed, as in sr: until that packet is acknowledged or declared
 //     lost, the path's usable window for every other packet is smaller
@@ -118,8 +145,12 @@ const QueueGuard = 2 * time.Millisecond
 //     begins once the earlier path's window no longer queues; no such
 //     hold lasts longer than stagger_hold_rtts (32) of the candidates'
 //     largest smoothed RTT without a break, so that no path starves
-//     (issue 35: a lossless path with a full queue is never clear). If no
-//     path qualifies, nothing is sent now.
+//     (issue 35: a lossless path with a full queue is never clear). And
+//     (rule rate_cap, rateCap; new data and retransmissions of streams
+//     without priority) not beyond the path's estimated bottleneck rate
+//     times its minimum RTT plus RateCapSlack, once it has left its first
+//     slow start and while its window exceeds that. If no path
+//     qualifies, nothing is sent now.
 //   - Control-only packets (ClassControl) go on the lowest-RTT candidate
 //     whose window and pacer let them out.
 //
@@ -138,13 +169,15 @@ type CWRPlus struct {
 	startupGuard                                              string
 	unpacedPriority                                           bool
 	stagger                                                   startupStagger
+	rateCap                                                   rateCap
+	startupCopies                                             bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: newCreditRule(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
-		stagger: newStartupStagger(o)}
+		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap), pace: o.Bool(OptRatePace)}, startupCopies: o.Bool(OptStartupCopies)}
 }
 
 // Name implements PathScheduler.
@@ -187,18 +220,20 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 	s.lastPriority = w.Priority
 	s.cand = candidates(paths, s.cand)
 	s.stagger.observe(now, paths, s.cand)
+	s.rateCap.observe(now, paths, s.cand)
 	if isPriority(w) {
 		s.order = byRTT(paths, s.cand, s.order)
 		if s.drain {
 			byDrain(paths, s.order)
 		}
+		copies := s.copies || s.parity && !w.Waiting.Repair || s.startupCopies && s.someInStartup(paths)
 		for _, i := range s.order {
 			p := &paths[i]
 			if !p.Validated || !s.unpacedPriority && p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
 				continue
 			}
 			dst = append(dst, p.ID)
-			if !s.copies && (!s.queuedCopies || len(dst) > 1 || !queued(p) && p.PacketsLost > 0) {
+			if !copies && (!s.queuedCopies || len(dst) > 1 || !queued(p) && p.PacketsLost > 0) {
 				break
 			}
 		}
@@ -223,6 +258,9 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 			continue
 		}
 		if s.stagger.holds(paths, s.cand, i, w) {
+			continue
+		}
+		if s.rateCap.holds(now, p, w.Size) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -251,13 +289,28 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 	return true
 }
 
-// SkipsHeldBack implements HeldBackSkipper: with stagger_startup the
-// retransmissions of background data held off a path let priority data
-// pass.
-func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on }
+// SkipsHeldBack implements HeldBackSkipper: with stagger_startup or
+// rate_cap the retransmissions of background data held off a path let
+// priority data pass.
+func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on }
+
+// NextWakeup implements Waker: when a packet rate_cap's bucket held back
+// could go.
+func (s *CWRPlus) NextWakeup(time.Time) time.Time { return s.rateCap.wake }
 
 // OffersRepair implements RepairOfferer: option parity.
 func (s *CWRPlus) OffersRepair() bool { return s.parity }
+
+// someInStartup reports whether some candidate is in its first slow
+// start (startup_copies).
+func (s *CWRPlus) someInStartup(paths []PathInfo) bool {
+	for _, i := range s.cand {
+		if paths[i].InStartup() {
+			return true
+		}
+	}
+	return false
+}
 
 // someClear reports whether some candidate shows no queue.
 func (s *CWRPlus) someClear(paths []PathInfo) bool {
@@ -292,11 +345,14 @@ func queued(p *PathInfo) bool {
 }
 
 // Repair implements Repairer (rule parity): a priority stream's parity
-// goes on the lowest-RTT candidate that carried none of its data, else on
-// the lowest-RTT candidate (one path: the parity still repairs a random
-// loss), among those whose window admits a full packet with the budget
-// beyond it, as for priority data; the bytes beyond the window are
-// borrowed (OnPacketSent). Other streams get none.
+// goes on the lowest-RTT candidate that carried none of its data and
+// whose smoothed RTT is within QueueGuard of the lowest-RTT candidate's,
+// else on the lowest-RTT candidate (one path, or a faster path than the
+// others: the parity still repairs a random loss, and arrives in time),
+// among those whose bytes in flight are within the window and the budget
+// beyond it (the message just sent may have used up the budget; its
+// parity is a packet more); the bytes beyond the window are borrowed
+// (OnPacketSent). Other streams get none.
 func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint64, bool) {
 	if !s.parity || !req.Priority {
 		return 0, false
@@ -306,14 +362,17 @@ func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint
 	best := -1
 	for _, i := range s.order {
 		p := &paths[i]
-		if !p.Validated || p.BytesInFlight+uint64(p.MaxPacketSize) > p.CWND+s.budget(p) {
+		if !p.Validated || p.BytesInFlight > p.CWND+s.budget(p) {
 			continue
-		}
-		if !slices.Contains(req.DataPaths, p.ID) {
-			return p.ID, true
 		}
 		if best < 0 {
 			best = i
+		}
+		if p.SRTT > paths[best].SRTT+QueueGuard {
+			break // later than the lowest-RTT path by more than a queue
+		}
+		if !slices.Contains(req.DataPaths, p.ID) {
+			return p.ID, true
 		}
 	}
 	if best < 0 {
@@ -325,6 +384,7 @@ func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint
 // OnPacketSent implements PacketObserver: a priority packet sent beyond
 // the window borrows the excess.
 func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
+	s.rateCap.sent(info.ID, size)
 	if class == ClassPriority || class == ClassRetransmission && s.lastPriority {
 		s.ledger.sent(info, pn, size)
 	}
@@ -341,5 +401,6 @@ var (
 	_ PacketObserver  = (*CWRPlus)(nil)
 	_ Repairer        = (*CWRPlus)(nil)
 	_ HeldBackSkipper = (*CWRPlus)(nil)
+	_ Waker           = (*CWRPlus)(nil)
 	_ RepairOfferer   = (*CWRPlus)(nil)
 )

@@ -97,11 +97,11 @@ func TestWrittenOptions(t *testing.T) {
 		{map[string]any{OptStaggerStartup: true}, "32"},
 		{map[string]any{OptStaggerStartup: true, OptStaggerHoldRTTs: int64(8)}, "8"},
 	} {
-		o, errs := ResolvePathOptions("cwr-plus", tc.set)
+		o, errs := ResolvePathOptions("cwr", tc.set)
 		if len(errs) != 0 {
 			t.Fatal(errs)
 		}
-		w := o.Written("cwr-plus")
+		w := o.Written("cwr")
 		got, _ := w[OptStaggerHoldRTTs].(string)
 		if got != tc.want || len(w) != len(o)-map[bool]int{true: 1, false: 0}[tc.want == ""] {
 			t.Errorf("%v: written %v, want stagger_hold_rtts %q and every other option", tc.set, w, tc.want)

@@ -25,8 +25,8 @@ func TestCWRPlusCopies(t *testing.T) {
 		sched string
 		paths int
 	}{
-		{"cwr-plus", 2},
-		{"cwr-plus copies=false", 1},
+		{"cwr-plus-v1", 2},
+		{"cwr-plus-v1 copies=false", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sched, func(t *testing.T) {
@@ -75,8 +75,8 @@ func TestCWRPlusQueueGuard(t *testing.T) {
 		sched string
 		fast  bool
 	}{
-		{"cwr-plus", true},
-		{"cwr-plus queue_guard=false", false},
+		{"cwr-plus-v1", true},
+		{"cwr-plus-v1 queue_guard=false", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sched, func(t *testing.T) {
@@ -111,11 +111,11 @@ func TestCWRPlusStartupGuard(t *testing.T) {
 		loss  bool
 		fast  bool
 	}{
-		{"cwr-plus", true, true},
-		{"cwr-plus startup_guard=path", false, true},
-		{"cwr-plus startup_guard=path", true, false},
-		{"cwr-plus startup_guard=conn", false, true},
-		{"cwr-plus startup_guard=conn", true, false},
+		{"cwr-plus-v1", true, true},
+		{"cwr-plus-v1 startup_guard=path", false, true},
+		{"cwr-plus-v1 startup_guard=path", true, false},
+		{"cwr-plus-v1 startup_guard=conn", false, true},
+		{"cwr-plus-v1 startup_guard=conn", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s loss=%v", tc.sched, tc.loss), func(t *testing.T) {
@@ -172,11 +172,11 @@ func TestCWRPlusCredit(t *testing.T) {
 		sent     bool
 		due      time.Duration // when the message is due (20 ms if zero)
 	}{
-		{"cwr-plus", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
-		{"cwr-plus", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
-		{"cwr-plus", 0, 0, scheduler.ClassBackground, true, 0},
-		{"cwr-plus", 0, 10 * mps, scheduler.ClassRetransmission, true, 0},
-		{"cwr-plus credit=false", 11349, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr-plus-v1", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
+		{"cwr-plus-v1", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
+		{"cwr-plus-v1", 0, 0, scheduler.ClassBackground, true, 0},
+		{"cwr-plus-v1", 0, 10 * mps, scheduler.ClassRetransmission, true, 0},
+		{"cwr-plus-v1 credit=false", 11349, 10 * mps, scheduler.ClassBackground, true, 0},
 		// cwr and cwr-red have the rule as an option, off by default.
 		{"cwr credit=true", 11349, 10 * mps, scheduler.ClassBackground, false, 0},
 		{"cwr credit=true", 11350, 10 * mps, scheduler.ClassBackground, true, 0},
@@ -188,8 +188,8 @@ func TestCWRPlusCredit(t *testing.T) {
 		// credit_rtts: a message due at 80 ms, beyond one smoothed RTT
 		// (50 ms) but within two, keeps its credit with credit_rtts = 2;
 		// one due at 140 ms with 3 and not with 2.
-		{"cwr-plus", 11349, 10 * mps, scheduler.ClassBackground, true, 80 * ms},
-		{"cwr-plus credit_rtts=2", 11349, 10 * mps, scheduler.ClassBackground, false, 80 * ms},
+		{"cwr-plus-v1", 11349, 10 * mps, scheduler.ClassBackground, true, 80 * ms},
+		{"cwr-plus-v1 credit_rtts=2", 11349, 10 * mps, scheduler.ClassBackground, false, 80 * ms},
 		{"cwr-red credit=true credit_rtts=2", 11349, 10 * mps, scheduler.ClassBackground, true, 140 * ms},
 		{"cwr-red credit=true credit_rtts=3", 11349, 10 * mps, scheduler.ClassBackground, false, 140 * ms},
 	}
@@ -223,11 +223,17 @@ func TestCWRPlusParity(t *testing.T) {
 	tests := []struct {
 		sched  string
 		repair bool
-		fast   bool
+		// fast: the message arrives within 27 ms; parity: by a parity.
+		fast, parity bool
 	}{
-		{"cwr-plus copies=false parity=true", true, true},
-		{"cwr-plus copies=false parity=true", false, false},
-		{"cwr-plus copies=false", true, false},
+		{"cwr-plus-v1 copies=false parity=true", true, true, true},
+		// Not negotiated: whole copies on every path instead.
+		{"cwr-plus-v1 copies=false parity=true", false, true, false},
+		{"cwr-plus-v1 copies=false", true, false, false},
+		// The present defaults: parity, no copies once no path is in
+		// its first slow start (the window of 100 packets is not left
+		// here: startup_copies off to see the parity alone).
+		{"cwr-plus startup_copies=false", true, true, true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s repair=%v", tc.sched, tc.repair), func(t *testing.T) {
@@ -255,16 +261,19 @@ func TestCWRPlusParity(t *testing.T) {
 				t.Fatalf("message completion %v: want at most 27 ms: %v%s", st.mct(), tc.fast, r.log())
 			}
 			rs := r.server.RepairStats()
-			if sent := rs.Sent == 1 && rs.Bytes >= 1300; sent != tc.fast {
-				t.Fatalf("parities %+v: want one of at least 1,300 bytes: %v", rs, tc.fast)
+			if sent := rs.Sent == 1 && rs.Bytes >= 1300; sent != tc.parity {
+				t.Fatalf("parities %+v: want one of at least 1,300 bytes: %v", rs, tc.parity)
 			}
 			// The client counts the lost packet's bytes as rebuilt from
 			// one parity range.
 			rc := r.client.RepairStats()
-			if rebuilt := rc.RebuiltRanges == 1 && rc.RebuiltBytes == uint64(lost) && lost > 0; rebuilt != tc.fast {
-				t.Fatalf("client's counts %+v (lost packet: %d bytes): want its bytes rebuilt: %v", rc, lost, tc.fast)
+			if rebuilt := rc.RebuiltRanges == 1 && rc.RebuiltBytes == uint64(lost) && lost > 0; rebuilt != tc.parity {
+				t.Fatalf("client's counts %+v (lost packet: %d bytes): want its bytes rebuilt: %v", rc, lost, tc.parity)
 			}
-			if tc.fast {
+			if rs.Negotiated != tc.repair {
+				t.Fatalf("negotiated %v, want %v", rs.Negotiated, tc.repair)
+			}
+			if tc.parity {
 				for _, s := range r.sends {
 					if s.at == 10*ms && s.stream == 0 && s.path != 1 {
 						t.Fatalf("parity packet %v not on path 1%s", s, r.log())
@@ -317,40 +326,40 @@ func TestCWRPlusParityRules(t *testing.T) {
 	}{
 		// drain: 50 x (1 + 90/100) = 95 ms on path 0 against 50 x 1.1
 		// = 55 ms on path 1; without it the equal RTTs go to path 0.
-		{"drain", "cwr-plus copies=false drain=true", busy, clear, scheduler.ClassPriority, []uint64{1}},
-		{"no drain", "cwr-plus copies=false", busy, clear, scheduler.ClassPriority, []uint64{0}},
+		{"drain", "cwr-plus-v1 copies=false drain=true", busy, clear, scheduler.ClassPriority, []uint64{1}},
+		{"no drain", "cwr-plus-v1 copies=false", busy, clear, scheduler.ClassPriority, []uint64{0}},
 		// queued_copies: the lowest-RTT path shows a queue, or has lost
 		// nothing yet: a copy goes on path 1 too.
-		{"queued copies, queue", "cwr-plus copies=false queued_copies=true", queued, clear, scheduler.ClassPriority, []uint64{0, 1}},
-		{"queued copies, first slow start", "cwr-plus copies=false queued_copies=true", fresh, clear, scheduler.ClassPriority, []uint64{0, 1}},
-		{"queued copies, clear", "cwr-plus copies=false queued_copies=true", clear, clear, scheduler.ClassPriority, []uint64{0}},
-		{"no queued copies", "cwr-plus copies=false", queued, clear, scheduler.ClassPriority, []uint64{0}},
+		{"queued copies, queue", "cwr-plus-v1 copies=false queued_copies=true", queued, clear, scheduler.ClassPriority, []uint64{0, 1}},
+		{"queued copies, first slow start", "cwr-plus-v1 copies=false queued_copies=true", fresh, clear, scheduler.ClassPriority, []uint64{0, 1}},
+		{"queued copies, clear", "cwr-plus-v1 copies=false queued_copies=true", clear, clear, scheduler.ClassPriority, []uint64{0}},
+		{"no queued copies", "cwr-plus-v1 copies=false", queued, clear, scheduler.ClassPriority, []uint64{0}},
 		// guard_one: the queued lowest-RTT path keeps background data
 		// while path 1 is clear; without it they go on path 1.
-		{"guard one", "cwr-plus guard_one=true", fast, clear, scheduler.ClassBackground, []uint64{0}},
-		{"guard", "cwr-plus", fast, clear, scheduler.ClassBackground, []uint64{1}},
-		{"guard one, both queued", "cwr-plus guard_one=true", fast, queued, scheduler.ClassBackground, nil},
+		{"guard one", "cwr-plus-v1 guard_one=true", fast, clear, scheduler.ClassBackground, []uint64{0}},
+		{"guard", "cwr-plus-v1", fast, clear, scheduler.ClassBackground, []uint64{1}},
+		{"guard one, both queued", "cwr-plus-v1 guard_one=true", fast, queued, scheduler.ClassBackground, nil},
 		// startup_guard: the queued lowest-RTT path 0 has left its first
 		// slow start, path 1 has not: path keeps no guard on path 0; conn
 		// keeps it while path 1 is in its start-up, so the data go on
 		// path 1; once neither is, neither guards.
-		{"startup guard path", "cwr-plus startup_guard=path", fast, fresh1, scheduler.ClassBackground, []uint64{0}},
-		{"startup guard conn", "cwr-plus startup_guard=conn", fast, fresh1, scheduler.ClassBackground, []uint64{1}},
-		{"startup guard conn, both out", "cwr-plus startup_guard=conn", fast, clear, scheduler.ClassBackground, []uint64{0}},
+		{"startup guard path", "cwr-plus-v1 startup_guard=path", fast, fresh1, scheduler.ClassBackground, []uint64{0}},
+		{"startup guard conn", "cwr-plus-v1 startup_guard=conn", fast, fresh1, scheduler.ClassBackground, []uint64{1}},
+		{"startup guard conn, both out", "cwr-plus-v1 startup_guard=conn", fast, clear, scheduler.ClassBackground, []uint64{0}},
 		// unpaced_priority: priority data leave whatever the pacer's
 		// budget, background data wait for it.
-		{"unpaced priority", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassPriority, []uint64{0, 1}},
-		{"paced priority", "cwr-plus", paced, paced, scheduler.ClassPriority, nil},
-		{"unpaced priority, background", "cwr-plus unpaced_priority=true", paced, paced, scheduler.ClassBackground, nil},
+		{"unpaced priority", "cwr-plus-v1 unpaced_priority=true", paced, paced, scheduler.ClassPriority, []uint64{0, 1}},
+		{"paced priority", "cwr-plus-v1", paced, paced, scheduler.ClassPriority, nil},
+		{"unpaced priority, background", "cwr-plus-v1 unpaced_priority=true", paced, paced, scheduler.ClassBackground, nil},
 		// stagger_startup: path 1, lower RTT but in its first slow start,
 		// gets no background data while path 0 is in its own; once path 0
 		// is out it does; priority data are not held.
-		{"stagger", "cwr-plus queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{0}},
-		{"no stagger", "cwr-plus queue_guard=false", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{1}},
-		{"stagger, path 0 out", "cwr-plus queue_guard=false stagger_startup=true", clear, fresh1fast, scheduler.ClassBackground, []uint64{1}},
-		{"stagger, priority", "cwr-plus copies=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassPriority, []uint64{1}},
-		{"stagger, retransmission", "cwr-plus queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{0}},
-		{"no stagger, retransmission", "cwr-plus queue_guard=false", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{1}},
+		{"stagger", "cwr-plus-v1 queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{0}},
+		{"no stagger", "cwr-plus-v1 queue_guard=false", fresh1, fresh1fast, scheduler.ClassBackground, []uint64{1}},
+		{"stagger, path 0 out", "cwr-plus-v1 queue_guard=false stagger_startup=true", clear, fresh1fast, scheduler.ClassBackground, []uint64{1}},
+		{"stagger, priority", "cwr-plus-v1 copies=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassPriority, []uint64{1}},
+		{"stagger, retransmission", "cwr-plus-v1 queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{0}},
+		{"no stagger, retransmission", "cwr-plus-v1 queue_guard=false", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{1}},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
@@ -378,12 +387,12 @@ func TestCWRPlusParityRules(t *testing.T) {
 		want      uint64
 		ok        bool
 	}{
-		{"other path", "cwr-plus copies=false parity=true", clear, clear, true, []uint64{0}, 1, true},
-		{"other path is path 0", "cwr-plus copies=false parity=true", clear, clear, true, []uint64{1}, 0, true},
-		{"other path full", "cwr-plus copies=false parity=true", clear, full, true, []uint64{0}, 0, true},
-		{"both full", "cwr-plus copies=false parity=true", full, full, true, []uint64{0}, 0, false},
-		{"not priority", "cwr-plus copies=false parity=true", clear, clear, false, []uint64{0}, 0, false},
-		{"no parity rule", "cwr-plus copies=false", clear, clear, true, []uint64{0}, 0, false},
+		{"other path", "cwr-plus-v1 copies=false parity=true", clear, clear, true, []uint64{0}, 1, true},
+		{"other path is path 0", "cwr-plus-v1 copies=false parity=true", clear, clear, true, []uint64{1}, 0, true},
+		{"other path full", "cwr-plus-v1 copies=false parity=true", clear, full, true, []uint64{0}, 0, true},
+		{"both full", "cwr-plus-v1 copies=false parity=true", full, full, true, []uint64{0}, 0, false},
+		{"not priority", "cwr-plus-v1 copies=false parity=true", clear, clear, false, []uint64{0}, 0, false},
+		{"no parity rule", "cwr-plus-v1 copies=false", clear, clear, true, []uint64{0}, 0, false},
 	}
 	for _, tc := range repairs {
 		name, opts := rigOptions(t, tc.sched)
@@ -428,13 +437,13 @@ func TestCWRPlusStaggerStartup(t *testing.T) {
 		bbr          string // "", "bbr" or "bbrStartup"
 		early, later bool   // background data on path 1 before 100 ms, and from 150 ms
 	}{
-		{"cwr-plus queue_guard=false", false, 60, "", true, true},
-		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "", false, false},
-		{"cwr-plus queue_guard=false stagger_startup=true", true, 60, "", false, true},
-		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 60, "", false, false},
-		{"cwr-plus queue_guard=false stagger_startup=true stagger_clear=true", true, 12, "", false, true},
-		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbr", false, true},
-		{"cwr-plus queue_guard=false stagger_startup=true", false, 60, "bbrStartup", false, false},
+		{"cwr-plus-v1 queue_guard=false", false, 60, "", true, true},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true", false, 60, "", false, false},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true", true, 60, "", false, true},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true stagger_clear=true", true, 60, "", false, false},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true stagger_clear=true", true, 12, "", false, true},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true", false, 60, "bbr", false, true},
+		{"cwr-plus-v1 queue_guard=false stagger_startup=true", false, 60, "bbrStartup", false, false},
 		{"cwr-red", false, 60, "", true, true},
 		{"cwr-red stagger_startup=true", false, 60, "", false, false},
 		{"cwr-red stagger_startup=true", true, 60, "", false, true},
@@ -487,8 +496,8 @@ func TestCWRPlusSkipsHeldBack(t *testing.T) {
 		sched string
 		want  bool
 	}{
-		{"cwr-plus", false},
-		{"cwr-plus stagger_startup=true", true},
+		{"cwr-plus-v1", false},
+		{"cwr-plus-v1 stagger_startup=true", true},
 		{"cwr", false},
 		{"cwr stagger_startup=true", true},
 		{"cwr-red", false},
@@ -552,7 +561,7 @@ func TestCWRPlusStaggerClearRules(t *testing.T) {
 	}
 	path1 := scheduler.PathInfo{ID: 1, Validated: true, SRTT: 40 * ms, MinRTT: 40 * ms, LatestRTT: 40 * ms, HasRTTSample: true,
 		CWND: 100 * mps, SSThresh: math.MaxUint64, PacingBudget: math.MaxUint64, MaxPacketSize: mps, PacketOverhead: 44}
-	const on = "cwr-plus queue_guard=false stagger_startup=true stagger_clear=true"
+	const on = "cwr-plus-v1 queue_guard=false stagger_startup=true stagger_clear=true"
 	tests := []struct {
 		name     string
 		sched    string
@@ -567,8 +576,8 @@ func TestCWRPlusStaggerClearRules(t *testing.T) {
 		{"no rate yet", on, 48, 50 * ms, 0, false, []uint64{0}},
 		{"rate over less than a minimum RTT", on, 48, 50 * ms, 4, false, []uint64{0}},
 		{"queue shown", on, 48, 53 * ms, 6, false, []uint64{0}},
-		{"stagger_startup alone", "cwr-plus queue_guard=false stagger_startup=true", 49, 50 * ms, 6, false, []uint64{1}},
-		{"priority not held", "cwr-plus copies=false stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, true, []uint64{1}},
+		{"stagger_startup alone", "cwr-plus-v1 queue_guard=false stagger_startup=true", 49, 50 * ms, 6, false, []uint64{1}},
+		{"priority not held", "cwr-plus-v1 copies=false stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, true, []uint64{1}},
 		// cwr and cwr-red have the same options.
 		{"cwr, clear", "cwr stagger_startup=true stagger_clear=true", 48, 50 * ms, 6, false, []uint64{1}},
 		{"cwr, window above the rate's", "cwr stagger_startup=true stagger_clear=true", 49, 50 * ms, 6, false, []uint64{0}},

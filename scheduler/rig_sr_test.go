@@ -26,7 +26,7 @@ func inFlight(r *rig, stream, path uint64, at time.Duration) int {
 // of a window (4, less the priority packet, less what it borrowed);
 // afterwards all 4 again.
 func TestSelectiveRedundancyGivesBack(t *testing.T) {
-	for _, sched := range []string{"sr", "cwr-plus"} {
+	for _, sched := range []string{"sr", "cwr-plus-v1"} {
 		for _, lose := range []bool{false, true} {
 			name := sched + "/acked"
 			if lose {

@@ -278,6 +278,14 @@ func newRigWith(t *testing.T, sched string, bare bool, link rigLink, paths ...ri
 
 // rigOptions splits a rig's scheduler "name key=value ..." into the
 // name and its options (true and false are booleans).
+// cwrPlusV1 are the values of cwr-plus's options that its earlier
+// defaults had and its present ones do not (rigOptions' "cwr-plus-v1").
+var cwrPlusV1 = map[string]any{
+	scheduler.OptCopies: true, scheduler.OptQueueGuard: true, scheduler.OptParity: false,
+	scheduler.OptStaggerStartup: false, scheduler.OptRateCap: false, scheduler.OptStartupCopies: false,
+	scheduler.OptUnpacedPriority: false,
+}
+
 func rigOptions(t *testing.T, sched string) (string, map[string]any) {
 	t.Helper()
 	f := strings.Fields(sched)
@@ -285,6 +293,15 @@ func rigOptions(t *testing.T, sched string) (string, map[string]any) {
 		t.Fatal("no scheduler")
 	}
 	opts := map[string]any{}
+	if f[0] == "cwr-plus-v1" {
+		// cwr-plus with the defaults its rules were first tested with
+		// (before issue 35 made rate_cap, parity and the stagger its
+		// defaults); the options given below override them.
+		f[0] = "cwr-plus"
+		for k, v := range cwrPlusV1 {
+			opts[k] = v
+		}
+	}
 	for _, kv := range f[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {

@@ -180,15 +180,18 @@ type deliveryRate struct {
 	n     int // samples kept (at most len(t)); the newest at (head-1)
 	head  int
 	max   float64 // bytes per second
+	// last is the latest rate measured over at least one minimum RTT.
+	last float64
 }
 
-// sample records p's delivered bytes at now and updates the estimate.
-func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
+// sample records p's delivered bytes at now and updates the estimate;
+// it reports whether it measured a rate (last).
+func (r *deliveryRate) sample(now time.Time, p *PathInfo) bool {
 	if !p.HasRTTSample || p.MinRTT <= 0 {
-		return
+		return false
 	}
 	if r.n > 0 && now.Sub(r.t[(r.head+len(r.t)-1)%len(r.t)]) < p.MinRTT/8 {
-		return
+		return false
 	}
 	r.t[r.head], r.acked[r.head] = now, p.BytesAcked
 	r.head = (r.head + 1) % len(r.t)
@@ -197,8 +200,10 @@ func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
 	for k := 2; k <= r.n; k++ {
 		j := (r.head - k + len(r.t)) % len(r.t)
 		if d := now.Sub(r.t[j]); d >= p.MinRTT {
-			r.max = max(r.max, float64(p.BytesAcked-r.acked[j])/d.Seconds())
-			return
+			r.last = float64(p.BytesAcked-r.acked[j]) / d.Seconds()
+			r.max = max(r.max, r.last)
+			return true
 		}
 	}
+	return false
 }

@@ -170,6 +170,7 @@ func TestNoPathStarves(t *testing.T) {
 			`{ stagger_startup = true, stagger_clear = true, credit = true, credit_rtts = 3 }`, "hystart++", false},
 		{"cwr-plus goal options", "cwr-plus",
 			`{ copies = false, parity = true, drain = true, queue_guard = false, stagger_startup = true, stagger_clear = true, credit_rtts = 2 }`, "standard", false},
+		{"cwr-plus defaults", "cwr-plus", `{}`, "standard", false},
 		{"cwr-red, the unbounded rule", "cwr-red",
 			`{ stagger_startup = true, stagger_clear = true, credit = true, credit_rtts = 3, stagger_hold_rtts = "none" }`, "hystart++", true},
 	} {

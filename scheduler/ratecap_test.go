@@ -1,0 +1,151 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/mpq/mpq/experiment"
+	"github.com/mpq/mpq/runner"
+)
+
+// TestCWRPlusRateCap holds cwr-plus's rate_cap on the real core in the
+// simulator at the robustness grid's lossless base point (2 x 100 Mbit/s,
+// 50 ms RTT, 1 BDP drop-tail queues, newreno, 10 kB every 50 ms beside
+// bulk data): once the paths' first slow starts are over, no message
+// waits behind a standing queue (every one within 2 ms of the one-way
+// delay plus its serialization, 25.8 ms), and the bulk data still carry
+// at least 85 % of the two paths' 200 Mbit/s over the whole run. Without
+// the rule, newreno's window beyond the bandwidth-delay product fills
+// both queues.
+func TestCWRPlusRateCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const (
+		limitMs   = 25.8 + 2
+		settledMs = 3000 // the first slow starts and their recovery are over
+	)
+	for _, tc := range []struct {
+		options string
+		holds   bool
+	}{
+		{`{}`, true},
+		{`{ rate_cap = false }`, false},
+	} {
+		t.Run(tc.options, func(t *testing.T) {
+			doc := fmt.Sprintf(`name = "ratecap"
+duration = "8s"
+seed = 1
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+queue = "1bdp"
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+queue = "1bdp"
+[transport]
+path_scheduler = "cwr-plus"
+scheduler_options = %s
+stream_scheduler = "priority-fifo"
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+priority = true
+[[source]]
+name = "background"
+kind = "bulk"
+[output]
+series = false
+`, tc.options)
+			runs, err := experiment.Parse("ratecap.toml", []byte(doc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if _, err := runner.Run(context.Background(), &runs[0], dir); err != nil {
+				t.Fatal(err)
+			}
+			late, n, worst := lateMessages(t, dir, settledMs, limitMs)
+			gp := bulkGoodput(t, dir)
+			t.Logf("%d of %d messages after %d ms later than %.1f ms (worst %.1f ms); bulk goodput %.1f Mbit/s", late, n, settledMs, limitMs, worst, gp)
+			if n < 90 {
+				t.Fatalf("%d messages after %d ms, want about 100", n, settledMs)
+			}
+			if holds := late == 0 && gp >= 170; holds != tc.holds {
+				t.Errorf("no late message and goodput >= 170 Mbit/s: %v, want %v", holds, tc.holds)
+			}
+		})
+	}
+}
+
+// lateMessages reads dir's messages.csv and counts the priority messages
+// created at or after fromMs whose completion time exceeds limitMs (a
+// failed one counts as late), of n such messages, and the worst time.
+func lateMessages(t *testing.T, dir string, fromMs, limitMs float64) (late, n int, worst float64) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "messages.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, r := range rows[1:] {
+		created, _ := strconv.ParseFloat(r[col["created_ms"]], 64)
+		if r[col["priority"]] != "true" || created < fromMs {
+			continue
+		}
+		n++
+		mct, err := strconv.ParseFloat(r[col["mct_ms"]], 64)
+		if err != nil || r[col["status"]] != "completed" {
+			late++
+			continue
+		}
+		worst = max(worst, mct)
+		if mct > limitMs {
+			late++
+		}
+	}
+	return late, n, worst
+}
+
+// bulkGoodput reads the goodput of source "background" from dir's
+// summary.json, in Mbit/s.
+func bulkGoodput(t *testing.T, dir string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Sources []struct {
+			Name    string  `json:"name"`
+			Goodput float64 `json:"goodput_mbps"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range s.Sources {
+		if src.Name == "background" {
+			return src.Goodput
+		}
+	}
+	t.Fatal("no background source in summary.json")
+	return 0
+}
