@@ -30,11 +30,11 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.source, "source", "", "the source whose messages are shown, by `NAME` (default: the first priority source)")
 	fs.Var(&o.labels, "label", "name the runs by the values of `KEY` (repeatable; default: the keys whose values differ)")
 	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable); path_scheduler=NAME, and repetition=N for one repetition")
-	fs.StringVar(&o.title, "title", "", "a title above the figure (default none: papers put it in the caption)")
+	fs.StringVar(&o.title, "title", "", "a title above the figure, `TEXT` (default none: papers put it in the caption)")
 	o.from, o.to = -1, -1
 	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
 	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
-	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection end whose paths are shown, server or client (default: the source's sender)")
+	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection `END` whose paths are shown, server or client (default: the source's sender)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlot(&o, args, stdout, stderr)
 	}
