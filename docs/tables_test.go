@@ -28,9 +28,10 @@ var (
 )
 
 // tablesPending are the results pages whose tables are not all marked
-// yet; tablesOwnedElsewhere those another issue rewrites.
+// yet (none now: a page may be listed while its tables are converted);
+// tablesOwnedElsewhere those another issue rewrites.
 var (
-	tablesPending        = []string{"conext17.md"}
+	tablesPending        = []string{}
 	tablesOwnedElsewhere = []string{"robustness.md"}
 )
 
