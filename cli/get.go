@@ -68,10 +68,10 @@ func (l *localAddrs) Set(v string) error {
 func setupGet(fs *flag.FlagSet) runFunc {
 	var o getOptions
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:4433", "server `HOST:PORT`")
-	fs.StringVar(&o.path, "path", "", "file to fetch, e.g. /index.html (required)")
+	fs.StringVar(&o.path, "path", "", "the file to fetch, by `PATH`, e.g. /index.html (required)")
 	fs.StringVar(&o.out, "out", "", "write the body to `FILE` (default: discard)")
 	fs.StringVar(&o.ca, "ca", "", "verify the server with the PEM certificates in `FILE` (default: accept any certificate, as for self-signed servers)")
-	fs.StringVar(&o.sni, "sni", "", "TLS server name (default: the host of --addr)")
+	fs.StringVar(&o.sni, "sni", "", "the TLS server `NAME` (default: the host of --addr)")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up after this long")
 	fs.StringVar(&o.sessionCache, "session-cache", "", "keep the server's session tickets in `FILE` (mpq's own format) and resume the session the next time")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send the request in 0-RTT when --session-cache holds a ticket of the server that allows it (the server needs --0rtt); a request in 0-RTT can be replayed by an attacker")

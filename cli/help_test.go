@@ -268,5 +268,14 @@ func TestHelpDefaultsReadable(t *testing.T) {
 				t.Errorf("mpq help %s shows %q:\n%s", name, bad, out)
 			}
 		}
+		// The flag package names a flag's argument after the first
+		// `word` of its usage and prints the others with their
+		// backticks; a string flag without one reads "-title string".
+		_, flags, _ := strings.Cut(out, "\nflags:\n")
+		for _, l := range strings.Split(flags, "\n") {
+			if strings.Contains(l, "`") || strings.HasSuffix(l, " string") {
+				t.Errorf("mpq help %s: %q: name the flag's argument with one `WORD` in its usage", name, strings.TrimSpace(l))
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // plotOptions are plot's flags.
 type plotOptions struct {
 	out, kind, source, title, vantage string
-	labels, where                     setFlags
+	labels, where, metrics            setFlags
 	from, to                          time.Duration
 }
 
@@ -30,11 +30,12 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.source, "source", "", "the source whose messages are shown, by `NAME` (default: the first priority source)")
 	fs.Var(&o.labels, "label", "name the runs by the values of `KEY` (repeatable; default: the keys whose values differ)")
 	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable); path_scheduler=NAME, and repetition=N for one repetition")
-	fs.StringVar(&o.title, "title", "", "a title above the figure (default none: papers put it in the caption)")
+	fs.StringVar(&o.title, "title", "", "a title above the figure, `TEXT` (default none: papers put it in the caption)")
 	o.from, o.to = -1, -1
 	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
 	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
-	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection end whose paths are shown, server or client (default: the source's sender)")
+	fs.Var(&o.metrics, "metric", "metrics: a column, `NAME` (repeatable): a headline metric of runs.csv (mean ± half its 95 % interval), S.pooled_mct_p99_ms (a source's pooled quantile) or A/B (their ratio per run)")
+	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection `END` whose paths are shown, server or client (default: the source's sender)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlot(&o, args, stdout, stderr)
 	}
@@ -62,6 +63,10 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 	}
 	opts := plots.DefaultOptions()
 	opts.Source, opts.Title, opts.Vantage = o.source, o.title, o.vantage
+	opts.Metrics = o.metrics
+	if len(o.metrics) > 0 && o.kind != "metrics" {
+		return usageErr("--metric is for --kind metrics, not %s", o.kind)
+	}
 	if o.from >= 0 {
 		opts.From = float64(o.from) / 1e6
 	}

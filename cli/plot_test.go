@@ -160,6 +160,9 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{res, "-o", out, "--source", "S9"}, "--source S9: no such source with messages in quickstart (it has s1)"},
 		{[]string{res, "-o", out, "--where", "transport.path_scheduler=sr"}, "no run matches --where transport.path_scheduler=sr"},
 		{[]string{res, "-o", out, "--label", "rtt"}, "--label rtt: not a key the runs vary"},
+		{[]string{res, "-o", out, "--metric", "s1.mct_p99_ms"}, "--metric is for --kind metrics, not ccdf"},
+		{[]string{res, "-o", filepath.Join(dir, "t.md"), "--kind", "metrics"}, "name the columns with --metric NAME"},
+		{[]string{res, "-o", filepath.Join(dir, "t.md"), "--kind", "metrics", "--metric", "s1.p99"}, "--metric s1.p99: no such metric"},
 	} {
 		code, stdout, stderr := runCmd(t, append([]string{"plot"}, tc.args...)...)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.msg) {

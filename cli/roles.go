@@ -40,7 +40,7 @@ func (l *listFlag) Set(v string) error {
 }
 
 func (o *roleOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.role, "role", "", "run one end of a two-host run, `server` or `client`, writing its half of each run into RUN/server or RUN/client (join them with mpq merge)")
+	fs.StringVar(&o.role, "role", "", "run one end of a two-host run, `ROLE` server or client, writing its half of each run into RUN/server or RUN/client (join them with mpq merge)")
 	fs.Var(&o.listen, "listen", "server role: its `ADDR:PORT` on each path (repeatable); QUIC and the clock protocol (PORT+1) listen on the first")
 	fs.Var(&o.connect, "connect", "client role: the server's `ADDR:PORT` on each path (repeatable)")
 	fs.Var(&o.local, "local", "client role: its own `ADDR` on each path (repeatable)")

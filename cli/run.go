@@ -195,6 +195,7 @@ func runOneFile(ctx context.Context, o *runOptions, file string, all *overall, s
 		}
 	}
 	base := filepath.Join(o.out, sanitize(runs[0].Name))
+	made := missingDirs(base)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		fmt.Fprintf(stderr, "mpq run: %v\n", err)
 		return exitFailure
@@ -287,6 +288,12 @@ feed:
 		fmt.Fprintf(stderr, "mpq run: peak RSS %.0f MB\n", float64(rss)/1e6)
 	}
 	if ctx.Err() != nil {
+		// The directories this command made and no run wrote into go
+		// (os.Remove keeps a directory that is not empty): an
+		// interrupted sweep leaves no empty directory (issue 37).
+		for _, d := range made {
+			os.Remove(d)
+		}
 		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", prog.done-failed, len(runs))
 		return exitInterrupted
 	}
@@ -318,6 +325,21 @@ feed:
 		return exitFailure
 	}
 	return 0
+}
+
+// missingDirs lists dir and those of its parents that do not exist yet,
+// innermost first: what os.MkdirAll(dir) would make.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
 
 // drawFigures draws an experiment's output.figures from every run in its

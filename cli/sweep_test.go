@@ -513,3 +513,39 @@ func TestInterruptedRunLeavesNoEmptyDirectory(t *testing.T) {
 		t.Errorf("another run's directory went: %v", err)
 	}
 }
+
+// TestInterruptedSweepLeavesNoEmptyDirectory: a sweep interrupted before
+// any run finished leaves neither the sweep's directory nor the --out
+// directory it made, and keeps a --out directory that was there before.
+func TestInterruptedSweepLeavesNoEmptyDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outKept bool // --out existed before the run
+	}{
+		{"new --out", false},
+		{"existing --out", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := writeFile(t, dir, "sweep.toml", sweepFile)
+			out := filepath.Join(dir, "out")
+			if tc.outKept {
+				if err := os.Mkdir(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var stdout, stderr bytes.Buffer
+			if code := run(ctx, []string{"run", f, "--out", out}, &stdout, &stderr); code != exitInterrupted {
+				t.Fatalf("exit %d, want %d (interrupted)\n%s", code, exitInterrupted, stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(out, "sweep")); !os.IsNotExist(err) {
+				t.Errorf("the interrupted sweep left its directory: %v", err)
+			}
+			if _, err := os.Stat(out); tc.outKept != (err == nil) {
+				t.Errorf("--out directory: %v, want it kept: %v", err, tc.outKept)
+			}
+		})
+	}
+}

@@ -90,7 +90,9 @@ func readsRunOf(run string, lines []string) bool {
 
 // TestReproduceBoxes runs every "Reproduce" box of docs/results in
 // shortened form (one repetition, 1 s of traffic, the CoNEXT'17 grid
-// sampled): each mpq run and mpq plot command must succeed as written.
+// sampled): each mpq run and mpq plot command must succeed as written,
+// and each table the page marks as a command's output must have the
+// header and rows of what that command wrote (checkGeneratedTables).
 // Boxes that need root, a VM or minutes of benchmarks are left to their
 // own tests.
 func TestReproduceBoxes(t *testing.T) {
@@ -111,7 +113,7 @@ func TestReproduceBoxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran := 0
+	ran, tables := 0, 0
 	for _, page := range pages {
 		lines := reproduceLines(t, page)
 		if len(lines) == 0 {
@@ -123,10 +125,12 @@ func TestReproduceBoxes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var shardedOut []string
+			skipped := map[string]bool{} // -o files of lines not run
 			for _, l := range lines {
 				cmd, sharded := shorten(l, !readsRunOf(l, lines))
 				if cmd == "" {
 					t.Logf("left to its own test: %s", l)
+					skipOutputs(skipped, l)
 					continue
 				}
 				if sharded {
@@ -138,6 +142,7 @@ func TestReproduceBoxes(t *testing.T) {
 				}
 				if strings.HasPrefix(cmd, "mpq plot ") && readsAny(cmd, shardedOut) {
 					t.Logf("reads a sampled sweep, not run: %s", l)
+					skipOutputs(skipped, l)
 					continue
 				}
 				out, err := runIn(dir, bin, cmd)
@@ -152,10 +157,21 @@ func TestReproduceBoxes(t *testing.T) {
 				}
 				ran++
 			}
+			tables += checkGeneratedTables(t, page, dir, skipped)
 		})
+	}
+	if tables < 5 {
+		t.Errorf("only %d generated tables compared with their commands' output", tables)
 	}
 	if ran < 20 {
 		t.Errorf("only %d Reproduce commands ran", ran)
+	}
+}
+
+// skipOutputs notes the .md files a line that is not run would write.
+func skipOutputs(skipped map[string]bool, line string) {
+	for _, m := range writesTableMD.FindAllStringSubmatch(line, -1) {
+		skipped[m[1]] = true
 	}
 }
 

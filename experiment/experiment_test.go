@@ -200,6 +200,7 @@ func TestErrorsNameFileLineKey(t *testing.T) {
 		{"no paths", "name = \"x\"\n[[source]]\nkind = \"bulk\"\n", "", []string{"path: missing"}},
 		{"override bad value", paperFile, "transport.max_packet_size=100", []string{"transport.max_packet_size (from --set transport.max_packet_size=100): 100 outside [1200, 65527]"}},
 		{"override unknown source", paperFile, "source.nope.size=1", []string{"source.nope.size (from --set source.nope.size=1): no source \"nope\""}},
+		{"override misspelt table", paperFile, "tranport.congestion=cubic", []string{`tranport (from --set tranport.congestion=cubic): unknown key; did you mean "transport"?`}},
 		{"sweep not an array", paperFile + "[sweep]\n\"duration\" = \"1s\"\n", "", []string{"sweep.duration: must be a non-empty array"}},
 		// An empty sweep list empties the grid; the rest of the file is
 		// still checked.

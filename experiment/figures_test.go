@@ -84,6 +84,8 @@ func TestOutputFiguresAllProblemsAtLoad(t *testing.T) {
 			[]string{`output.figures: "throughput-time.png" draws one run, and the file has 3`}},
 		{"one run's figure, a sweep", paperFile + "[output]\nfigures = [\"cwnd.pdf\", \"ccdf.pdf\"]\n[sweep]\nseed = [1, 2]\n",
 			[]string{`output.figures: "cwnd.pdf" draws one run, and the file has 2`}},
+		{"a bad entry beside one run's figure", "repeat = 3\n" + paperFile + "[output]\nfigures = [\"throughput-time.png\", \"bogus.png\"]\n",
+			[]string{`output.figures: "bogus.png": unknown figure kind`, `output.figures: "throughput-time.png" draws one run, and the file has 3`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("e.toml", []byte(tc.doc), nil)

@@ -530,6 +530,11 @@ func (d *document) apply(o Override) *Error {
 			m := map[string]any{}
 			cur[p] = m
 			cur = m
+			// A table the override made: an error about it (a
+			// misspelt table name) says which override it came from.
+			if path := strings.Join(canon, "."); d.origins[path].Origin == "" {
+				d.origins[path] = o
+			}
 			continue
 		}
 		switch t := next.(type) {

@@ -5,7 +5,9 @@
 // packets of every path around a message, and for grids the download
 // time ratios and aggregation benefit of single path against multipath
 // sweeps and the robustness map of every scheduler against lowrtt. Each
-// figure also writes the table behind it (Markdown or CSV). Every figure is sized for one column of a two-column
+// figure also writes the table behind it (Markdown or CSV); the metrics
+// table (MetricsTable) is a table of chosen metrics per grid point, for
+// the results pages' tables no figure gives. Every figure is sized for one column of a two-column
 // paper (3.5 in wide), with labelled axes and units; PDF and SVG embed
 // their fonts, PNG is drawn at twice the resolution of a screen (192 dpi)
 // for READMEs. Each path scheduler has one colour and dash pattern in

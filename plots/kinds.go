@@ -8,8 +8,11 @@ import (
 )
 
 // The figures an experiment file's output.figures may name.
+// The metrics table needs its columns (--metric), which a file's
+// output.figures cannot give.
 func init() {
-	experiment.RegisterFigures(Kinds, slices.Concat(Formats, TableFormats))
+	figures := slices.DeleteFunc(slices.Clone(Kinds), func(k string) bool { return k == "metrics" })
+	experiment.RegisterFigures(figures, slices.Concat(Formats, TableFormats))
 	experiment.RegisterOneRunFigures(oneRunKinds)
 }
 
@@ -17,9 +20,9 @@ func init() {
 var oneRunKinds = []string{"throughput-time", "cwnd", "timeline"}
 
 // Kinds are the figures, by name; tableOnly those that are a table only.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "robustness", "robustness-summary"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "robustness", "robustness-summary", "metrics"}
 
-var tableOnly = []string{"aggregation", "robustness-summary"}
+var tableOnly = []string{"aggregation", "robustness-summary", "metrics"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -70,6 +73,8 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return RobustnessTable(points, o)
 	case "robustness-summary":
 		return RobustnessSummaryTable(points, o)
+	case "metrics":
+		return MetricsTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

@@ -23,6 +23,8 @@ type Options struct {
 	// Vantage is the connection end whose paths the cwnd figure shows;
 	// "" for the source's sender.
 	Vantage string
+	// Metrics are the columns of the metrics table (MetricsTable).
+	Metrics []string
 }
 
 // DefaultOptions has no window.
