@@ -69,6 +69,12 @@ func shorten(line string, short bool) (cmd string, sharded bool) {
 		line += " --shard 1/100"
 		sharded = true
 	}
+	// The robustness grid: 108 or 144 points per scheduler; one run in
+	// fifty.
+	if strings.Contains(line, "experiments/robustness") {
+		line += " --shard 1/50"
+		sharded = true
+	}
 	return line, sharded
 }
 
