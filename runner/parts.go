@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,14 +34,24 @@ func partsMode() (string, error) {
 // about exploitWall of the wall clock and tries the other in stretches of
 // about probeWall, first after minProbeEvery stretches; each probe that
 // confirms the choice doubles the stretches to the next, up to
-// maxProbeEvery. firstSpan is a stretch's virtual length before any is
-// measured.
+// maxProbeEvery. A stretch lasts several of the kernel's scheduling
+// periods, so that on a loaded host it measures the share of the CPUs
+// each way gets rather than the luck of one period. firstSpan is a
+// stretch's virtual length before any is measured; a stretch of fewer
+// than minEvents events (a handshake, an idle stretch) measures nothing.
 const (
-	exploitWall   = 20 * time.Millisecond
-	probeWall     = 4 * time.Millisecond
-	minProbeEvery = 4
-	maxProbeEvery = 16
+	exploitWall   = 100 * time.Millisecond
+	probeWall     = 25 * time.Millisecond
+	minProbeEvery = 2
+	maxProbeEvery = 8
 	firstSpan     = int64(50 * time.Millisecond)
+	minEvents     = 2000
+	// sideBias: in turns only when that measured this much faster. On a
+	// host crowded with other work (more runnable threads than CPUs) the
+	// kernel shares the CPUs out by thread, and two parts side by side
+	// got 1.3-2 times the wall-clock speed of one thread there, more than
+	// their stretches measured.
+	sideBias = 1.15
 )
 
 // chooser is a netsim.Chooser that measures the wall time of each stretch
@@ -62,12 +73,41 @@ type chooser struct {
 }
 
 // chooserState is what a chooser knows: per way (0: in turns, 1: side by
-// side) the events and virtual nanoseconds per wall second, 0 if not
-// measured; the way chosen; and the stretches between probes.
+// side) the events per wall second of its last samples stretches (0: none
+// yet; the way's speed is their median, which one stretch stalled by the
+// kernel for a second does not move) and its virtual nanoseconds per wall
+// second, 0 if not measured; the way chosen; and the stretches between
+// probes.
 type chooserState struct {
-	events, virt [2]float64
-	chosen       bool
-	every        int
+	rates  [2][samples]float64
+	next   [2]int
+	virt   [2]float64
+	chosen bool
+	every  int
+}
+
+// samples is how many stretches of each way a chooser remembers.
+const samples = 3
+
+// speed is the median of way w's remembered rates, 0 before any.
+func (st *chooserState) speed(w int) float64 {
+	var v []float64
+	for _, r := range st.rates[w] {
+		if r > 0 {
+			v = append(v, r)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// add remembers a rate of way w in place of its oldest.
+func (st *chooserState) add(w int, rate float64) {
+	st.rates[w][st.next[w]] = rate
+	st.next[w] = (st.next[w] + 1) % samples
 }
 
 var last struct {
@@ -96,9 +136,9 @@ func way(side bool) int {
 func (c *chooser) Next() (bool, int64) {
 	c.side, c.probe = c.st.chosen, false
 	switch {
-	case c.st.events[1] == 0:
+	case c.st.speed(1) == 0:
 		c.side = true // measure each way first, side by side first
-	case c.st.events[0] == 0:
+	case c.st.speed(0) == 0:
 		c.side = false
 	case c.since >= c.st.every:
 		c.side, c.probe = !c.st.chosen, true
@@ -123,25 +163,28 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 	}
 	w := way(side)
 	ev, vt := float64(events)/d, float64(span)/d
-	if c.st.events[w] == 0 || c.probe {
-		c.st.events[w], c.st.virt[w] = ev, vt
+	if c.st.virt[w] == 0 || c.probe {
+		c.st.virt[w] = vt
 	} else {
-		// The way running: a moving average over a few stretches.
-		c.st.events[w] = 0.7*c.st.events[w] + 0.3*ev
 		c.st.virt[w] = 0.7*c.st.virt[w] + 0.3*vt
+	}
+	if events < minEvents {
+		return
+	}
+	c.st.add(w, ev)
+	was := c.st.chosen
+	if c.st.speed(0) > 0 && c.st.speed(1) > 0 {
+		c.st.chosen = c.st.speed(1)*sideBias > c.st.speed(0)
 	}
 	if c.probe {
 		c.since = 0
-		if c.st.events[w] > c.st.events[way(c.st.chosen)] {
-			c.st.chosen, c.st.every = side, minProbeEvery
+		if c.st.chosen != was {
+			c.st.every = minProbeEvery
 		} else {
 			c.st.every = min(2*c.st.every, maxProbeEvery)
 		}
 	} else {
 		c.since++
-		if c.st.events[0] > 0 && c.st.events[1] > 0 {
-			c.st.chosen = c.st.events[1] > c.st.events[0]
-		}
 	}
 	last.Lock()
 	last.st = c.st
