@@ -79,6 +79,12 @@ kind = "bulk"
 	add("changes.toml", []byte(changes))
 	defer func(split, par bool) { simSplitEnds = split; SetSimParallel(par) }(simSplitEnds, simParallel.Load())
 	defer func() { simDone = nil }()
+	var chosenTurns uint64
+	defer func() {
+		if chosenTurns == 0 && !t.Failed() {
+			t.Error("the chooser never ran a stretch in turns")
+		}
+	}()
 	for _, e := range runs {
 		if !twoParts(&e) {
 			t.Fatalf("%s: not split into two parts", e.Name)
@@ -97,9 +103,12 @@ kind = "bulk"
 				t.Fatalf("%s, mode %d: %v", e.Name, mode, err)
 			}
 		}
-		if windows[0] != 0 || windows[1] != 0 || windows[2] == 0 || windows[3] == 0 || turns[3] == 0 {
-			t.Fatalf("%s: runs side by side %v, stretches in turns %v: want none, none, some, some of both", e.Name, windows, turns)
+		if windows[0] != 0 || windows[1] != 0 || windows[2] == 0 || windows[3] == 0 {
+			t.Fatalf("%s: runs side by side %v: want none, none, some, some", e.Name, windows)
 		}
+		// The chooser measures a way on stretches of enough events: the
+		// short runs of few messages never leave side by side.
+		chosenTurns += turns[3]
 		files := resultFiles(t, dirs[0])
 		for mode := 1; mode < 4; mode++ {
 			if other := resultFiles(t, dirs[mode]); !slices.Equal(files, other) {
