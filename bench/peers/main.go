@@ -23,17 +23,16 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/mpq/mpq/bench/internal/timing"
 )
 
 // contender is one simulator configuration: a command, its environment and
@@ -47,9 +46,6 @@ type contender struct {
 	// work counts as failed).
 	check func(out string) error
 }
-
-// sample is one run's speed.
-type sample struct{ wall, cpu float64 }
 
 func main() {
 	var (
@@ -109,7 +105,7 @@ func run(pqSrc, tlsSrc, ns3Site, work string, rounds, seconds int, pathsF string
 	}
 	fmt.Printf("machine: %s, %d CPUs, %s/%s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Printf("mpq: %s\n", gitDescribe(root))
-	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("load average before: %s\n", timing.Loadavg())
 	deadline := time.Now().Add(limit)
 	for _, n := range paths {
 		var cs []contender
@@ -145,7 +141,7 @@ func run(pqSrc, tlsSrc, ns3Site, work string, rounds, seconds int, pathsF string
 			return err
 		}
 	}
-	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("load average after: %s\n", timing.Loadavg())
 	return nil
 }
 
@@ -165,7 +161,7 @@ func experiment(n, seconds int, null bool) string {
 // compare runs the contenders rounds times, alternating, and prints the
 // table.
 func compare(n, seconds, rounds int, cs []contender, deadline time.Time) error {
-	got := make([][]sample, len(cs))
+	got := make([][]timing.Sample, len(cs))
 	for r := range rounds {
 		for k := range cs {
 			i := (k + r) % len(cs)
@@ -183,9 +179,9 @@ func compare(n, seconds, rounds int, cs []contender, deadline time.Time) error {
 	fmt.Printf("| contender | sim s / wall s | sim s / CPU s | CPU s / wall s |\n| --- | --- | --- | --- |\n")
 	for i, c := range cs {
 		fmt.Printf("| %s | %.1f | %.1f | %.2f |\n", c.name,
-			median(got[i], func(s sample) float64 { return float64(seconds) / s.wall }),
-			median(got[i], func(s sample) float64 { return float64(seconds) / s.cpu }),
-			median(got[i], func(s sample) float64 { return s.cpu / s.wall }))
+			timing.Median(timing.Of(got[i], func(s timing.Sample) float64 { return float64(seconds) / s.Wall })),
+			timing.Median(timing.Of(got[i], func(s timing.Sample) float64 { return float64(seconds) / s.CPU })),
+			timing.Median(timing.Of(got[i], func(s timing.Sample) float64 { return s.CPU / s.Wall })))
 	}
 	fmt.Printf("\nratios mpq / peer, round by round (median [min-max]), per wall s; per CPU s\n")
 	for i, m := range cs {
@@ -199,69 +195,29 @@ func compare(n, seconds, rounds int, cs []contender, deadline time.Time) error {
 			wall := make([]float64, rounds)
 			cpu := make([]float64, rounds)
 			for r := range rounds {
-				wall[r] = got[j][r].wall / got[i][r].wall
-				cpu[r] = got[j][r].cpu / got[i][r].cpu
+				wall[r] = got[j][r].Wall / got[i][r].Wall
+				cpu[r] = got[j][r].CPU / got[i][r].CPU
 			}
-			fmt.Printf("%s / %s: %s; %s\n", m.name, p.name, spread(wall), spread(cpu))
+			fmt.Printf("%s / %s: %s; %s\n", m.name, p.name, timing.Spread(wall), timing.Spread(cpu))
 		}
 	}
 	return nil
 }
 
-// runOnce runs c once and returns its wall and CPU seconds.
-func runOnce(c contender, seconds int) (sample, error) {
-	cmd := exec.Command(c.args[0], c.args[1:]...)
-	cmd.Env = append(os.Environ(), c.env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return sample{}, err
-	}
-	// A run is bounded: 60 times the virtual time (the slowest peer does
-	// about one simulated second per wall second).
-	timer := time.AfterFunc(time.Duration(seconds)*time.Minute, func() { _ = cmd.Process.Kill() })
-	err := cmd.Wait()
-	wall := time.Since(t0).Seconds()
-	timer.Stop()
+// runOnce runs c once and returns its wall and CPU seconds. A run is
+// bounded: 60 times the virtual time (the slowest peer does about one
+// simulated second per wall second).
+func runOnce(c contender, seconds int) (timing.Sample, error) {
+	s, out, err := timing.Run(c.args, c.env, time.Duration(seconds)*time.Minute)
 	if err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, tail(out.String()))
+		return s, err
 	}
 	if c.check != nil {
-		if err := c.check(out.String()); err != nil {
-			return sample{}, err
+		if err := c.check(out); err != nil {
+			return s, err
 		}
 	}
-	st := cmd.ProcessState
-	return sample{wall: wall, cpu: (st.UserTime() + st.SystemTime()).Seconds()}, nil
-}
-
-func median(s []sample, f func(sample) float64) float64 {
-	v := make([]float64, len(s))
-	for i := range s {
-		v[i] = f(s[i])
-	}
-	return med(v)
-}
-
-func med(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func spread(v []float64) string {
-	return fmt.Sprintf("%.2f [%.2f-%.2f]", med(v), slices.Min(v), slices.Max(v))
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "..." + s[len(s)-2000:]
-	}
-	return s
+	return s, nil
 }
 
 // command runs a build step in dir, its output on stderr.
@@ -303,18 +259,4 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
-}
-
-func loadavg() string {
-	f, err := os.Open("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(f)
-	fs := strings.Fields(string(b))
-	if len(fs) < 3 {
-		return "unknown"
-	}
-	return strings.Join(fs[:3], " ")
 }
