@@ -11,11 +11,12 @@ import (
 	"github.com/mpq/mpq/network/netsim"
 )
 
-// TestSimPartsSameResults runs experiments three ways: in one part of the
+// TestSimPartsSameResults runs experiments four ways: in one part of the
 // simulation (as before the ends were split), with the client and the
-// server in two parts run in windows one after the other, and with the two
-// parts side by side on two goroutines (netsim.Sim); every result file is byte
-// for byte the same but for the wall clock. The experiments cover the
+// server in two parts run in windows one after the other, with the two
+// parts side by side on two goroutines (netsim.Sim), and with the runner's
+// chooser switching between the two (it measures both ways); every result
+// file is byte for byte the same but for the wall clock. The experiments cover the
 // quickstart's three schedulers, random and bursty loss with jitter, the
 // failover (a path down for 5 s, qlog on), 0-RTT resumption with
 // stop-and-wait publishes, and a link whose rate and delay change. The
@@ -78,26 +79,38 @@ kind = "bulk"
 	add("changes.toml", []byte(changes))
 	defer func(split, par bool) { simSplitEnds = split; SetSimParallel(par) }(simSplitEnds, simParallel.Load())
 	defer func() { simDone = nil }()
+	var chosenTurns uint64
+	defer func() {
+		if chosenTurns == 0 && !t.Failed() {
+			t.Error("the chooser never ran a stretch in turns")
+		}
+	}()
 	for _, e := range runs {
 		if !twoParts(&e) {
 			t.Fatalf("%s: not split into two parts", e.Name)
 		}
-		var dirs [3]string
-		var windows [3]uint64
-		for mode := range 3 {
+		var dirs [4]string
+		var windows, turns [4]uint64
+		for mode := range 4 {
 			simSplitEnds = mode > 0
-			SetSimParallel(mode == 2)
-			simDone = func(s *netsim.Sim) { windows[mode] = s.Windows() }
+			SetSimParallel(true)
+			t.Setenv(PartsEnv, [...]string{"auto", "turns", "side", "auto"}[mode])
+			// A fresh chooser measures both ways first.
+			last.st = chooserState{}
+			simDone = func(s *netsim.Sim) { windows[mode], turns[mode] = s.Windows(), s.Turns() }
 			dirs[mode] = t.TempDir()
 			if _, err := Run(context.Background(), &e, dirs[mode]); err != nil {
 				t.Fatalf("%s, mode %d: %v", e.Name, mode, err)
 			}
 		}
-		if windows[0] != 0 || windows[1] != 0 || windows[2] == 0 {
-			t.Fatalf("%s: runs side by side %v: want none, none, some", e.Name, windows)
+		if windows[0] != 0 || windows[1] != 0 || windows[2] == 0 || windows[3] == 0 {
+			t.Fatalf("%s: runs side by side %v: want none, none, some, some", e.Name, windows)
 		}
+		// The chooser measures a way on stretches of enough events: the
+		// short runs of few messages never leave side by side.
+		chosenTurns += turns[3]
 		files := resultFiles(t, dirs[0])
-		for mode := 1; mode < 3; mode++ {
+		for mode := 1; mode < 4; mode++ {
 			if other := resultFiles(t, dirs[mode]); !slices.Equal(files, other) {
 				t.Fatalf("%s: result files %v and, in mode %d, %v", e.Name, files, mode, other)
 			}
@@ -108,7 +121,7 @@ kind = "bulk"
 				}
 			}
 		}
-		t.Logf("%s (%s): %d result files identical in the three modes, %d runs side by side: %v",
-			e.Name, e.Transport.PathScheduler, len(files), windows[2], files)
+		t.Logf("%s (%s): %d result files identical in the four modes, %d runs side by side, chosen %d and %d in turns: %v",
+			e.Name, e.Transport.PathScheduler, len(files), windows[2], windows[3], turns[3], files)
 	}
 }

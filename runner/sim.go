@@ -40,8 +40,10 @@ func runSim(ctx context.Context, e *experiment.Experiment, dir string, started t
 //
 // An experiment whose ends share nothing but their paths (twoParts) runs
 // its client and its server in two parts of the simulation, side by side
-// on two CPUs where it can (SetSimParallel); the results are the same either
-// way, and each end then records into a recorder of its own.
+// on two CPUs where it can (SetSimParallel) and where that is faster than
+// in turns on one, as measured while it runs (chooser); the results are
+// the same either way, and each end then records into a recorder of its
+// own.
 func simulate(ctx context.Context, e *experiment.Experiment, dir string, started time.Time, split bool) (*Result, error) {
 	sim := netsim.New(e.Seed)
 	cpart, spart := sim, sim
@@ -50,7 +52,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	viaJSON := split
 	if simSplitEnds && twoParts(e) {
 		spart = sim.NewPart()
-		sim.SetParallel(simParallel.Load())
+		if err := setParts(sim); err != nil {
+			return nil, err
+		}
 		split = true
 	}
 	specs := make([]netsim.PathSpec, len(e.Paths))
@@ -300,7 +304,8 @@ var simParallel atomic.Bool
 func init() { simParallel.Store(runtime.GOMAXPROCS(0) >= 2) }
 
 // SetSimParallel lets the simulator run an experiment's two ends on two
-// goroutines, or not (see simulate); the results are the same either way.
+// goroutines where that measures faster than in turns (see simulate and
+// chooser), or not; the results are the same either way.
 // It is on where the process may use two CPUs; mpq run turns it off when
 // it runs as many simulations at once as there are CPUs.
 func SetSimParallel(on bool) { simParallel.Store(on) }

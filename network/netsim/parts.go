@@ -27,7 +27,35 @@ type group struct {
 	window int64
 	// windows counts the runs of the parts side by side (runAsync).
 	windows uint64
+	// chooser, if set, decides stretch by stretch whether two parts run
+	// side by side or in turns (SetChooser); turns counts the stretches
+	// it had run in turns.
+	chooser Chooser
+	turns   uint64
 }
+
+// A Chooser decides how the two parts of a simulation run, one stretch of
+// virtual time after the other: side by side on two goroutines (runAsync)
+// or in turns on the caller's (runWindows). The results are the same
+// either way; only the speed differs, and which way is faster depends on
+// what the CPUs give, which netsim does not measure: it reads no clock.
+// Its user (the runner) measures each stretch and chooses the next.
+type Chooser interface {
+	// Next returns how the next stretch runs and its length in virtual
+	// nanoseconds (at least 1; a stretch also ends where a Run method
+	// stops).
+	Next() (side bool, span int64)
+	// Ran reports the stretch just run: how, the events it ran and the
+	// virtual nanoseconds it covered.
+	Ran(side bool, events uint64, span int64)
+}
+
+// SetChooser lets c decide how two parts run (see Chooser), in place of
+// SetParallel; nil goes back to SetParallel's choice.
+func (s *Sim) SetChooser(c Chooser) { s.g.chooser = c }
+
+// Turns is the number of stretches a Chooser had the parts run in turns.
+func (s *Sim) Turns() uint64 { return s.g.turns }
 
 // Windows is the number of times the parts ran side by side (0: they
 // never did).
@@ -54,6 +82,23 @@ func (g *group) next() (*Sim, bool) {
 		}
 	}
 	return best, best != nil
+}
+
+// first is the time of the earliest event of any part; false if none is
+// left.
+func (g *group) first() (int64, bool) {
+	p, ok := g.next()
+	if !ok {
+		return 0, false
+	}
+	return p.events[0].at, true
+}
+
+// exhausted reports whether the parts ran the StepLimit's events (the
+// first part's, over every part).
+func (g *group) exhausted() bool {
+	lim := g.parts[0].StepLimit
+	return lim != 0 && g.processed() >= lim
 }
 
 // step runs the simulation's next event, in whichever part.
@@ -93,7 +138,9 @@ func (g *group) canWindow() bool {
 // at a time.
 func (g *group) runUntil(end int64) {
 	if g.canWindow() {
-		if g.parallel && len(g.parts) == 2 {
+		if g.chooser != nil && len(g.parts) == 2 {
+			g.runChosen(end)
+		} else if g.parallel && len(g.parts) == 2 {
 			g.runAsync(end)
 		} else {
 			g.runWindows(end)
@@ -101,11 +148,40 @@ func (g *group) runUntil(end int64) {
 	} else if !g.stepUntil(end) {
 		return
 	}
-	if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
+	if g.exhausted() {
 		return
 	}
 	for _, p := range g.parts {
 		p.advance(end)
+	}
+}
+
+// runChosen runs two parts up to end in stretches, each side by side or in
+// turns as the chooser says. A stretch runs every event up to its end in
+// both parts before the next starts, so the two ways can follow each other
+// in any order.
+func (g *group) runChosen(end int64) {
+	for {
+		from, ok := g.first()
+		if !ok || from > end {
+			return
+		}
+		side, span := g.chooser.Next()
+		limit := end
+		if span >= 1 && from <= end-span {
+			limit = from + span - 1
+		}
+		before := g.processed()
+		if side {
+			g.runAsync(limit)
+		} else {
+			g.turns++
+			g.runWindows(limit)
+		}
+		g.chooser.Ran(side, g.processed()-before, limit-from+1)
+		if g.exhausted() {
+			return
+		}
 	}
 }
 
@@ -131,12 +207,8 @@ func (g *group) stepUntil(end int64) bool {
 // handed over in between, in the order each part sent them.
 func (g *group) runWindows(end int64) {
 	for {
-		first, ok := g.next()
-		if !ok {
-			return
-		}
-		w := first.events[0].at
-		if w > end {
+		w, ok := g.first()
+		if !ok || w > end {
 			return
 		}
 		g.window = g.lookahead()
@@ -155,7 +227,7 @@ func (g *group) runWindows(end int64) {
 		}
 		g.running = false
 		g.handOver()
-		if lim := g.parts[0].StepLimit; lim != 0 && g.processed() >= lim {
+		if g.exhausted() {
 			return
 		}
 	}
@@ -175,7 +247,7 @@ func newSignal() signal {
 	return signal{v: new(atomic.Uint64), sleeping: new(atomic.Bool), wake: make(chan struct{}, 1)}
 }
 
-// spins bounds the spinning of signal.await: that many checks of the
+// maxSpins bounds the spinning of signal.await: that many checks of the
 // counter, each followed by spinPause (about 100 ns on an AMD EPYC of
 // family 26: some 400 µs in all). On this project's virtual machine, the
 // same build's speed-2x100 sometimes takes 0.65 s instead of 0.385 s for
@@ -183,7 +255,32 @@ func newSignal() signal {
 // than the 17 µs of 65,536 bare checks took 4 % off the slow runs (76
 // triples, median 0.650 -> 0.624 s with the pauses, 0.625 s with 2^20
 // bare checks) and nothing off the others.
-const spins = 1 << 12
+//
+// A waiter's spin adapts (spinner): when the other part's CPU is taken by
+// another process, the other part makes no progress while its waiter
+// spins, and the spin only takes CPU from whatever runs instead. Each
+// wait that ends in sleep halves the waiter's spin, down to minSpins;
+// each that ends while spinning lengthens it by an eighth, up to maxSpins.
+const (
+	maxSpins = 1 << 12
+	minSpins = 1 << 5
+)
+
+// spinner is one waiter's spin length (see maxSpins); its zero value
+// spins the most.
+type spinner struct{ short int }
+
+func (p *spinner) spins() int { return maxSpins - p.short }
+
+func (p *spinner) slept() {
+	n := max(p.spins()/2, minSpins)
+	p.short = maxSpins - n
+}
+
+func (p *spinner) caught() {
+	n := p.spins()
+	p.short = maxSpins - min(n+n/8+1, maxSpins)
+}
 
 // raise sets the counter to v and wakes the waiter if it sleeps.
 func (s signal) raise(v uint64) {
@@ -196,17 +293,19 @@ func (s signal) raise(v uint64) {
 	}
 }
 
-// await returns once the counter is at least v. The sleeping flag is set
+// await returns once the counter is at least v, spinning as sp says first. The sleeping flag is set
 // before the counter is read again, and raise reads the flag after it
 // stores, so one of the two sees the other's write: no wake-up is lost. A
 // stale wake-up only makes the loop check again.
-func (s signal) await(v uint64) {
-	for range spins {
+func (s signal) await(v uint64, sp *spinner) {
+	for range sp.spins() {
 		if s.v.Load() >= v {
+			sp.caught()
 			return
 		}
 		spinPause()
 	}
+	sp.slept()
 	for {
 		s.sleeping.Store(true)
 		if s.v.Load() >= v {
@@ -287,7 +386,7 @@ func (s *Sim) runAhead(other *Sim, end, la int64) {
 		if next > end && bound > end {
 			return
 		}
-		other.progress.await(seen + 1)
+		other.progress.await(seen+1, &s.spin)
 	}
 }
 

@@ -22,12 +22,28 @@ type pingPong struct {
 // d; it returns the hosts' logs and how many times the parts ran side by side.
 func runPingPong(t *testing.T, parts int, parallel bool, d time.Duration) ([2][]string, uint64) {
 	t.Helper()
-	sim := New(7)
-	ends := [2]*Sim{sim, sim}
 	if parts == 2 {
-		ends[1] = sim.NewPart()
+		return runPingPongWith(t, func(s *Sim) { s.SetParallel(parallel) }, d)
 	}
-	sim.SetParallel(parallel)
+	return runPingPongOn(t, New(7), nil, d)
+}
+
+// runPingPongWith runs the workload on two parts, set up by set.
+func runPingPongWith(t *testing.T, set func(*Sim), d time.Duration) ([2][]string, uint64) {
+	t.Helper()
+	sim := New(7)
+	b := sim.NewPart()
+	set(sim)
+	return runPingPongOn(t, sim, b, d)
+}
+
+// runPingPongOn runs the workload with the server in part b (nil: in sim).
+func runPingPongOn(t *testing.T, sim, b *Sim, d time.Duration) ([2][]string, uint64) {
+	t.Helper()
+	ends := [2]*Sim{sim, sim}
+	if b != nil {
+		ends[1] = b
+	}
 	topo, err := NewSplitTopology(ends[0], ends[1], []PathSpec{
 		Symmetric(LinkConfig{Rate: 10e6, Delay: d, Jitter: d / 3, Loss: Bernoulli{P: 0.05}}),
 		Symmetric(LinkConfig{Rate: 5e6, Delay: 2 * d}),
@@ -191,5 +207,96 @@ func TestPartsStepLimit(t *testing.T) {
 	}
 	if b.Now().After(Epoch.Add(2 * time.Millisecond)) {
 		t.Errorf("the livelocked part ran on to %v", b.Elapsed())
+	}
+}
+
+// scripted is a Chooser that runs the parts side by side and in turns by
+// turns, in stretches of lengths that vary, and records what it was told.
+type scripted struct {
+	n         int
+	ran       [2]int
+	events    uint64
+	badReport bool
+}
+
+func (c *scripted) Next() (bool, int64) {
+	c.n++
+	return c.n%3 != 0, int64(c.n%7+1) * int64(3*time.Millisecond)
+}
+
+func (c *scripted) Ran(side bool, events uint64, span int64) {
+	if span < 1 || span > int64(7*3*time.Millisecond) {
+		c.badReport = true
+	}
+	if side {
+		c.ran[1]++
+	} else {
+		c.ran[0]++
+	}
+	c.events += events
+}
+
+// TestPartsChooserSameRun: parts run by a Chooser, side by side and in
+// turns stretch after stretch, give the logs of one part; both ways ran,
+// and the chooser was told every event.
+func TestPartsChooserSameRun(t *testing.T) {
+	const d = 5 * time.Millisecond
+	one, _ := runPingPong(t, 1, false, d)
+	c := &scripted{}
+	chosen, windows := runPingPongWith(t, func(s *Sim) { s.SetChooser(c) }, d)
+	for h := range 2 {
+		if !slices.Equal(one[h], chosen[h]) {
+			t.Errorf("host %d's logs differ (%d and %d lines)", h, len(one[h]), len(chosen[h]))
+		}
+	}
+	if c.ran[0] == 0 || c.ran[1] == 0 || windows != uint64(c.ran[1]) || c.badReport {
+		t.Errorf("stretches in turns %d, side by side %d, windows %d, bad report %v", c.ran[0], c.ran[1], windows, c.badReport)
+	}
+	if want := uint64(len(one[0]) + len(one[1])); c.events < want {
+		t.Errorf("the chooser was told of %d events, fewer than the %d log lines", c.events, want)
+	}
+}
+
+// TestSpinnerAdapts: a waiter that keeps having to sleep spins less and
+// less, down to minSpins; one whose waits end while it spins spins longer
+// again, up to maxSpins.
+func TestSpinnerAdapts(t *testing.T) {
+	var sp spinner
+	if sp.spins() != maxSpins {
+		t.Fatalf("a new spinner spins %d, want %d", sp.spins(), maxSpins)
+	}
+	for range 20 {
+		sp.slept()
+	}
+	if sp.spins() != minSpins {
+		t.Errorf("after 20 sleeps: %d spins, want %d", sp.spins(), minSpins)
+	}
+	for range 100 {
+		sp.caught()
+	}
+	if sp.spins() != maxSpins {
+		t.Errorf("after 100 waits caught spinning: %d spins, want %d", sp.spins(), maxSpins)
+	}
+	// The signal's waiter: a counter already raised is caught at once.
+	s := newSignal()
+	s.raise(5)
+	sp.slept()
+	n := sp.spins()
+	s.await(5, &sp)
+	if sp.spins() <= n {
+		t.Errorf("a wait caught spinning left %d spins (had %d)", sp.spins(), n)
+	}
+	// A wait that ends in sleep halves the spin: the counter is raised
+	// only once the waiter sleeps.
+	n = sp.spins()
+	done := make(chan struct{})
+	go func() { s.await(9, &sp); close(done) }()
+	for !s.sleeping.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	s.raise(9)
+	<-done
+	if sp.spins() != max(n/2, minSpins) {
+		t.Errorf("a wait that slept left %d spins (had %d)", sp.spins(), n)
 	}
 }

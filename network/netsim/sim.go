@@ -50,6 +50,8 @@ type Sim struct {
 	inbox    []crossing
 	taken    []crossing // the inbox's other buffer
 	progress signal
+	// spin is how long the part spins awaiting the other's progress.
+	spin spinner
 	// parked counts the packet events waiting behind their link's
 	// event in the heap (see deliverAt).
 	parked int
@@ -383,10 +385,7 @@ func (s *Sim) RunWhile(cond func() bool, deadline time.Time) bool {
 
 // Exhausted reports whether the StepLimit was reached (the first part's,
 // over the events of every part).
-func (s *Sim) Exhausted() bool {
-	lim := s.g.parts[0].StepLimit
-	return lim != 0 && s.g.processed() >= lim
-}
+func (s *Sim) Exhausted() bool { return s.g.exhausted() }
 
 // Pending is the number of scheduled events of every part.
 func (s *Sim) Pending() int {

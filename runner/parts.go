@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mpq/mpq/network/netsim"
+)
+
+// PartsEnv names the environment variable that says how a simulation's two
+// parts (the experiment's client and server; see simulate) run: "auto"
+// (the default), "side" (side by side on two goroutines, whatever the
+// CPUs give: the two-CPU mode before the choice existed) or "turns" (one
+// goroutine, in turns). The results are the same in every mode; it is
+// there to measure the modes against each other.
+const PartsEnv = "MPQ_SIM_PARTS"
+
+// partsMode reads PartsEnv: "auto", "side" or "turns".
+func partsMode() (string, error) {
+	switch v := os.Getenv(PartsEnv); v {
+	case "", "auto":
+		return "auto", nil
+	case "side", "turns":
+		return v, nil
+	default:
+		return "", fmt.Errorf("%s=%q: auto, side or turns", PartsEnv, v)
+	}
+}
+
+// The stretches of a chooser: it exploits the faster way in stretches of
+// about exploitWall of the wall clock and tries the other in stretches of
+// about probeWall, first after minProbeEvery stretches; each probe that
+// confirms the choice doubles the stretches to the next, up to
+// maxProbeEvery. A stretch lasts several of the kernel's scheduling
+// periods, so that on a loaded host it measures the share of the CPUs
+// each way gets rather than the luck of one period. firstSpan is a
+// stretch's virtual length before any is measured; a stretch of fewer
+// than minEvents events (a handshake, an idle stretch) measures nothing.
+const (
+	exploitWall   = 100 * time.Millisecond
+	probeWall     = 25 * time.Millisecond
+	minProbeEvery = 2
+	maxProbeEvery = 8
+	firstSpan     = int64(50 * time.Millisecond)
+	minEvents     = 2000
+	// sideBias: in turns only when that measured this much faster. On a
+	// host crowded with other work (more runnable threads than CPUs) the
+	// kernel shares the CPUs out by thread, and two parts side by side
+	// got 1.3-2 times the wall-clock speed of one thread there, more than
+	// their stretches measured; where turns win (one CPU hog on a host
+	// otherwise idle), they won by 1.7-2.3 times (issue 39).
+	sideBias = 1.5
+)
+
+// chooser is a netsim.Chooser that measures the wall time of each stretch
+// of a two-part simulation and runs the parts the way that ran more events
+// per wall second: side by side when the second CPU gives the other part
+// its time, in turns when it does not (a CPU taken by another process, or
+// by another simulation of the same sweep). The speeds it measured carry
+// over to the next simulation of the process (last), so that a sweep of
+// short runs does not learn again in each. It reads the wall clock, and
+// only to choose: the results are the same whatever it chooses.
+type chooser struct {
+	st    chooserState
+	side  bool // the way of the stretch running
+	probe bool // whether that stretch tries the way not chosen
+	t0    time.Time
+	since int // stretches since the last probe
+	// now is time.Now (tests give it a clock of their own).
+	now func() time.Time
+}
+
+// chooserState is what a chooser knows: per way (0: in turns, 1: side by
+// side) the events per wall second of its last samples stretches (0: none
+// yet; the way's speed is their median, which one stretch stalled by the
+// kernel for a second does not move) and its virtual nanoseconds per wall
+// second, 0 if not measured; the way chosen; and the stretches between
+// probes.
+type chooserState struct {
+	rates  [2][samples]float64
+	next   [2]int
+	virt   [2]float64
+	chosen bool
+	every  int
+}
+
+// samples is how many stretches of each way a chooser remembers.
+const samples = 3
+
+// speed is the median of way w's remembered rates, 0 before any.
+func (st *chooserState) speed(w int) float64 {
+	var v []float64
+	for _, r := range st.rates[w] {
+		if r > 0 {
+			v = append(v, r)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// add remembers a rate of way w in place of its oldest.
+func (st *chooserState) add(w int, rate float64) {
+	st.rates[w][st.next[w]] = rate
+	st.next[w] = (st.next[w] + 1) % samples
+}
+
+var last struct {
+	sync.Mutex
+	st chooserState
+}
+
+func newChooser() *chooser {
+	last.Lock()
+	st := last.st
+	last.Unlock()
+	if st.every == 0 {
+		st.every = minProbeEvery
+	}
+	return &chooser{st: st, now: time.Now}
+}
+
+func way(side bool) int {
+	if side {
+		return 1
+	}
+	return 0
+}
+
+// Next implements netsim.Chooser.
+func (c *chooser) Next() (bool, int64) {
+	c.side, c.probe = c.st.chosen, false
+	switch {
+	case c.st.speed(1) == 0:
+		c.side = true // measure each way first, side by side first
+	case c.st.speed(0) == 0:
+		c.side = false
+	case c.since >= c.st.every:
+		c.side, c.probe = !c.st.chosen, true
+	}
+	wall := exploitWall
+	if c.probe {
+		wall = probeWall
+	}
+	span := firstSpan
+	if v := c.st.virt[way(c.side)]; v > 0 {
+		span = max(int64(v*wall.Seconds()), int64(time.Millisecond))
+	}
+	c.t0 = c.now()
+	return c.side, span
+}
+
+// Ran implements netsim.Chooser.
+func (c *chooser) Ran(side bool, events uint64, span int64) {
+	d := c.now().Sub(c.t0).Seconds()
+	if d <= 0 || events == 0 {
+		return
+	}
+	w := way(side)
+	ev, vt := float64(events)/d, float64(span)/d
+	if c.st.virt[w] == 0 || c.probe {
+		c.st.virt[w] = vt
+	} else {
+		c.st.virt[w] = 0.7*c.st.virt[w] + 0.3*vt
+	}
+	if events < minEvents {
+		return
+	}
+	c.st.add(w, ev)
+	was := c.st.chosen
+	if c.st.speed(0) > 0 && c.st.speed(1) > 0 {
+		c.st.chosen = c.st.speed(1)*sideBias > c.st.speed(0)
+	}
+	if c.probe {
+		c.since = 0
+		if c.st.chosen != was {
+			c.st.every = minProbeEvery
+		} else {
+			c.st.every = min(2*c.st.every, maxProbeEvery)
+		}
+	} else {
+		c.since++
+	}
+	last.Lock()
+	last.st = c.st
+	last.Unlock()
+}
+
+// setParts sets how sim's two parts run: the environment's mode, else a
+// chooser where the process may use two CPUs for it (SetSimParallel), else
+// in turns.
+func setParts(sim *netsim.Sim) error {
+	mode, err := partsMode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case mode == "side":
+		sim.SetParallel(true)
+	case mode == "turns" || !simParallel.Load():
+		sim.SetParallel(false)
+	default:
+		sim.SetChooser(newChooser())
+	}
+	return nil
+}
