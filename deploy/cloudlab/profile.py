@@ -15,8 +15,9 @@ server --listen 10.0.0.2:4433 --listen 10.1.0.2:4433; on the client: mpq
 run /local/repository/experiments/quickstart.toml --role client --connect
 10.0.0.2:4433 --connect 10.1.0.2:4433 --local 10.0.0.1 --local 10.1.0.1.
 Copy the server's results/quickstart/*/server directories next to the
-client's and run mpq merge results/quickstart. docs/guides/testbeds.md has the
-whole walk-through.
+client's and run mpq merge --correct-clock results/quickstart (it puts the
+server's times on the client's clock by the offset the client measured).
+docs/guides/testbeds.md has the whole walk-through.
 
 The topology is built by build(), over geni.rspec.pg only. In the portal
 the parameters come from geni.portal; outside it (python3 profile.py, with
