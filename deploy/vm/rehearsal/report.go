@@ -165,29 +165,32 @@ func reportCmd(args []string) (int, error) {
 		r.Parameters[k] = v
 	}
 
-	// The offset as set: the client's step (its clock minus the host's,
-	// measured right after), minus the server's (stepped to the host's at
-	// boot), plus the drift since the step.
-	var set, server nodeSample
-	if err := readJSON(filepath.Join(out, "nodes", "client", "clock-set.json"), &set); err != nil {
-		return 1, err
+	// The offset as set, measured through the host: each node's offset
+	// from the host's clock, interpolated linearly between its
+	// measurements (the client's right after its step and after the
+	// runs, the server's right after its boot-time step and after the
+	// runs: an emulated clock drifts from the host's too), the client's
+	// less the server's.
+	var set, server, cEnd, sEnd nodeSample
+	for _, f := range []struct {
+		node, file string
+		s          *nodeSample
+	}{{"client", "clock-set.json", &set}, {"server", "clock-boot.json", &server},
+		{"client", "clock-end.json", &cEnd}, {"server", "clock-end.json", &sEnd}} {
+		if err := readJSON(filepath.Join(out, "nodes", f.node, f.file), f.s); err != nil {
+			return 1, err
+		}
 	}
-	if err := readJSON(filepath.Join(out, "nodes", "server", "clock-boot.json"), &server); err != nil {
-		return 1, err
+	interp := func(a, b nodeSample, t time.Time) float64 {
+		span := b.At.Sub(a.At).Seconds()
+		if span <= 0 {
+			return a.OffsetMS
+		}
+		return a.OffsetMS + (b.OffsetMS-a.OffsetMS)*t.Sub(a.At).Seconds()/span
 	}
-	setAt := func(t time.Time) float64 {
-		return set.OffsetMS - server.OffsetMS + drift*1e-3*t.Sub(set.At).Seconds()
-	}
-	r.ClockSetNote = fmt.Sprintf("client minus server, ms: the client's step to the host's clock plus %g ms (measured against the host right after: %+.3f ms, round trip %.3f ms), less the server's offset from the host after its boot-time step (%+.3f ms, round trip %.3f ms), plus %g ppm of the time since the step; measured: minus clock.json's offset_ms (server minus client)",
-		offset, set.OffsetMS, set.RTTMS, server.OffsetMS, server.RTTMS, drift)
-
-	var cEnd, sEnd nodeSample
-	if err := readJSON(filepath.Join(out, "nodes", "client", "clock-end.json"), &cEnd); err != nil {
-		return 1, err
-	}
-	if err := readJSON(filepath.Join(out, "nodes", "server", "clock-end.json"), &sEnd); err != nil {
-		return 1, err
-	}
+	setAt := func(t time.Time) float64 { return interp(set, cEnd, t) - interp(server, sEnd, t) }
+	r.ClockSetNote = fmt.Sprintf("client minus server, ms, measured through the host: the client stepped its clock to the host's plus %g ms and set %g ppm (measured right after: %+.3f ms, round trip %.3f ms; after the runs: %+.3f ms, %.3f ms), the server stepped its clock to the host's at boot (measured right after: %+.3f ms, round trip %.3f ms; after the runs: %+.3f ms, %.3f ms); each interpolated linearly in time. Measured: minus clock.json's offset_ms (server minus client)",
+		offset, drift, set.OffsetMS, set.RTTMS, cEnd.OffsetMS, cEnd.RTTMS, server.OffsetMS, server.RTTMS, sEnd.OffsetMS, sEnd.RTTMS)
 	r.ClockEndCheck.ThroughHostMS = cEnd.OffsetMS - sEnd.OffsetMS
 	r.ClockEndCheck.SetMS = setAt(cEnd.At)
 	r.ClockEndCheck.RTTMS = [2]float64{cEnd.RTTMS, sEnd.RTTMS}
