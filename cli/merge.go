@@ -18,6 +18,7 @@ import (
 // runs (mpq run --role) into ordinary runs.
 func setupMerge(fs *flag.FlagSet) runFunc {
 	force := fs.Bool("force", false, "merge runs that were merged before again, replacing their results")
+	correct := fs.Bool("correct-clock", false, "move the server's times into the client's clock by the offset clock.json measured")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			fmt.Fprintf(stderr, "mpq merge: no DIR given\n%s\n", synopsis("merge"))
@@ -45,7 +46,7 @@ func setupMerge(fs *flag.FlagSet) runFunc {
 				fmt.Fprintf(stderr, "mpq merge: %s: merged already (--force merges it again)\n", d)
 				continue
 			}
-			res, err := mergeRun(d)
+			res, err := mergeRun(d, runner.MergeOptions{CorrectClock: *correct})
 			if err != nil {
 				failed++
 				fmt.Fprintf(stderr, "mpq merge: %s: %v\n", d, err)
@@ -88,7 +89,7 @@ func halvesUnder(root string) ([]string, error) {
 // mergeRun merges the halves in dir/client and dir/server into dir: the
 // result files are written into a temporary directory, then moved into
 // dir one by one, summary.json last.
-func mergeRun(dir string) (*runner.Result, error) {
+func mergeRun(dir string, opt runner.MergeOptions) (*runner.Result, error) {
 	e, err := readExperiment(filepath.Join(dir, "client", experimentFile))
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func mergeRun(dir string) (*runner.Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	res, err := runner.Merge(e, filepath.Join(dir, "client"), filepath.Join(dir, "server"), tmp)
+	res, err := runner.MergeWith(e, filepath.Join(dir, "client"), filepath.Join(dir, "server"), tmp, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -147,8 +147,10 @@ type ClockReport struct {
 	// Note says how the offset distorts completion times measured
 	// across the two clocks: a message the server sends appears
 	// OffsetMS shorter, one the client sends OffsetMS longer. The
-	// results are not corrected.
-	Note string `json:"note"`
+	// results are not corrected, unless Corrected (mpq merge
+	// --correct-clock, MergeOptions).
+	Note      string `json:"note"`
+	Corrected bool   `json:"corrected,omitempty"`
 }
 
 // ClockSample is one measurement of the offset.

@@ -147,12 +147,17 @@ func readHalf(dir string) (*trafficgen.Half, *RoleInfo, error) {
 // measured offset of the server's clock). e is the run's experiment (the
 // client's resolved configuration); both halves must come from it.
 func Merge(e *experiment.Experiment, clientDir, serverDir, dir string) (*Result, error) {
-	return mergeRun(e, clientDir, serverDir, dir, nil)
+	return mergeRun(e, clientDir, serverDir, dir, MergeOptions{}, nil)
+}
+
+// MergeWith is Merge with options.
+func MergeWith(e *experiment.Experiment, clientDir, serverDir, dir string, opt MergeOptions) (*Result, error) {
+	return mergeRun(e, clientDir, serverDir, dir, opt, nil)
 }
 
 // mergeHalves reads and joins the halves of a run of e.
 // It returns the client's and the server's RoleInfo.
-func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*trafficgen.Recorder, trafficgen.SummaryInput, *RoleInfo, *RoleInfo, error) {
+func mergeHalves(e *experiment.Experiment, clientDir, serverDir string, opt MergeOptions) (*trafficgen.Recorder, trafficgen.SummaryInput, *RoleInfo, *RoleInfo, error) {
 	var in trafficgen.SummaryInput
 	ch, ci, err := readHalf(clientDir)
 	if err != nil {
@@ -169,6 +174,16 @@ func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*traffi
 		return nil, in, nil, nil, fmt.Errorf("the halves ran other configurations than %s (client %.12s, server %.12s, want %.12s)",
 			e.File, ci.ConfigSHA256, si.ConfigSHA256, want)
 	}
+	if opt.CorrectClock {
+		if ci.Clock == nil {
+			return nil, in, nil, nil, errNoClock
+		}
+		correctClock(sh, ci.Clock)
+		c := *ci.Clock
+		c.Corrected = true
+		c.Note = "offset = server clock - client clock; the server's times were moved into the client's clock by the offset, interpolated between start and end (mpq merge --correct-clock)"
+		ci.Clock = &c
+	}
 	rec, in, err := trafficgen.MergeHalves(e, ch, sh)
 	if err != nil {
 		return nil, in, nil, nil, err
@@ -177,11 +192,11 @@ func mergeHalves(e *experiment.Experiment, clientDir, serverDir string) (*traffi
 	return rec, in, ci, si, nil
 }
 
-// mergeRun is Merge; amend, if not nil, completes the summary before it
+// mergeRun is MergeWith; amend, if not nil, completes the summary before it
 // is written, and extra writes rows of throughput.csv after the
 // connection's.
-func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, amend func(*trafficgen.Summary), extra ...func(io.Writer) error) (*Result, error) {
-	rec, in, ci, si, err := mergeHalves(e, clientDir, serverDir)
+func mergeRun(e *experiment.Experiment, clientDir, serverDir, dir string, opt MergeOptions, amend func(*trafficgen.Summary), extra ...func(io.Writer) error) (*Result, error) {
+	rec, in, ci, si, err := mergeHalves(e, clientDir, serverDir, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 			}
 		}
 	}
-	res, err = mergeRun(e, cdir, sdir, dir, func(s *trafficgen.Summary) { s.Competitors = sums }, extra...)
+	res, err = mergeRun(e, cdir, sdir, dir, MergeOptions{}, func(s *trafficgen.Summary) { s.Competitors = sums }, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +402,7 @@ func (n *netnsCompetitor) merge() error {
 	if err != nil {
 		return err
 	}
-	rec, _, _, _, err := mergeHalves(&n.c.e, cdir, sdir)
+	rec, _, _, _, err := mergeHalves(&n.c.e, cdir, sdir, MergeOptions{})
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,10 @@ the server: mpq run /local/repository/experiments/quickstart.toml --role
 server --listen 10.0.0.2:4433 --listen 10.1.0.2:4433; on the client: mpq
 run /local/repository/experiments/quickstart.toml --role client --connect
 10.0.0.2:4433 --connect 10.1.0.2:4433 --local 10.0.0.1 --local 10.1.0.1.
-Copy the server's results/quickstart/*/server directories next to the
-client's and run mpq merge results/quickstart. docs/guides/testbeds.md has the
-whole walk-through.
+Copy the server's results/quickstart directory over the client's (it
+adds each run's server directory beside its client directory) and run mpq merge --correct-clock results/quickstart (it puts the
+server's times on the client's clock by the offset the client measured).
+docs/guides/testbeds.md has the whole walk-through.
 
 The topology is built by build(), over geni.rspec.pg only. In the portal
 the parameters come from geni.portal; outside it (python3 profile.py, with

@@ -2,6 +2,7 @@ package cloudlab
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -146,44 +147,96 @@ func TestProfileRSpec(t *testing.T) {
 	}
 }
 
-// The Emulab NS file is the profile's topology: the same nodes, links,
-// rates, delays, losses and addresses as the profile's defaults.
-func TestNSFileMatchesProfile(t *testing.T) {
-	b, err := os.ReadFile("mpq.ns")
+// profileDefaults reads the DEFAULTS of profile.py (its parameters'
+// defaults) and LINKS.
+func profileDefaults(t *testing.T) (map[string]string, int) {
+	t.Helper()
+	b, err := os.ReadFile("profile.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := string(b)
-	links := regexp.MustCompile(`set (path\d) \[\$ns duplex-link \$client \$server (\d+)Mb (\d+)ms DropTail\]`).FindAllStringSubmatch(ns, -1)
-	if len(links) != 2 {
-		t.Fatalf("%d duplex links", len(links))
+	src := string(b)
+	start := strings.Index(src, "DEFAULTS = {")
+	end := strings.Index(src[max(start, 0):], "\n}")
+	if start < 0 || end < 0 {
+		t.Fatal("profile.py: no DEFAULTS = {...}")
 	}
-	for i, l := range links {
-		if l[1] != "path"+strconv.Itoa(i) || l[2] != "100" || l[3] != "25" {
-			t.Errorf("link %v, want path%d of 100Mb and 25ms", l[1:], i)
+	d := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*"(\w+)": "?([^",]*)"?,`).FindAllStringSubmatch(src[start:start+end], -1) {
+		d[m[1]] = m[2]
+	}
+	links := regexp.MustCompile(`(?m)^LINKS = (\d+)$`).FindStringSubmatch(src)
+	if links == nil {
+		t.Fatal("profile.py: no LINKS = N")
+	}
+	n, _ := strconv.Atoi(links[1])
+	return d, n
+}
+
+// The Emulab NS file is valid Tcl that uses only the NS commands it
+// should (run by tclsh with testdata/tb_compat.tcl, a stand-in for
+// Emulab's, which prints the topology the file makes), and its topology
+// is the profile's with the profile's defaults: the same nodes, image
+// and startup script (setup.sh with the default Go version), LINKS links
+// between client and server with each link's rate, one-way delay and
+// loss, and the addresses 10.i.0.1 (client) and 10.i.0.2 (server) /24.
+func TestNSFile(t *testing.T) {
+	tclsh, err := exec.LookPath("tclsh")
+	if err != nil {
+		if os.Getenv("MPQ_REQUIRE_TCL") == "1" {
+			t.Fatal("MPQ_REQUIRE_TCL=1 but tclsh is not installed (Debian: apt-get install tcl)")
 		}
-		if !strings.Contains(ns, "tb-set-link-loss $"+l[1]+" 0.0005\n") {
-			t.Errorf("%s: no loss of 0.0005", l[1])
+		t.Skip("tclsh is not installed (Debian: apt-get install tcl)")
+	}
+	cmd := exec.Command(tclsh)
+	// tclsh reading its standard input goes on after an error: catch it.
+	cmd.Stdin = strings.NewReader("source testdata/tb_compat.tcl\n" +
+		"if {[catch {source mpq.ns}]} { puts stderr $::errorInfo; exit 1 }\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tclsh mpq.ns: %v\n%s", err, out)
+	}
+	got := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		got[l] = true
+	}
+	d, links := profileDefaults(t)
+	image := d["image"][strings.LastIndex(d["image"], "//")+2:]
+	var want []string
+	for _, n := range []string{"server", "client"} {
+		want = append(want, "os\t"+n+"\t"+image)
+	}
+	for i := 0; i < links; i++ {
+		p := "path" + strconv.Itoa(i)
+		kbit, err := strconv.Atoi(d["rate"+strconv.Itoa(i)])
+		if err != nil || kbit%1000 != 0 {
+			t.Fatalf("profile.py: rate%d %q: want whole Mbit/s (in kbit/s)", i, d["rate"+strconv.Itoa(i)])
 		}
-		for host, end := range map[string]string{"client": "1", "server": "2"} {
-			if !strings.Contains(ns, "tb-set-ip-link $"+host+" $"+l[1]+" 10."+strconv.Itoa(i)+".0."+end+"\n") {
-				t.Errorf("%s: no address 10.%d.0.%s for the %s", l[1], i, end, host)
+		want = append(want,
+			fmt.Sprintf("link\t%s\tclient\tserver\t%dMb\t%sms\tDropTail", p, kbit/1000, d["delay"+strconv.Itoa(i)]),
+			fmt.Sprintf("loss\t%s\t%s", p, d["loss"+strconv.Itoa(i)]),
+			fmt.Sprintf("ip\tclient\t%s\t10.%d.0.1", p, i),
+			fmt.Sprintf("ip\tserver\t%s\t10.%d.0.2", p, i),
+			fmt.Sprintf("netmask\t%s\t255.255.255.0", p))
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("mpq.ns does not make %q", strings.ReplaceAll(w, "\t", " "))
+		}
+	}
+	nlinks, starts := 0, 0
+	for l := range got {
+		switch {
+		case strings.HasPrefix(l, "link\t"):
+			nlinks++
+		case strings.HasPrefix(l, "startcmd\t"):
+			starts++
+			if !strings.HasSuffix(l, "/deploy/cloudlab/setup.sh "+d["go_version"]) {
+				t.Errorf("startup %q: want setup.sh %s", l, d["go_version"])
 			}
 		}
 	}
-	for _, want := range []string{"set server [$ns node]", "set client [$ns node]", "deploy/cloudlab/setup.sh"} {
-		if !strings.Contains(ns, want) {
-			t.Errorf("mpq.ns lacks %q", want)
-		}
-	}
-	// The profile's defaults say the same.
-	py, err := os.ReadFile("profile.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"rate0": 100000`, `"delay0": 25`, `"loss0": 0.0005`, `"rate1": 100000`, `"delay1": 25`, `"loss1": 0.0005`} {
-		if !strings.Contains(string(py), want) {
-			t.Errorf("profile.py's defaults lack %s", want)
-		}
+	if nlinks != links || starts != 2 {
+		t.Errorf("%d links and %d startup commands, want %d and 2:\n%s", nlinks, starts, links, out)
 	}
 }
