@@ -99,12 +99,13 @@ kind = "bulk"
 	if res.Summary.CopiesDropped != 0 {
 		t.Errorf("%s seed %d: %d copies dropped %v", sched, seed, res.Summary.CopiesDropped, res.Summary.CopiesDroppedByReason)
 	}
-	return paperRun{sum: res.Summary, mct: readMCTs(t, filepath.Join(dir, "messages.csv")), dir: dir}
+	return paperRun{sum: res.Summary, mct: readMCTs(t, filepath.Join(dir, "messages.csv"), paperWarmup), dir: dir}
 }
 
-// readMCTs reads the completion times of the messages generated after the
-// warm-up from messages.csv.
-func readMCTs(t *testing.T, path string) map[string][]float64 {
+// readMCTs reads from messages.csv the completion times of the priority
+// messages generated at or after from, per source (+Inf for one that did
+// not complete).
+func readMCTs(t *testing.T, path string, from time.Duration) map[string][]float64 {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -125,7 +126,7 @@ func readMCTs(t *testing.T, path string) map[string][]float64 {
 		if err != nil {
 			t.Fatalf("created_ms %q: %v", r[col["created_ms"]], err)
 		}
-		if created < float64(paperWarmup/time.Millisecond) || r[col["priority"]] != "true" {
+		if created < float64(from)/float64(time.Millisecond) || r[col["priority"]] != "true" {
 			continue
 		}
 		mct := math.Inf(1)

@@ -2,13 +2,13 @@ package scheduler_test
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/runner"
@@ -28,8 +28,8 @@ func TestCWRPlusRateCap(t *testing.T) {
 		t.Skip("simulation")
 	}
 	const (
-		limitMs   = 25.8 + 2
-		settledMs = 3000 // the first slow starts and their recovery are over
+		limitMs = 25.8 + 2
+		settled = 3 * time.Second // the first slow starts and their recovery are over
 	)
 	for _, tc := range []struct {
 		options string
@@ -74,11 +74,11 @@ series = false
 			if _, err := runner.Run(context.Background(), &runs[0], dir); err != nil {
 				t.Fatal(err)
 			}
-			late, n, worst := lateMessages(t, dir, settledMs, limitMs)
+			late, n, worst := lateMessages(t, dir, settled, limitMs)
 			gp := bulkGoodput(t, dir)
-			t.Logf("%d of %d messages after %d ms later than %.1f ms (worst %.1f ms); bulk goodput %.1f Mbit/s", late, n, settledMs, limitMs, worst, gp)
+			t.Logf("%d of %d messages after %v later than %.1f ms (worst %.1f ms); bulk goodput %.1f Mbit/s", late, n, settled, limitMs, worst, gp)
 			if n < 90 {
-				t.Fatalf("%d messages after %d ms, want about 100", n, settledMs)
+				t.Fatalf("%d messages after %v, want about 100", n, settled)
 			}
 			if holds := late == 0 && gp >= 170; holds != tc.holds {
 				t.Errorf("no late message and goodput >= 170 Mbit/s: %v, want %v", holds, tc.holds)
@@ -87,38 +87,21 @@ series = false
 	}
 }
 
-// lateMessages reads dir's messages.csv and counts the priority messages
-// created at or after fromMs whose completion time exceeds limitMs (a
-// failed one counts as late), of n such messages, and the worst time.
-func lateMessages(t *testing.T, dir string, fromMs, limitMs float64) (late, n int, worst float64) {
+// lateMessages counts the priority messages of dir's messages.csv
+// created at or after from whose completion time exceeds limitMs (one
+// that failed counts as late), of n such messages, and the worst
+// completed time.
+func lateMessages(t *testing.T, dir string, from time.Duration, limitMs float64) (late, n int, worst float64) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "messages.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	for _, r := range rows[1:] {
-		created, _ := strconv.ParseFloat(r[col["created_ms"]], 64)
-		if r[col["priority"]] != "true" || created < fromMs {
-			continue
-		}
-		n++
-		mct, err := strconv.ParseFloat(r[col["mct_ms"]], 64)
-		if err != nil || r[col["status"]] != "completed" {
-			late++
-			continue
-		}
-		worst = max(worst, mct)
-		if mct > limitMs {
-			late++
+	for _, mcts := range readMCTs(t, filepath.Join(dir, "messages.csv"), from) {
+		for _, mct := range mcts {
+			n++
+			if mct > limitMs {
+				late++
+			}
+			if !math.IsInf(mct, 1) {
+				worst = max(worst, mct)
+			}
 		}
 	}
 	return late, n, worst
