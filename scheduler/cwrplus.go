@@ -23,7 +23,6 @@ const (
 	OptUnpacedPriority = "unpaced_priority"
 	OptRateCap         = "rate_cap"
 	OptStartupCopies   = "startup_copies"
-	OptRatePace        = "rate_pace"
 )
 
 // The values of cwr-plus's option startup_guard.
@@ -48,8 +47,6 @@ func cwrPlusOptions() []Option {
 			Doc: "with copies off: priority packets are still copied on every path while some path is in its first slow start, whose overshoot the lowest-RTT path may be queueing"},
 		{Name: OptRateCap, Default: "true",
 			Doc: "once a path has left its first slow start, data of streams without priority (new and retransmitted; priority data pass what it holds back) keep its bytes in flight within its estimated bottleneck rate (the largest delivery rate over a minimum RTT) times its minimum RTT plus 1 ms (RateCapSlack): the window beyond the bandwidth-delay product does not become a standing queue that messages wait behind"},
-		{Name: OptRatePace, Default: "false",
-			Doc: "with rate_cap: the same data also keep to 1.05 times the estimated rate over time (RatePaceGain; a token bucket of 1 ms's worth that every packet on the path drains), so that a window freed at once (a late acknowledgement, a flow-control update) is not sent in a burst that queues"},
 		{Name: OptQueuedCopies, Default: "false",
 			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
 		{Name: OptDrain, Default: "false",
@@ -177,7 +174,7 @@ func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: newCreditRule(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
-		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap), pace: o.Bool(OptRatePace)}, startupCopies: o.Bool(OptStartupCopies)}
+		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap)}, startupCopies: o.Bool(OptStartupCopies)}
 }
 
 // Name implements PathScheduler.
@@ -260,7 +257,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if s.stagger.holds(paths, s.cand, i, w) {
 			continue
 		}
-		if s.rateCap.holds(now, p, w.Size) {
+		if s.rateCap.holds(p, w.Size) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -293,10 +290,6 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 // rate_cap the retransmissions of background data held off a path let
 // priority data pass.
 func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on }
-
-// NextWakeup implements Waker: when a packet rate_cap's bucket held back
-// could go.
-func (s *CWRPlus) NextWakeup(time.Time) time.Time { return s.rateCap.wake }
 
 // OffersRepair implements RepairOfferer: option parity.
 func (s *CWRPlus) OffersRepair() bool { return s.parity }
@@ -384,7 +377,6 @@ func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint
 // OnPacketSent implements PacketObserver: a priority packet sent beyond
 // the window borrows the excess.
 func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
-	s.rateCap.sent(info.ID, size)
 	if class == ClassPriority || class == ClassRetransmission && s.lastPriority {
 		s.ledger.sent(info, pn, size)
 	}
@@ -401,6 +393,5 @@ var (
 	_ PacketObserver  = (*CWRPlus)(nil)
 	_ Repairer        = (*CWRPlus)(nil)
 	_ HeldBackSkipper = (*CWRPlus)(nil)
-	_ Waker           = (*CWRPlus)(nil)
 	_ RepairOfferer   = (*CWRPlus)(nil)
 )

@@ -360,6 +360,15 @@ func TestCWRPlusParityRules(t *testing.T) {
 		{"stagger, priority", "cwr-plus-v1 copies=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassPriority, []uint64{1}},
 		{"stagger, retransmission", "cwr-plus-v1 queue_guard=false stagger_startup=true", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{0}},
 		{"no stagger, retransmission", "cwr-plus-v1 queue_guard=false", fresh1, fresh1fast, scheduler.ClassRetransmission, []uint64{1}},
+		// startup_copies (the present defaults, parity off so that its
+		// fallback copies nothing): a copy on every path while one is in
+		// its first slow start, none once neither is.
+		{"startup copies", "cwr-plus parity=false", fresh1, clear, scheduler.ClassPriority, []uint64{0, 1}},
+		{"no startup copies", "cwr-plus parity=false startup_copies=false", fresh1, clear, scheduler.ClassPriority, []uint64{0}},
+		{"startup copies, both out", "cwr-plus parity=false", clear, clear, scheduler.ClassPriority, []uint64{0}},
+		// parity not negotiated (Work.Waiting.Repair false here): whole
+		// copies instead.
+		{"parity's fallback", "cwr-plus", clear, clear, scheduler.ClassPriority, []uint64{0, 1}},
 	}
 	for _, tc := range tests {
 		name, opts := rigOptions(t, tc.sched)
@@ -377,7 +386,9 @@ func TestCWRPlusParityRules(t *testing.T) {
 
 	// The parity's path: one that carried none of the burst, else the
 	// lowest-RTT one with room; none for other streams or without the rule.
-	full := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 120 * mps, lost: 1} // beyond the window and the budget
+	full := pstate{srtt: 50 * ms, latest: 50 * ms, inFlight: 120 * mps, lost: 1}   // beyond the window and the budget
+	lowRTT := pstate{srtt: 40 * ms, latest: 40 * ms, inFlight: 10 * mps, lost: 1}  // 10 ms faster than clear
+	nearRTT := pstate{srtt: 49 * ms, latest: 49 * ms, inFlight: 10 * mps, lost: 1} // 1 ms faster than clear
 	repairs := []struct {
 		name      string
 		sched     string
@@ -393,6 +404,10 @@ func TestCWRPlusParityRules(t *testing.T) {
 		{"both full", "cwr-plus-v1 copies=false parity=true", full, full, true, []uint64{0}, 0, false},
 		{"not priority", "cwr-plus-v1 copies=false parity=true", clear, clear, false, []uint64{0}, 0, false},
 		{"no parity rule", "cwr-plus-v1 copies=false", clear, clear, true, []uint64{0}, 0, false},
+		// The other path is more than QueueGuard slower: the parity goes
+		// on the data's own, faster path.
+		{"other path slower", "cwr-plus", lowRTT, clear, true, []uint64{0}, 0, true},
+		{"other path within QueueGuard", "cwr-plus", nearRTT, clear, true, []uint64{0}, 1, true},
 	}
 	for _, tc := range repairs {
 		name, opts := rigOptions(t, tc.sched)

@@ -45,7 +45,7 @@ type startupStagger struct {
 	now       time.Time
 	heldSince map[uint64]time.Time
 	// rates are the paths' delivery-rate estimates (stagger_clear).
-	rates map[uint64]*deliveryRate
+	rates pathRates
 	buf   []int
 }
 
@@ -67,18 +67,7 @@ func (g *startupStagger) observe(now time.Time, paths []PathInfo, cand []int) {
 	if !g.clear {
 		return
 	}
-	if g.rates == nil {
-		g.rates = make(map[uint64]*deliveryRate)
-	}
-	for _, i := range cand {
-		p := &paths[i]
-		r := g.rates[p.ID]
-		if r == nil {
-			r = &deliveryRate{}
-			g.rates[p.ID] = r
-		}
-		r.sample(now, p)
-	}
+	g.rates = g.rates.observe(now, paths, cand)
 }
 
 // holds reports whether the rule keeps the data of w off candidate i:
@@ -180,18 +169,36 @@ type deliveryRate struct {
 	n     int // samples kept (at most len(t)); the newest at (head-1)
 	head  int
 	max   float64 // bytes per second
-	// last is the latest rate measured over at least one minimum RTT.
-	last float64
 }
 
-// sample records p's delivered bytes at now and updates the estimate;
-// it reports whether it measured a rate (last).
-func (r *deliveryRate) sample(now time.Time, p *PathInfo) bool {
+// pathRates are delivery-rate estimates by path ID.
+type pathRates map[uint64]*deliveryRate
+
+// observe samples each candidate's delivered bytes into its estimate
+// (made at its first sample) and returns m (made if nil).
+func (m pathRates) observe(now time.Time, paths []PathInfo, cand []int) pathRates {
+	if m == nil {
+		m = make(pathRates)
+	}
+	for _, i := range cand {
+		p := &paths[i]
+		r := m[p.ID]
+		if r == nil {
+			r = &deliveryRate{}
+			m[p.ID] = r
+		}
+		r.sample(now, p)
+	}
+	return m
+}
+
+// sample records p's delivered bytes at now and updates the estimate.
+func (r *deliveryRate) sample(now time.Time, p *PathInfo) {
 	if !p.HasRTTSample || p.MinRTT <= 0 {
-		return false
+		return
 	}
 	if r.n > 0 && now.Sub(r.t[(r.head+len(r.t)-1)%len(r.t)]) < p.MinRTT/8 {
-		return false
+		return
 	}
 	r.t[r.head], r.acked[r.head] = now, p.BytesAcked
 	r.head = (r.head + 1) % len(r.t)
@@ -200,10 +207,8 @@ func (r *deliveryRate) sample(now time.Time, p *PathInfo) bool {
 	for k := 2; k <= r.n; k++ {
 		j := (r.head - k + len(r.t)) % len(r.t)
 		if d := now.Sub(r.t[j]); d >= p.MinRTT {
-			r.last = float64(p.BytesAcked-r.acked[j]) / d.Seconds()
-			r.max = max(r.max, r.last)
-			return true
+			r.max = max(r.max, float64(p.BytesAcked-r.acked[j])/d.Seconds())
+			return
 		}
 	}
-	return false
 }
