@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,9 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/mpq/mpq/experiment"
-	"github.com/mpq/mpq/runner"
 )
 
 // TestCWRPlusRateCap holds cwr-plus's rate_cap on the real core in the
@@ -66,14 +62,7 @@ kind = "bulk"
 [output]
 series = false
 `, tc.options)
-			runs, err := experiment.Parse("ratecap.toml", []byte(doc), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			if _, err := runner.Run(context.Background(), &runs[0], dir); err != nil {
-				t.Fatal(err)
-			}
+			dir := runDoc(t, "ratecap.toml", doc)
 			late, n, worst := lateMessages(t, dir, settled, limitMs)
 			gp := bulkGoodput(t, dir)
 			t.Logf("%d of %d messages after %v later than %.1f ms (worst %.1f ms); bulk goodput %.1f Mbit/s", late, n, settled, limitMs, worst, gp)

@@ -72,7 +72,14 @@ kind = "bulk"
 [output]
 interval = %q
 `, starvationDuration, starvationDown, starvationUp, sched, options, slowStart, starvationBin)
-	runs, err := experiment.Parse("starvation.toml", []byte(doc), nil)
+	return runDoc(t, "starvation.toml", doc)
+}
+
+// runDoc runs the first run of the experiment file doc (named name) in
+// the simulator and returns its directory.
+func runDoc(t *testing.T, name, doc string) string {
+	t.Helper()
+	runs, err := experiment.Parse(name, []byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
