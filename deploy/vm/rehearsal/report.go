@@ -195,12 +195,13 @@ func reportCmd(args []string) (int, error) {
 	r.ClockEndCheck.SetMS = setAt(cEnd.At)
 	r.ClockEndCheck.RTTMS = [2]float64{cEnd.RTTMS, sEnd.RTTMS}
 
-	runs, err := runsUnder(filepath.Join(out, "results", name))
+	merged := filepath.Join(out, "results", name)
+	runs, err := runsUnder(merged)
 	if err != nil {
 		return 1, err
 	}
 	if len(runs) != repeat {
-		return 1, fmt.Errorf("%d merged runs, want %d", len(runs), repeat)
+		return 1, fmt.Errorf("%s: %d merged runs, want %d", merged, len(runs), repeat)
 	}
 	for i, d := range runs {
 		var c clockFile
@@ -218,12 +219,13 @@ func reportCmd(args []string) (int, error) {
 		r.ClockRuns = append(r.ClockRuns, cr)
 	}
 
-	sims, err := runsUnder(filepath.Join(out, "sim", name))
+	simDir := filepath.Join(out, "sim", name)
+	sims, err := runsUnder(simDir)
 	if err != nil {
 		return 1, err
 	}
 	if len(sims) != seeds {
-		return 1, fmt.Errorf("%d simulator runs, want %d", len(sims), seeds)
+		return 1, fmt.Errorf("%s: %d simulator runs, want %d", simDir, len(sims), seeds)
 	}
 	sim, err := agreement.FromRuns(sims, "priority", "background")
 	if err != nil {
