@@ -22,7 +22,8 @@ import (
 // simulator's in OUTDIR/sim/validation-lowrate, each run's clock.json and
 // the nodes' clock samples against the host (OUTDIR/nodes/NODE/clock-*.json),
 // and writes rehearsal.json. It exits 0 when the offsets and the
-// agreement held, 3 when either did not, 1 when it could not tell.
+// agreement held, 3 when either did not, 2 on bad arguments, 1 when it
+// could not tell.
 
 // maxOffsetError is how far the offset a run measured may be from the
 // one set (issue 40).
