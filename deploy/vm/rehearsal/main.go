@@ -59,11 +59,13 @@ func main() {
 	case "clock":
 		err = clock(os.Args[2:])
 	case "report":
-		var rc int
-		rc, err = reportCmd(os.Args[2:])
-		if err == nil {
-			os.Exit(rc)
+		// Exit 0 held, 3 not held, 2 bad arguments, 1 could not tell.
+		rc, err := reportCmd(os.Args[2:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rehearsal:", err)
+			rc = max(rc, 1)
 		}
+		os.Exit(rc)
 	default:
 		usage()
 	}

@@ -22,7 +22,8 @@ import (
 // simulator's in OUTDIR/sim/validation-lowrate, each run's clock.json and
 // the nodes' clock samples against the host (OUTDIR/nodes/NODE/clock-*.json),
 // and writes rehearsal.json. It exits 0 when the offsets and the
-// agreement held, 3 when either did not, 1 when it could not tell.
+// agreement held, 3 when either did not, 2 on bad arguments, 1 when it
+// could not tell.
 
 // maxOffsetError is how far the offset a run measured may be from the
 // one set (issue 40).
@@ -195,12 +196,13 @@ func reportCmd(args []string) (int, error) {
 	r.ClockEndCheck.SetMS = setAt(cEnd.At)
 	r.ClockEndCheck.RTTMS = [2]float64{cEnd.RTTMS, sEnd.RTTMS}
 
-	runs, err := runsUnder(filepath.Join(out, "results", name))
+	merged := filepath.Join(out, "results", name)
+	runs, err := runsUnder(merged)
 	if err != nil {
 		return 1, err
 	}
 	if len(runs) != repeat {
-		return 1, fmt.Errorf("%d merged runs, want %d", len(runs), repeat)
+		return 1, fmt.Errorf("%s: %d merged runs, want %d", merged, len(runs), repeat)
 	}
 	for i, d := range runs {
 		var c clockFile
@@ -218,12 +220,13 @@ func reportCmd(args []string) (int, error) {
 		r.ClockRuns = append(r.ClockRuns, cr)
 	}
 
-	sims, err := runsUnder(filepath.Join(out, "sim", name))
+	simDir := filepath.Join(out, "sim", name)
+	sims, err := runsUnder(simDir)
 	if err != nil {
 		return 1, err
 	}
 	if len(sims) != seeds {
-		return 1, fmt.Errorf("%d simulator runs, want %d", len(sims), seeds)
+		return 1, fmt.Errorf("%s: %d simulator runs, want %d", simDir, len(sims), seeds)
 	}
 	sim, err := agreement.FromRuns(sims, "priority", "background")
 	if err != nil {
