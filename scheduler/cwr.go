@@ -261,6 +261,10 @@ func (s *CWR) PathCounters(pathID uint64) map[string]uint64 { return s.res.count
 // stagger_startup (which holds retransmissions back).
 func (s *CWR) SkipsHeldBack() bool { return s.skipHeld || s.stagger.on }
 
+// KeepsIdle implements IdleKeeper: stagger_startup kept the data without
+// priority off path id in the latest decision.
+func (s *CWR) KeepsIdle(id uint64) bool { return s.stagger.keepsIdle(id) }
+
 // Select implements PathScheduler.
 func (s *CWR) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) []uint64 {
 	s.cand = candidates(paths, s.cand)

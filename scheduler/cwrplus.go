@@ -291,6 +291,10 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 // priority data pass.
 func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on }
 
+// KeepsIdle implements IdleKeeper: stagger_startup kept the data without
+// priority off path id in the latest decision.
+func (s *CWRPlus) KeepsIdle(id uint64) bool { return s.stagger.keepsIdle(id) }
+
 // OffersRepair implements RepairOfferer: option parity.
 func (s *CWRPlus) OffersRepair() bool { return s.parity }
 

@@ -206,6 +206,10 @@ func newCWRRed(name string, o Options) *CWRRed {
 // stagger_startup (which holds retransmissions back).
 func (s *CWRRed) SkipsHeldBack() bool { return s.skipHeld || s.stagger.on }
 
+// KeepsIdle implements IdleKeeper: stagger_startup kept the data without
+// priority off path id in the latest decision.
+func (s *CWRRed) KeepsIdle(id uint64) bool { return s.stagger.keepsIdle(id) }
+
 // Name implements PathScheduler.
 func (s *CWRRed) Name() string { return s.name }
 

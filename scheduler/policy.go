@@ -205,6 +205,22 @@ type HeldBackSkipper interface {
 	SkipsHeldBack() bool
 }
 
+// IdleKeeper is implemented by path schedulers that keep the data of
+// streams without priority off a path by a rule that is not about the
+// path being full (cwr-plus's, cwr's and cwr-red's stagger_startup: a
+// path waits for the start-up of the paths before it). KeepsIdle reports
+// whether the scheduler's latest decision for such data kept it off path
+// id. The core then counts the path as application limited for its
+// congestion controller when the path's window would let a packet go
+// (congestion.AppLimitedObserver: bbr's rate samples of an idle path
+// neither end its start-up nor lower its bandwidth estimate). Data a
+// scheduler holds back because the path is full (a rate cap, a
+// reservation, a queue guard) is not such a rule: the path is then
+// limited as by its window, not by the application.
+type IdleKeeper interface {
+	KeepsIdle(id uint64) bool
+}
+
 // RepairRequest describes a burst of a stream's data, the bytes written
 // since its last burst (a message, when the application writes a message
 // at once), all sent once, for a Repairer.

@@ -47,6 +47,9 @@ type startupStagger struct {
 	// rates are the paths' delivery-rate estimates (stagger_clear).
 	rates pathRates
 	buf   []int
+	// idle holds the paths the latest decision for data without
+	// priority kept off (keepsIdle).
+	idle map[uint64]bool
 }
 
 func newStartupStagger(o Options) startupStagger {
@@ -78,14 +81,25 @@ func (g *startupStagger) holds(paths []PathInfo, cand []int, i int, w Work) bool
 	if !g.on || w.Priority || w.Class == ClassControl {
 		return false
 	}
+	id := paths[i].ID
+	if g.idle == nil {
+		g.idle = make(map[uint64]bool)
+	}
 	if !paths[i].InStartup() || !g.blocked(paths, cand, i) {
 		if g.heldSince != nil {
-			delete(g.heldSince, paths[i].ID) // a later hold starts anew
+			delete(g.heldSince, id) // a later hold starts anew
 		}
+		g.idle[id] = false
 		return false
 	}
-	return !g.expired(paths, cand, paths[i].ID)
+	held := !g.expired(paths, cand, id)
+	g.idle[id] = held
+	return held
 }
+
+// keepsIdle reports whether the latest decision for data without
+// priority held it off path id (IdleKeeper).
+func (g *startupStagger) keepsIdle(id uint64) bool { return g.idle[id] }
 
 // blocked reports whether a candidate before i is in its first slow
 // start or (stagger_clear) not clear of its overshoot.

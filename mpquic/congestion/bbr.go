@@ -38,6 +38,7 @@ var bbrPacingGains = [8]float64{1.25, 0.75, 1, 1, 1, 1, 1, 1}
 type bbrSent struct {
 	at, deliveredTime, firstSentTime time.Time
 	delivered                        uint64
+	appLimited                       bool // sent while the sender was application limited
 }
 
 // BBR is BBRv1 (Cardwell et al. 2016; draft-cardwell-iccrg-bbr-congestion-control-00)
@@ -55,14 +56,21 @@ type bbrSent struct {
 // for max(200 ms, one round) after the bytes in flight got there, then
 // RTprop's stamp is renewed and the previous window restored.
 //
+// Application-limited samples follow the draft and
+// draft-cheng-iccrg-delivery-rate-estimation: the connection calls
+// OnAppLimited when the path could have sent (window and pacer allowed)
+// and the connection had nothing for it (AppLimitedObserver says when);
+// the packets sent until what was in flight then
+// is delivered carry the mark, and a rate sample that ends on one enters
+// the BtlBw filter only if it raises BtlBw, and does not count towards
+// Startup's three rounds without growth. (So a path the application or a
+// scheduler leaves idle keeps its Startup and its bandwidth estimate.)
+//
 // Our choices where the paper leaves room: ProbeBW starts its cycle with
 // the 1.25 phase (Linux picks a random phase other than 0.75); losses do
 // not change the window (BBRv1's packet conservation in recovery is left
-// out); the sender is never marked application limited (rate samples
-// taken while it was count as any other, so BtlBw may fall when the
-// application sends less than the path carries for 10 rounds). BBR paces
-// its path at its own rate (PacingRater) whatever the connection's pacing
-// setting says.
+// out). BBR paces its path at its own rate (PacingRater) whatever the
+// connection's pacing setting says.
 type BBR struct {
 	mds, iw  uint64
 	cwnd     uint64
@@ -95,6 +103,11 @@ type BBR struct {
 	fullBw      float64
 	fullBwCount int
 
+	// appLimited is the delivery count that ends an application-limited
+	// stretch (C.app_limited of the delivery rate draft); 0: none.
+	appLimited   uint64
+	rsAppLimited bool // the last rate sample ended on an application-limited packet
+
 	cycleIndex int
 	cycleStamp time.Time
 	lossPhase  bool // a loss in the current ProbeBW phase
@@ -122,7 +135,15 @@ func (b *BBR) OnPacketSent(now time.Time, size int, inFlight uint64) {
 		n := copy(b.sent, b.sent[b.head:])
 		b.sent, b.head = b.sent[:n], 0
 	}
-	b.sent = append(b.sent, bbrSent{at: now, deliveredTime: b.deliveredTime, firstSentTime: b.firstSentTime, delivered: b.delivered})
+	b.sent = append(b.sent, bbrSent{at: now, deliveredTime: b.deliveredTime, firstSentTime: b.firstSentTime, delivered: b.delivered,
+		appLimited: b.appLimited != 0})
+}
+
+// OnAppLimited implements AppLimitedObserver: the path could have sent
+// with inFlight bytes in flight and was given nothing. The stretch lasts
+// until those bytes are delivered.
+func (b *BBR) OnAppLimited(inFlight uint64) {
+	b.appLimited = max(b.delivered+inFlight, 1)
 }
 
 // record finds the sent record of a packet sent at t, dropping older
@@ -161,6 +182,10 @@ func (b *BBR) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rt
 	}
 	b.inflight = priorInFlight - min(priorInFlight, ackedSz)
 	b.roundStart = false
+	if b.appLimited != 0 && b.delivered > b.appLimited {
+		b.appLimited = 0
+	}
+	b.rsAppLimited = have && rs.appLimited
 	if have {
 		b.firstSentTime = sentAt
 		if rs.delivered >= b.nextRoundStart {
@@ -170,7 +195,9 @@ func (b *BBR) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rt
 		}
 		interval := max(sentAt.Sub(rs.firstSentTime), now.Sub(rs.deliveredTime))
 		if interval > 0 && (b.rtProp < 0 || interval >= b.rtProp) {
-			b.bwSample(float64(b.delivered-rs.delivered) / interval.Seconds())
+			if bw := float64(b.delivered-rs.delivered) / interval.Seconds(); !rs.appLimited || bw >= b.btlBw {
+				b.bwSample(bw)
+			}
 		}
 		b.rtpropSample(now, now.Sub(sentAt))
 	}
@@ -215,7 +242,7 @@ func (b *BBR) step(now time.Time, priorInFlight uint64) {
 	if b.state == BBRProbeBW && b.nextPhase(now, priorInFlight) {
 		b.advancePhase(now)
 	}
-	if !b.filledPipe && b.roundStart {
+	if !b.filledPipe && b.roundStart && !b.rsAppLimited {
 		if b.btlBw >= b.fullBw*bbrFullBwGrowth {
 			b.fullBw, b.fullBwCount = b.btlBw, 0
 		} else if b.fullBwCount++; b.fullBwCount >= bbrFullBwRounds {

@@ -19,6 +19,14 @@ type bbrPipe struct {
 	next     time.Time // when pacing lets the next datagram go
 	inflight uint64
 	acks     []pipeAck
+	// An application-limited sender (app > 0): app datagrams become
+	// available every period, from appNext on; with mark, the sender
+	// calls OnAppLimited when the window and pacer would let a datagram
+	// go and it has none, as the connection does.
+	app, avail int
+	period     time.Duration
+	appNext    time.Time
+	mark       bool
 	// what the test watches
 	states        []State
 	gains         []float64 // ProbeBW's pacing gain at each phase change
@@ -57,7 +65,12 @@ func (p *bbrPipe) watch() {
 // run advances the model until end.
 func (p *bbrPipe) run(end time.Time) {
 	for p.now.Before(end) {
-		for p.inflight+mds <= p.b.Window() && !p.now.Before(p.next) {
+		for p.app > 0 && !p.appNext.After(p.now) {
+			p.avail += p.app
+			p.appNext = p.appNext.Add(p.period)
+		}
+		for p.inflight+mds <= p.b.Window() && !p.now.Before(p.next) && (p.app == 0 || p.avail > 0) {
+			p.avail--
 			p.inflight += mds
 			p.b.OnPacketSent(p.now, mds, p.inflight)
 			dep := p.now
@@ -71,8 +84,15 @@ func (p *bbrPipe) run(end time.Time) {
 				p.next = p.now.Add(time.Duration(float64(mds) / float64(r) * float64(time.Second)))
 			}
 		}
-		// The next event: an ACK, or pacing letting a datagram go.
+		if p.mark && p.app > 0 && p.avail == 0 && p.inflight+mds <= p.b.Window() && !p.now.Before(p.next) {
+			p.b.OnAppLimited(p.inflight)
+		}
+		// The next event: an ACK, pacing letting a datagram go, or the
+		// application's next datagrams.
 		t := end
+		if p.app > 0 && p.appNext.Before(t) {
+			t = p.appNext
+		}
 		if len(p.acks) > 0 && p.acks[0].at.Before(t) {
 			t = p.acks[0].at
 		}
@@ -136,5 +156,50 @@ func TestBBRStateMachine(t *testing.T) {
 	}
 	if !sawProbeRTT || p.minCwnd != bbrMinPipePackets*mds || p.probeRTTTime < bbrProbeRTTTime {
 		t.Fatalf("ProbeRTT seen %v, window %d, lasting %v; want 4 datagrams for >= 200 ms (states %v)", sawProbeRTT, p.minCwnd, p.probeRTTTime, p.states)
+	}
+}
+
+// TestBBRAppLimited: an application that sends 2 datagrams every 100 ms
+// over a 10 Mbit/s path with a 100 ms round trip (delivery rate 27 kB/s,
+// 2.2 % of the bottleneck) gives rounds without bandwidth growth. Marked
+// application limited (the draft's rule), they do not count towards a
+// full pipe: after 3 s (some 30 rounds) BBR is still in Startup; unmarked
+// it leaves Startup after 3 such rounds. Once the application sends all
+// it can, Startup ends on the real plateau, BtlBw within 5 % of
+// 1.25e6 bytes/s. And a path at its full rate that turns application
+// limited keeps BtlBw: 3 s (30 rounds, three times the filter's window)
+// of the slow sender later it is still the bottleneck's, where the
+// unmarked samples take it down to the sender's rate.
+func TestBBRAppLimited(t *testing.T) {
+	const rate = 1.25e6
+	slow := func(mark bool) *bbrPipe {
+		p := newPipe(rate, 100*time.Millisecond)
+		p.app, p.period, p.appNext, p.mark = 2, 100*time.Millisecond, t0, mark
+		return p
+	}
+	for _, mark := range []bool{true, false} {
+		p := slow(mark)
+		p.run(t0.Add(3 * time.Second))
+		inStartup := p.b.State() == BBRStartup && !p.b.filledPipe
+		if inStartup != mark {
+			t.Errorf("marked %v: after 3 s of an application-limited sender, states %v, rounds %d, BtlBw %.0f", mark, p.states, p.b.rounds, p.b.btlBw)
+		}
+		if mark {
+			p.app = 0 // now everything it can
+			p.run(t0.Add(8 * time.Second))
+			if !p.b.filledPipe || p.b.btlBw < 0.95*rate || p.b.btlBw > 1.05*rate {
+				t.Errorf("marked: bulk after the slow start: BtlBw %.0f (filled pipe %v), want %.0f", p.b.btlBw, p.b.filledPipe, rate)
+			}
+		}
+	}
+	for _, mark := range []bool{true, false} {
+		p := newPipe(rate, 100*time.Millisecond)
+		p.run(t0.Add(3 * time.Second))
+		p.app, p.period, p.appNext, p.mark, p.avail = 2, 100*time.Millisecond, p.now, mark, 0
+		p.run(t0.Add(6 * time.Second))
+		kept := p.b.btlBw >= 0.95*rate
+		if kept != mark {
+			t.Errorf("marked %v: BtlBw %.0f after 3 s of an application-limited sender, bottleneck %.0f", mark, p.b.btlBw, rate)
+		}
 	}
 }

@@ -175,6 +175,19 @@ type ProbeTimeoutReactor interface {
 	OnProbeTimeout(now time.Time, consecutive int)
 }
 
+// AppLimitedObserver is implemented by controllers that tell rate
+// samples taken while the sender was application limited from the others
+// (bbr). The connection calls OnAppLimited, with the path's bytes in
+// flight, when the path's window and pacer would have let it send a
+// full-size packet and nothing was sent on it because the connection had
+// no stream data to send (data the peer's flow control holds back does
+// not count as none), or because the path scheduler keeps the path idle
+// by a rule (scheduler.IdleKeeper); not when the scheduler holds data off
+// a path it finds full.
+type AppLimitedObserver interface {
+	OnAppLimited(inFlight uint64)
+}
+
 // emulatedBackoff is (N-1+beta)/N for n connections (1 when n < 1).
 func emulatedBackoff(n int, beta float64) float64 {
 	if n <= 1 {

@@ -3,6 +3,8 @@ package core
 import (
 	"testing"
 	"time"
+
+	"github.com/mpq/mpq/mpquic/congestion"
 )
 
 // TestControllerPacing: a controller that sets its own pacing rate (bbr)
@@ -64,4 +66,57 @@ func TestControllerPaced(t *testing.T) {
 			t.Errorf("Pacing %v: congestion.Config.Paced %v", pacing, got)
 		}
 	}
+}
+
+// appLimitedProbe is NewReno with its window capped at 8 datagrams (so
+// that a bulk transfer fills it) that records the connection's
+// OnAppLimited calls (congestion.AppLimitedObserver) with the window at
+// each.
+type appLimitedProbe struct {
+	*congestion.NewReno
+	calls []appLimitedCall
+}
+
+func (a *appLimitedProbe) Window() uint64 { return min(a.NewReno.Window(), 8*1350) }
+
+type appLimitedCall struct{ inFlight, window uint64 }
+
+func (a *appLimitedProbe) OnAppLimited(inFlight uint64) {
+	a.calls = append(a.calls, appLimitedCall{inFlight, a.Window()})
+}
+
+func init() {
+	congestion.Register("test-app-limited", func(cfg congestion.Config) (congestion.Controller, error) {
+		return &appLimitedProbe{NewReno: congestion.NewNewReno(cfg, false)}, nil
+	})
+}
+
+// TestAppLimitedMarked: a controller that wants to know
+// (congestion.AppLimitedObserver, bbr) is told when its path could have
+// sent a full-size packet and the connection had nothing for it: once
+// the handshake is over and the client has nothing to send, and in a
+// 2 MB upload only when the window had room (bytes in flight plus a
+// full-size packet within it, the calls' own record), never while the
+// window (capped at 8 datagrams) is full.
+func TestAppLimitedMarked(t *testing.T) {
+	cc, sc := testConfigs(t)
+	cc.Congestion, sc.Congestion = "test-app-limited", "test-app-limited"
+	p := newPair(t, cc, sc, EndpointConfig{})
+	p.handshake()
+	probe := p.client.paths[0].cc.(*appLimitedProbe)
+	if len(probe.calls) == 0 {
+		t.Fatal("after the handshake the client has nothing to send: no OnAppLimited call")
+	}
+	before := len(probe.calls)
+	p.transfer(p.client, p.server, randomBytes(2<<20, 7), 30*time.Second)
+	full, size := 0, uint64(p.client.maxPacketSize(p.client.paths[0]))
+	for _, c := range probe.calls[before:] {
+		if c.inFlight+size > c.window {
+			full++
+		}
+	}
+	if full > 0 || len(probe.calls) == before {
+		t.Fatalf("upload: %d OnAppLimited calls, %d of them with the window full", len(probe.calls)-before, full)
+	}
+	t.Logf("%d calls after the handshake, %d in and after the upload", before, len(probe.calls)-before)
 }

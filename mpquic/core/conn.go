@@ -150,12 +150,13 @@ type Conn struct {
 	// packets, waker when it asks to be polled at a time, lossPol when it
 	// decides what happens to lost data, rtxSizer when it sizes packets
 	// of lost data, skipHeld when it may have the core look past a stream
-	// it holds back.
-	pktObs   scheduler.PacketObserver
-	waker    scheduler.Waker
-	lossPol  scheduler.LossPolicy
-	rtxSizer scheduler.RetransmissionSizer
-	skipHeld scheduler.HeldBackSkipper
+	// it holds back, idleKeeper when it keeps paths idle by a rule.
+	pktObs     scheduler.PacketObserver
+	waker      scheduler.Waker
+	lossPol    scheduler.LossPolicy
+	rtxSizer   scheduler.RetransmissionSizer
+	skipHeld   scheduler.HeldBackSkipper
+	idleKeeper scheduler.IdleKeeper
 	// repair is the REPAIR extension's sending state; its policy is
 	// pathSch when it is a scheduler.Repairer.
 	repair repairState

@@ -192,7 +192,35 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 			}
 		}
 	}
+	c.noteAppLimited(now)
 	return Datagram{}, false
+}
+
+// noteAppLimited tells the controllers that want to know
+// (congestion.AppLimitedObserver) that their path could send a full-size
+// packet now (window and pacer) and nothing more will be sent on it.
+// Called when a poll finds nothing to send, once the handshake is done.
+// Following the delivery rate draft's first condition (less than a
+// packet of unsent data), that is every such path when the connection
+// has no stream data to send; data that the peer's flow control holds
+// back does not count as none (Linux's receive-window-limited state is
+// not application limited either). While stream data waits, only the
+// paths that the path scheduler keeps idle by a rule
+// (scheduler.IdleKeeper): a path the scheduler finds full is limited by
+// that, not by the application.
+func (c *Conn) noteAppLimited(now time.Time) {
+	if !c.tlsDone || c.streams.flowBlocked {
+		return
+	}
+	none := len(c.streams.infos) == 0
+	if !none && c.idleKeeper == nil {
+		return
+	}
+	for _, p := range c.paths {
+		if p.appLim != nil && p.state == pathActive && (none || c.idleKeeper.KeepsIdle(p.id)) && c.cwndAllows(now, p) {
+			p.appLim.OnAppLimited(c.bytesInFlight(p))
+		}
+	}
 }
 
 // queuedDatagram is a datagram built ahead, returned by the next poll.

@@ -75,6 +75,9 @@ type streamMap struct {
 	dataBlockedSignaled uint64
 	infos               []scheduler.StreamInfo
 	limitRaised         [2]bool
+	// flowBlocked says that the last snapshot (sendableStreams) left out
+	// a stream whose new data flow control holds back.
+	flowBlocked bool
 }
 
 func (c *Conn) initStreams() {
@@ -250,6 +253,7 @@ func (c *Conn) sendableStreams() []scheduler.StreamInfo {
 	infos := sm.infos[:0]
 	q := sm.sendQueue[:0]
 	credit := sm.connSend.Credit()
+	sm.flowBlocked = false
 	for _, id := range sm.sendQueue {
 		s := sm.m[id]
 		if s == nil || s.send == nil {
@@ -269,6 +273,7 @@ func (c *Conn) sendableStreams() []scheduler.StreamInfo {
 		pending := s.send.PendingBytes(credit)
 		if !retx && pending == 0 && !s.send.HasPendingFin() {
 			c.signalBlocked(s)
+			sm.flowBlocked = true
 			continue // blocked by flow control
 		}
 		infos = append(infos, scheduler.StreamInfo{ID: id, Priority: s.priority,

@@ -47,6 +47,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.lossPol, _ = ps.path.(scheduler.LossPolicy)
 	c.rtxSizer, _ = ps.path.(scheduler.RetransmissionSizer)
 	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
+	c.idleKeeper, _ = ps.path.(scheduler.IdleKeeper)
 	c.repair.policy, _ = ps.path.(scheduler.Repairer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout

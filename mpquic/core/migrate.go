@@ -155,6 +155,7 @@ func (c *Conn) resetEstimators(p *path) {
 	c.ccGroup.Leave(p.cc)
 	p.cc, p.ccState = cc, cc.State()
 	p.rater, _ = cc.(congestion.PacingRater)
+	p.appLim, _ = cc.(congestion.AppLimitedObserver)
 	p.rtt = recovery.NewRTT(c.cfg.InitialRTT)
 	if p.pacer != nil {
 		p.pacer = newPacer(c.cfg)

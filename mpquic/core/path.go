@@ -25,7 +25,10 @@ type path struct {
 	ccState congestion.State
 	pacer   *congestion.Pacer
 	rater   congestion.PacingRater // the controller, if it sets the pacing rate
-	app     pnSpace
+	// appLim is the controller, if it tells application-limited rate
+	// samples from the others (noteAppLimited).
+	appLim congestion.AppLimitedObserver
+	app    pnSpace
 	// appOnly holds &app: spacesOf's answer once the handshake's spaces
 	// are gone, a slice of it rather than one built at every call.
 	appOnly  [1]*pnSpace
@@ -111,6 +114,7 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 	}
 	p.appOnly[0] = &p.app
 	p.rater, _ = cc.(congestion.PacingRater)
+	p.appLim, _ = cc.(congestion.AppLimitedObserver)
 	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = newPacer(c.cfg)
 	}
