@@ -2,6 +2,7 @@ package mpquic_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,15 +52,7 @@ func TestFrozenReaders(t *testing.T) {
 	base := liveHeap()
 	var frozen []*mpquic.Conn
 	for range frozenClients {
-		c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		s, err := c.OpenStreamSync(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, s := dialStream(ctx, t, l.Addr().String())
 		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -158,15 +151,7 @@ func TestIdleConnMemory(t *testing.T) {
 	runtime.GC()
 	base := liveHeap()
 	for range idleConns {
-		c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		s, err := c.OpenStreamSync(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := dialStream(ctx, t, l.Addr().String())
 		var b bytes.Buffer
 		if _, err := hq.Get(ctx, s, "/file", &b); err != nil {
 			t.Fatal(err)
@@ -179,4 +164,20 @@ func TestIdleConnMemory(t *testing.T) {
 	if per > idleConnHeapBound {
 		t.Errorf("an idle connection holds %d bytes of live heap, bound %d", per, idleConnHeapBound)
 	}
+}
+
+// dialStream dials addr and opens a stream; the connection is closed when
+// the test ends.
+func dialStream(ctx context.Context, t *testing.T, addr string) (*mpquic.Conn, *mpquic.Stream) {
+	t.Helper()
+	c, err := mpquic.Dial(ctx, addr, &mpquic.Config{TLS: clientTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s
 }
