@@ -125,12 +125,13 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	}
 	cfg.Allow0RTT = o.zeroRTT
 	budget := core.NewSendBudget(int64(o.sendBudget))
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// The heap holds the send buffers and some state per
-		// connection: with a soft limit above them the collector runs
-		// before the heap doubles (RSS 874 MB with 1,000 clients that
-		// do not read and the default budget, 526 MB with this limit).
-		debug.SetMemoryLimit(int64(o.sendBudget) + memoryLimitMargin)
+	// The heap holds the send buffers and some state per connection:
+	// with a soft limit just above them the collector runs before the
+	// heap doubles (RSS 874 MB with 1,000 clients that do not read and
+	// the default budget without a limit).
+	setLimit := os.Getenv("GOMEMLIMIT") == ""
+	if setLimit {
+		debug.SetMemoryLimit(softMemoryLimit(budget.Limit(), 0))
 	}
 	cfg.SendBudget, cfg.SendStallTimeout = budget, o.sendStall
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
@@ -150,7 +151,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
-	go returnMemory(ctx, budget)
+	go returnMemory(ctx, budget, func() int { return l.Stats().Conns }, setLimit)
 	go func() {
 		logStats(ctx, l, o.statsEvery, stderr)
 		l.Close()
@@ -237,9 +238,29 @@ func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.W
 // 24 GiB machine; with 1,000 connections that do not read, 256 KiB each.
 const defaultSendBudget = 256 << 20
 
-// memoryLimitMargin is the Go soft memory limit above --send-budget that
-// mpq serve sets unless GOMEMLIMIT is set.
-const memoryLimitMargin = 256 << 20
+// connMemory is what the soft memory limit allows for each open
+// connection besides the send budget. A heap profile of mpq serve holding
+// 1,000 clients that do not read (docs/design/server.md) showed about
+// 81 KiB a connection: 16 KiB of send buffer beyond the budget (every
+// connection may hold MinSendShare), 50 KiB of heap (its packets' and
+// streams' records, TLS and packet protection state, the 16 KiB buffer
+// its file is read into) and 15 KiB of goroutine stacks.
+const connMemory = 80 << 10
+
+// memoryLimitMargin is what the soft memory limit allows besides the send
+// budget and the connections: the idle server's heap (about 15 MB) and
+// room for garbage between two collections.
+const memoryLimitMargin = 64 << 20
+
+// softMemoryLimit is the Go soft memory limit mpq serve sets, unless
+// GOMEMLIMIT is set, for a send budget of limit bytes while open
+// connections are open: the budget, connMemory for each connection and
+// the margin. The collector then runs before the heap doubles, and the
+// runtime returns what is above the limit to the system, while the live
+// heap stays below the limit (else the collector would run all the time).
+func softMemoryLimit(limit int64, open int) int64 {
+	return limit + int64(open)*connMemory + memoryLimitMargin
+}
 
 // sizeFlag is a flag of a size in bytes ("256MiB", "10MB", "65536").
 type sizeFlag int64
@@ -262,8 +283,10 @@ func (s *sizeFlag) Set(v string) error {
 // returnMemory gives the heap's free memory back to the system once the
 // send buffers shrank by freeMemoryStep since the last time (connections
 // that held much ended), at most once per second, until ctx is done:
-// otherwise the Go runtime returns it over minutes.
-func returnMemory(ctx context.Context, b *core.SendBudget) {
+// otherwise the Go runtime returns it over minutes. With setLimit it also
+// sets the soft memory limit every second for the open connections
+// (softMemoryLimit; open returns their number).
+func returnMemory(ctx context.Context, b *core.SendBudget, open func() int, setLimit bool) {
 	const freeMemoryStep = 32 << 20
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -275,6 +298,9 @@ func returnMemory(ctx context.Context, b *core.SendBudget) {
 		case <-t.C:
 		}
 		used, _ := b.Used()
+		if setLimit {
+			debug.SetMemoryLimit(softMemoryLimit(b.Limit(), open()))
+		}
 		peak = max(peak, used)
 		if peak-used >= freeMemoryStep {
 			debug.FreeOSMemory()

@@ -2,7 +2,10 @@ package mpquic_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -49,15 +52,7 @@ func TestFrozenReaders(t *testing.T) {
 	base := liveHeap()
 	var frozen []*mpquic.Conn
 	for range frozenClients {
-		c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		s, err := c.OpenStreamSync(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, s := dialStream(ctx, t, l.Addr().String())
 		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -122,4 +117,67 @@ func TestFrozenReaders(t *testing.T) {
 		t.Fatalf("budget holds %d bytes for %d connections once they are gone", used, conns)
 	}
 	t.Logf("frozen connections closed: %v", frozen[0].Err())
+}
+
+// Bounds of TestIdleConnMemory: the connections, the file each
+// downloads, and what each may then hold of the live heap, its client's
+// side (about 0.5 MiB of receive buffers for its own socket) and the
+// server's together.
+const (
+	idleConns         = 10
+	idleConnFile      = 4 << 20
+	idleConnHeapBound = 2 << 20
+)
+
+// TestIdleConnMemory: connections that downloaded a file and wait do not
+// keep the server's send buffer alive (it held the file's last 4 MiB
+// through the last STREAM frame it encoded, although the stream had
+// freed it and the send budget counted it free).
+func TestIdleConnMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("memory of many connections")
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "file"), make([]byte, idleConnFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, root)
+	ctx := ctxT(t, 30*time.Second)
+	runtime.GC()
+	base := liveHeap()
+	for range idleConns {
+		_, s := dialStream(ctx, t, l.Addr().String())
+		var b bytes.Buffer
+		if _, err := hq.Get(ctx, s, "/file", &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the last acknowledgements
+	runtime.GC()
+	per := (int64(liveHeap()) - int64(base)) / idleConns
+	t.Logf("%d idle connections: %d bytes of live heap each (client and server)", idleConns, per)
+	if per > idleConnHeapBound {
+		t.Errorf("an idle connection holds %d bytes of live heap, bound %d", per, idleConnHeapBound)
+	}
+}
+
+// dialStream dials addr and opens a stream; the connection is closed when
+// the test ends.
+func dialStream(ctx context.Context, t *testing.T, addr string) (*mpquic.Conn, *mpquic.Stream) {
+	t.Helper()
+	c, err := mpquic.Dial(ctx, addr, &mpquic.Config{TLS: clientTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, s
 }

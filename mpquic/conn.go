@@ -95,13 +95,12 @@ func signal(ch chan struct{}) {
 func (c *Conn) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	out := newSendBatch()
 	// batch holds the datagrams taken from the inbox, handled from pos on
 	// at most handleMax at a time, with sending in between.
 	var batch []inDatagram
 	pos := 0
 	for {
-		c.flush(out)
+		c.flush()
 		c.mu.Lock()
 		done, _ := c.c.Closed()
 		next := c.c.NextTimeout()
@@ -175,14 +174,23 @@ func newSendBatch() *sendBatch {
 	return &sendBatch{bufs: make([][]byte, batchSize), to: make([]netip.AddrPort, batchSize), from: make([]netip.AddrPort, batchSize)}
 }
 
+// sendBatches holds the send batches between two flushes: a connection
+// holds one only while it sends, not its datagram buffers and GSO scratch
+// space (tens of KiB once it sent a burst) for its whole life, which a
+// server with many connections that wait would pay for each.
+var sendBatches = sync.Pool{New: func() any { return newSendBatch() }}
+
 // flush sends everything the connection has to send and dispatches events.
-func (c *Conn) flush(b *sendBatch) {
+func (c *Conn) flush() {
+	b := sendBatches.Get().(*sendBatch)
+	defer sendBatches.Put(b)
 	for {
 		c.mu.Lock()
 		now := time.Now()
 		b.n = 0
 		for b.n < batchSize {
-			if b.bufs[b.n] == nil {
+			if cap(b.bufs[b.n]) < c.sendSize {
+				// New, or of a connection that sends smaller datagrams.
 				b.bufs[b.n] = make([]byte, 0, c.sendSize)
 			}
 			d, ok := c.c.PollDatagram(now, b.bufs[b.n][:0])

@@ -6,7 +6,6 @@
 package hq
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -78,6 +77,11 @@ func Serve(s Stream, root string) error {
 	return serve(s, root, nil)
 }
 
+// sendChunk is the size of the buffer a file is copied through to its
+// stream. A connection whose peer does not read holds it as long as its
+// send buffer is full, so it is small: the stream's send buffer batches.
+const sendChunk = 16 << 10
+
 func serve(s Stream, root string, sums *Files) error {
 	p, err := ReadRequest(s)
 	if err != nil {
@@ -101,7 +105,9 @@ func serve(s Stream, root string, sums *Files) error {
 		return fmt.Errorf("hq: %s: %w", p, err)
 	}
 	defer f.Close()
-	if _, err := io.Copy(s, bufio.NewReaderSize(f, 64<<10)); err != nil {
+	// Only the Reader of f: os.File's WriterTo would copy through a
+	// buffer of its own choosing.
+	if _, err := io.CopyBuffer(s, struct{ io.Reader }{f}, make([]byte, sendChunk)); err != nil {
 		return fmt.Errorf("hq: send %s: %w", p, err)
 	}
 	return s.Close()

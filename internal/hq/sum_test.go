@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,41 @@ func TestFilesSum(t *testing.T) {
 	s := &memStream{req: strings.NewReader("GET /a.sha256\r\n")}
 	if err := Serve(s, dir); err == nil || s.canceled != ErrorNotFound {
 		t.Fatalf("Serve publishes checksums: %q, %v", s.resp.String(), err)
+	}
+}
+
+// discardStream is a Stream over a request that discards the response,
+// counting its bytes.
+type discardStream struct {
+	req io.Reader
+	n   int64
+}
+
+func (d *discardStream) Read(b []byte) (int, error)  { return d.req.Read(b) }
+func (d *discardStream) Write(b []byte) (int, error) { d.n += int64(len(b)); return len(b), nil }
+func (d *discardStream) Close() error                { return nil }
+func (d *discardStream) CancelWrite(uint64)          {}
+
+// TestServeMemory: sending a file allocates a buffer of sendChunk, not
+// a 64 KiB bufio.Reader and os.File's 32 KiB copy buffer besides: a
+// server holds it for every connection whose peer does not read.
+func TestServeMemory(t *testing.T) {
+	dir := t.TempDir()
+	const size = 1 << 20
+	if err := os.WriteFile(filepath.Join(dir, "f"), bytes.Repeat([]byte{7}, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &discardStream{req: strings.NewReader("GET /f\r\n")}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := Serve(s, dir); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if s.n != size {
+		t.Fatalf("sent %d bytes, want %d", s.n, size)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > sendChunk+8<<10 {
+		t.Errorf("serving allocated %d bytes, want at most %d", got, sendChunk+8<<10)
 	}
 }

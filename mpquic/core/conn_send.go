@@ -862,6 +862,10 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 		// goes back as a retransmission.
 		c.streams.connSend.Consume(uint64(ch.NewBytes))
 		left := c.appendFrame(d, pk, f, room)
+		// Encoded: f must not keep the send buffer alive (once all is
+		// acknowledged the stream frees it, and the budget counts it
+		// free).
+		f.Data = nil
 		if left < 0 {
 			s.send.OnLost(ch.Offset, len(ch.Data), ch.Fin)
 			break

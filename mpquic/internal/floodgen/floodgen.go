@@ -5,15 +5,20 @@ package floodgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
+	"github.com/mpq/mpq/mpquic/internal/protection"
 	"github.com/mpq/mpq/mpquic/internal/wire"
 )
 
@@ -62,79 +67,6 @@ func Random(r *rand.Rand, n int) []byte {
 	return b
 }
 
-// Hello is a connection attempt of a client that follows the server's
-// Retry and then goes quiet: what holds a handshake slot of a server for
-// the least effort once addresses are validated. It holds a client
-// connection until AnswerRetry or End.
-type Hello struct {
-	c    *core.Conn
-	scid []byte
-	from netip.AddrPort
-}
-
-// NewHello starts a client connection from local to remote and returns it
-// with its first flight (a genuine ClientHello).
-func NewHello(cfg *core.Config, local, remote netip.AddrPort, now time.Time) (*Hello, [][]byte, error) {
-	c, err := core.NewClientConn(cfg, local, remote, "", now)
-	if err != nil {
-		return nil, nil, fmt.Errorf("floodgen: client: %w", err)
-	}
-	h := &Hello{c: c, from: local}
-	out := h.poll(now)
-	if len(out) == 0 {
-		h.End(now)
-		return nil, nil, fmt.Errorf("floodgen: client sent nothing")
-	}
-	hdr, err := wire.ParseHeader(out[0], 0)
-	if err != nil {
-		h.End(now)
-		return nil, nil, fmt.Errorf("floodgen: own Initial: %w", err)
-	}
-	h.scid = append([]byte(nil), hdr.SrcConnID...)
-	return h, out, nil
-}
-
-// SCID is the client's connection ID: the destination connection ID of
-// the server's answers, a Retry included.
-func (h *Hello) SCID() []byte { return h.scid }
-
-// AnswerRetry passes the server's datagram d to the client and, if it was
-// a Retry, returns the client's ClientHello again with the Retry's token.
-// The client is then ended: it never answers again.
-func (h *Hello) AnswerRetry(d []byte, remote netip.AddrPort, now time.Time) [][]byte {
-	h.c.HandleDatagram(now, core.Datagram{Local: h.from, Remote: remote, Data: d})
-	out := h.poll(now)
-	h.End(now)
-	return out
-}
-
-// End ends the client and its TLS goroutine.
-func (h *Hello) End(now time.Time) {
-	h.c.Close(0, "")
-	h.c.HandleTimeout(now.Add(time.Hour))
-}
-
-func (h *Hello) poll(now time.Time) [][]byte {
-	var out [][]byte
-	for {
-		d, ok := h.c.PollDatagram(now, nil)
-		if !ok {
-			return out
-		}
-		out = append(out, append([]byte(nil), d.Data...))
-	}
-}
-
-// IsRetry reports whether d is a version 1 Retry packet and returns its
-// destination connection ID.
-func IsRetry(d []byte) ([]byte, bool) {
-	hdr, err := wire.ParseHeader(d, 0)
-	if err != nil || hdr.Type != wire.PacketRetry || hdr.Version != wire.Version1 {
-		return nil, false
-	}
-	return hdr.DstConnID, true
-}
-
 // RetryFloodStats counts what RetryFlood did.
 type RetryFloodStats struct {
 	// Hellos counts the ClientHellos sent, Retries the Retry packets
@@ -143,33 +75,46 @@ type RetryFloodStats struct {
 	Hellos, Retries, Other uint64
 }
 
-// retryWait is how long a Hello waits for its Retry before it is ended.
+// retryWait is how long RetryFlood waits for the last Retries once it
+// sent its ClientHellos.
 const retryWait = time.Second
 
-// RetryFlood sends n ClientHellos, each of a new client connection, at
+// retryPoolSize is the number of ClientHellos RetryFlood makes and reuses.
+const retryPoolSize = 64
+
+// RetryFlood sends n ClientHellos, each as a new client connection, at
 // rate a second (spread over socks, round robin) to server, and answers
 // every Retry with the ClientHello and its token, then goes quiet: each
-// validated attempt can hold a handshake slot of the server. It returns
-// when the n are sent and retryWait has passed, or ctx is done. The
-// sockets are the caller's; RetryFlood reads them until it returns (it
-// sets their read deadlines).
+// validated attempt can hold a handshake slot of the server. The
+// ClientHellos come from a HelloPool of retryPoolSize, so that the flood
+// costs little more than its datagrams while the server does its whole
+// work for each. It returns when the n are sent and retryWait has passed,
+// or ctx is done. The sockets are the caller's; RetryFlood reads them
+// until it returns (it sets their read deadlines).
 func RetryFlood(ctx context.Context, cfg *core.Config, socks []*net.UDPConn, server netip.AddrPort, rate float64, n int) (RetryFloodStats, error) {
+	pool, err := NewHelloPool(cfg, retryPoolSize)
+	if err != nil {
+		return RetryFloodStats{}, err
+	}
 	var (
-		mu      sync.Mutex
-		pending = map[string]*Hello{}
-		started = map[string]time.Time{}
-		st      RetryFloodStats
-		wg      sync.WaitGroup
+		hellos, retries, other atomic.Uint64
+		wg                     sync.WaitGroup
+		answerErr              = make(chan error, 1)
 	)
 	done := make(chan struct{})
-	for _, s := range socks {
+	// The server answers each datagram of a first flight with a Retry:
+	// a socket answers as many Retries as it sent ClientHellos, as the
+	// clients would (each the first Retry of its connection).
+	credits := make([]atomic.Int64, len(socks))
+	for si, s := range socks {
+		credit := &credits[si]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 65536)
 			for {
 				s.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-				m, from, err := s.ReadFromUDPAddrPort(buf)
+				m, err := s.Read(buf)
 				if err != nil {
 					select {
 					case <-done:
@@ -182,80 +127,220 @@ func RetryFlood(ctx context.Context, cfg *core.Config, socks []*net.UDPConn, ser
 					}
 					return
 				}
-				dcid, ok := IsRetry(buf[:m])
-				mu.Lock()
-				h := pending[string(dcid)]
-				if ok && h != nil {
-					delete(pending, string(dcid))
-					delete(started, string(dcid))
-					st.Retries++
-				} else {
-					st.Other++
-				}
-				mu.Unlock()
-				if h == nil {
+				out, ok, err := pool.AnswerRetry(buf[:m])
+				switch {
+				case err != nil:
+					select {
+					case answerErr <- err:
+					default:
+					}
+					continue
+				case !ok || !take(credit):
+					other.Add(1)
 					continue
 				}
-				for _, d := range h.AnswerRetry(buf[:m], from, time.Now()) {
+				retries.Add(1)
+				for _, d := range out {
 					s.WriteToUDPAddrPort(d, server)
 				}
 			}
 		}()
 	}
-	defer func() {
+	stats := func() (RetryFloodStats, error) {
 		close(done)
 		wg.Wait()
-		now := time.Now()
-		for _, h := range pending {
-			h.End(now)
+		st := RetryFloodStats{Hellos: hellos.Load(), Retries: retries.Load(), Other: other.Load()}
+		select {
+		case err := <-answerErr:
+			return st, err
+		default:
+			return st, nil
 		}
-	}()
-	snapshot := func() RetryFloodStats {
-		mu.Lock()
-		defer mu.Unlock()
-		return st
 	}
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	tk := time.NewTicker(time.Millisecond)
+	defer tk.Stop()
 	start := time.Now()
-	expire := func(now time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		for k, t := range started {
-			if now.Sub(t) > retryWait {
-				pending[k].End(now)
-				delete(pending, k)
-				delete(started, k)
+	for i := 0; i < n; {
+		for due := min(n, 1+int(time.Since(start).Seconds()*rate)); i < due; i++ {
+			out, err := pool.First(i, r)
+			if err != nil {
+				st, _ := stats()
+				return st, err
 			}
-		}
-	}
-	for i := range n {
-		if ahead := time.Duration(float64(i)/rate*float64(time.Second)) - time.Since(start); ahead > 0 {
-			select {
-			case <-time.After(ahead):
-			case <-ctx.Done():
-				return snapshot(), ctx.Err()
+			s := socks[i%len(socks)]
+			credits[i%len(socks)].Add(1)
+			for _, d := range out {
+				s.WriteToUDPAddrPort(d, server)
 			}
+			hellos.Add(1)
 		}
-		s := socks[i%len(socks)]
-		now := time.Now()
-		h, out, err := NewHello(cfg, s.LocalAddr().(*net.UDPAddr).AddrPort(), server, now)
-		if err != nil {
-			return snapshot(), err
-		}
-		mu.Lock()
-		pending[string(h.SCID())] = h
-		started[string(h.SCID())] = now
-		st.Hellos++
-		mu.Unlock()
-		for _, d := range out {
-			s.WriteToUDPAddrPort(d, server)
-		}
-		if i%256 == 0 {
-			expire(now)
+		select {
+		case <-tk.C:
+		case <-ctx.Done():
+			st, _ := stats()
+			return st, ctx.Err()
 		}
 	}
 	select {
 	case <-time.After(retryWait):
 	case <-ctx.Done():
 	}
-	return snapshot(), nil
+	return stats()
+}
+
+// take takes one from c unless it is zero, and reports whether it did.
+func take(c *atomic.Int64) bool {
+	for {
+		v := c.Load()
+		if v <= 0 {
+			return false
+		}
+		if c.CompareAndSwap(v, v-1) {
+			return true
+		}
+	}
+}
+
+// HelloPool holds the first flights of a few client connections, made
+// once, so that a flood can send ClientHellos much faster than it could
+// make them (a key share each): as an attacker would, each attempt reuses
+// one of them under a new destination connection ID, which the server
+// takes for a new connection and whose Initial keys it derives anew.
+// Answering a Retry needs no state of the attempt: the Retry names the
+// client's connection ID, which names the pooled ClientHello.
+type HelloPool struct {
+	hellos []*pooledHello
+	bySCID map[string]*pooledHello
+}
+
+// pooledHello is one first flight: the client's connection ID (its
+// ClientHello's initial_source_connection_id) and the plaintext of each
+// of its Initial packets (CRYPTO and PADDING frames).
+type pooledHello struct {
+	scid     []byte
+	payloads [][]byte
+}
+
+// helloDCIDLen is the length of the destination connection IDs the pool's
+// attempts choose, the shortest a client may (RFC 9000 Section 7.2).
+const helloDCIDLen = 8
+
+// minInitialDatagram is the least size of a datagram carrying a client's
+// Initial packet (RFC 9000 Section 14.1).
+const minInitialDatagram = 1200
+
+// NewHelloPool makes the first flights of n client connections with
+// configuration cfg.
+func NewHelloPool(cfg *core.Config, n int) (*HelloPool, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("floodgen: a pool of %d ClientHellos", n)
+	}
+	p := &HelloPool{bySCID: map[string]*pooledHello{}}
+	for len(p.hellos) < n {
+		flight, err := ClientHello(cfg)
+		if err != nil {
+			return nil, err
+		}
+		h, err := unprotectFlight(flight)
+		if err != nil {
+			return nil, err
+		}
+		if p.bySCID[string(h.scid)] != nil {
+			continue // the same random connection ID twice
+		}
+		p.hellos = append(p.hellos, h)
+		p.bySCID[string(h.scid)] = h
+	}
+	return p, nil
+}
+
+// unprotectFlight removes the Initial protection of a client's first
+// flight, one Initial packet a datagram.
+func unprotectFlight(flight [][]byte) (*pooledHello, error) {
+	h := &pooledHello{}
+	for _, d := range flight {
+		d = slices.Clone(d)
+		hdr, err := wire.ParseHeader(d, 0)
+		if err != nil || hdr.Type != wire.PacketInitial || hdr.Length != len(d) {
+			return nil, fmt.Errorf("floodgen: own first flight: not one Initial a datagram (%v)", err)
+		}
+		_, open := protection.NewInitialKeys(hdr.DstConnID, false)
+		pnLen, trunc, err := protection.UnprotectHeader(open.HP, d, hdr.PNOffset)
+		if err != nil {
+			return nil, fmt.Errorf("floodgen: own Initial: %w", err)
+		}
+		payload, err := protection.OpenPacket(open.AEAD, d, hdr.PNOffset+pnLen, 0, wire.DecodePacketNumber(-1, trunc, pnLen))
+		if err != nil {
+			return nil, fmt.Errorf("floodgen: own Initial: %w", err)
+		}
+		h.scid = slices.Clone(hdr.SrcConnID)
+		h.payloads = append(h.payloads, slices.Clone(payload))
+	}
+	if len(h.payloads) == 0 {
+		return nil, errors.New("floodgen: empty first flight")
+	}
+	return h, nil
+}
+
+// Len is the number of first flights in the pool.
+func (p *HelloPool) Len() int { return len(p.hellos) }
+
+// First returns the first flight of pooled ClientHello i (modulo the
+// pool's size) as a new connection: under a random destination
+// connection ID from r.
+func (p *HelloPool) First(i int, r *rand.Rand) ([][]byte, error) {
+	h := p.hellos[i%len(p.hellos)]
+	return h.flight(Random(r, helloDCIDLen), nil, 0)
+}
+
+// AnswerRetry reports whether d is a Retry to one of the pool's client
+// connection IDs and if so returns that ClientHello again, to the Retry's
+// source connection ID with its token (packet numbers after those of the
+// first flight). The integrity tag is not checked: an attacker has no use
+// for it.
+func (p *HelloPool) AnswerRetry(d []byte) ([][]byte, bool, error) {
+	hdr, err := wire.ParseHeader(d, 0)
+	if err != nil || hdr.Type != wire.PacketRetry || hdr.Version != wire.Version1 {
+		return nil, false, nil
+	}
+	h := p.bySCID[string(hdr.DstConnID)]
+	if h == nil {
+		return nil, false, nil
+	}
+	out, err := h.flight(hdr.SrcConnID, hdr.Token, uint64(len(h.payloads)))
+	return out, true, err
+}
+
+// flight protects the pooled Initial packets with the Initial keys of
+// dcid, the token and the packet numbers from pn on.
+func (h *pooledHello) flight(dcid, token []byte, pn uint64) ([][]byte, error) {
+	const pnLen = 2
+	cs, _ := protection.InitialSecrets(dcid)
+	suite, err := protection.SuiteByID(tls.TLS_AES_128_GCM_SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("floodgen: %w", err)
+	}
+	seal, err := protection.NewKeys(suite, cs)
+	if err != nil {
+		return nil, fmt.Errorf("floodgen: Initial keys: %w", err)
+	}
+	out := make([][]byte, 0, len(h.payloads))
+	for i, payload := range h.payloads {
+		b := make([]byte, 0, 64+len(token)+len(payload)+seal.AEAD.Overhead())
+		b, lengthOff, pnOff := wire.AppendLongHeader(b, wire.PacketInitial, wire.Version1, dcid, h.scid, token, pn+uint64(i), pnLen)
+		hdrLen := len(b)
+		b = append(b, payload...)
+		if pad := minInitialDatagram - len(b) - seal.AEAD.Overhead(); pad > 0 {
+			b = append(b, make([]byte, pad)...) // PADDING frames
+		}
+		if !wire.PutLongHeaderLength(b, lengthOff, len(b)-pnOff+seal.AEAD.Overhead()) {
+			return nil, errors.New("floodgen: Initial packet too long")
+		}
+		if b, err = protection.SealPacket(seal.AEAD, seal.HP, b, hdrLen, pnOff, pnLen, 0, pn+uint64(i)); err != nil {
+			return nil, fmt.Errorf("floodgen: sealing an Initial: %w", err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }

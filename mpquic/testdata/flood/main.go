@@ -13,9 +13,13 @@
 // --phases chooses the phases: noload, hello, garbage (the defaults),
 // retry (ClientHellos that answer the server's Retry and go quiet, from
 // 127.0.0.1; the legitimate client should then come from another /24:
-// --local 127.0.1.1) and frozen (--frozen clients request --path and never
+// --local 127.0.1.1; 64 ClientHellos made at the start are sent again
+// and again, each time as a new connection) and frozen (--frozen clients request --path and never
 // read; the server's RSS is sampled while they hold and for 10 s after
 // they close).
+//
+// --cpuprofile FILE profiles the tool itself, to tell its cost from the
+// server's.
 //
 // It sends to loopback only, and every phase is bounded in time and rate.
 package main
@@ -32,6 +36,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +73,7 @@ type options struct {
 	retryRate     int
 	local         string
 	frozen        int
+	cpuProfile    string
 }
 
 func main() {
@@ -87,6 +93,7 @@ func main() {
 	flag.IntVar(&o.retryRate, "retry-rate", 1000, "ClientHellos per second that answer the Retry, in the retry phase")
 	flag.StringVar(&o.local, "local", "", "the legitimate client's local `ADDR` (host:port), e.g. 127.0.1.1:0 beside the retry phase")
 	flag.IntVar(&o.frozen, "frozen", 100, "clients that never read, in the frozen phase (at most 2000)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the tool to `FILE`, for go tool pprof")
 	flag.Parse()
 	o.phases = map[string]bool{}
 	for _, p := range strings.Split(*phases, ",") {
@@ -121,7 +128,20 @@ func main() {
 	if _, err := rss(o.pid); err != nil {
 		fail("--pid %d: %v", o.pid, err)
 	}
-	if err := run(o); err != nil {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			fail("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail("--cpuprofile: %v", err)
+		}
+	}
+	err = run(o)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
 		fail("%v", err)
 	}
 }
