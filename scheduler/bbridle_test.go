@@ -1,6 +1,10 @@
 package scheduler_test
 
 import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -62,5 +66,68 @@ series = false
 	}
 	if late > 0 || gp < 170 {
 		t.Errorf("%d late messages, bulk goodput %.1f Mbit/s; want none and at least 170", late, gp)
+	}
+}
+
+// TestBBRSendBufferLimited: a bulk sender whose send buffer (4 MiB) is
+// full of unacknowledged data has more to write than the buffer takes;
+// it is not application limited. At 2 x 100 Mbit/s with 20 and 100 ms
+// RTTs and 1 BDP queues (lowrtt, bbr, 10 kB every 50 ms beside bulk) the
+// 100 ms path's bbr then leaves Startup within 3 s (1.68 s). Counted as
+// application limited, it stays in Startup for the whole run with a
+// standing queue of a BDP (latest RTT 200 ms), and bulk goodput falls
+// from 171 to 141 Mbit/s (15 s).
+func TestBBRSendBufferLimited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	dir := runDoc(t, "bbr-sndbuf.toml", `name = "bbr-sndbuf"
+duration = "4s"
+seed = 1
+[[path]]
+rate = "100Mbit"
+rtt = "20ms"
+queue = "1bdp"
+[[path]]
+rate = "100Mbit"
+rtt = "100ms"
+queue = "1bdp"
+[transport]
+path_scheduler = "lowrtt"
+stream_scheduler = "priority-fifo"
+congestion = "bbr"
+[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+priority = true
+[[source]]
+name = "background"
+kind = "bulk"
+`)
+	f, err := os.Open(filepath.Join(dir, "paths.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	left := -1.0
+	for _, r := range rows[1:] {
+		if r[col["vantage"]] == "server" && r[col["path_id"]] == "1" && r[col["state"]] != "startup" {
+			left, _ = strconv.ParseFloat(r[col["time_ms"]], 64)
+			break
+		}
+	}
+	t.Logf("path 1 (100 ms) left startup at %.0f ms", left)
+	if left < 0 || left > 3000 {
+		t.Errorf("path 1's bbr left startup at %.0f ms (-1: never in 4 s), want within 3 s", left)
 	}
 }

@@ -202,12 +202,17 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 // Called when a poll finds nothing to send, once the handshake is done.
 // Following the delivery rate draft's first condition (less than a
 // packet of unsent data), that is every such path when the connection
-// has no stream data to send; data that the peer's flow control holds
-// back does not count as none (Linux's receive-window-limited state is
-// not application limited either). While stream data waits, only the
-// paths that the path scheduler keeps idle by a rule
-// (scheduler.IdleKeeper): a path the scheduler finds full is limited by
-// that, not by the application.
+// has no stream data to send and the application is not waiting for
+// room in a send buffer. Data that the peer's flow control holds back
+// does not count as none (Linux's receive-window-limited state is not
+// application limited either), nor does a full send buffer: the
+// application has data that the stack's bounded buffer does not take
+// yet (Linux would count it, but grows its send buffer to twice the
+// window so that it rarely happens; ours is bounded, and counting it
+// kept a 100 ms path's bbr in Startup with a standing queue). While
+// stream data waits, only the paths that the path scheduler keeps idle
+// by a rule (scheduler.IdleKeeper): a path the scheduler finds full is
+// limited by that, not by the application.
 func (c *Conn) noteAppLimited(now time.Time) {
 	if !c.tlsDone || c.streams.flowBlocked {
 		return
@@ -216,11 +221,41 @@ func (c *Conn) noteAppLimited(now time.Time) {
 	if !none && c.idleKeeper == nil {
 		return
 	}
+	waiting := -1 // whether a writer waits for buffer room; -1: not looked yet
 	for _, p := range c.paths {
-		if p.appLim != nil && p.state == pathActive && (none || c.idleKeeper.KeepsIdle(p.id)) && c.cwndAllows(now, p) {
+		if p.appLim == nil || p.state != pathActive || !c.cwndAllows(now, p) {
+			continue
+		}
+		idle := c.idleKeeper != nil && c.idleKeeper.KeepsIdle(p.id)
+		if none && !idle {
+			if waiting < 0 {
+				waiting = b2i(c.writerWaiting())
+			}
+			idle = waiting == 0
+		}
+		if idle {
 			p.appLim.OnAppLimited(c.bytesInFlight(p))
 		}
 	}
+}
+
+// writerWaiting reports whether the application has more to write on a
+// stream than its send buffer took: its last write there was short.
+func (c *Conn) writerWaiting() bool {
+	for _, s := range c.streams.m {
+		if s.writeShort && s.send != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // queuedDatagram is a datagram built ahead, returned by the next poll.

@@ -28,7 +28,11 @@ type stream struct {
 	queued   bool // in streamMap.sendQueue
 	// The application waits for these; an event is due when they change.
 	wantRead, wantWrite bool
-	handle              *Stream
+	// writeShort: the application's last write did not fit in the send
+	// buffer (it has more to write than the buffer takes), until a write
+	// that fits or Close.
+	writeShort bool
+	handle     *Stream
 	// flowSettled: the unread bytes of an aborted receive side were
 	// returned to connection flow control.
 	flowSettled bool

@@ -125,13 +125,6 @@ func (p *pair) flush() {
 	}
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func (p *pair) push(toServer bool, d Datagram) {
 	if p.rewrite != nil {
 		p.rewrite(toServer, &d)

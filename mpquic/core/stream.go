@@ -89,7 +89,8 @@ func (s *Stream) write(p []byte, zeros int) (int, error) {
 	if n > 0 {
 		s.c.queueSend(st)
 	}
-	if n < len(p)+zeros && err == nil {
+	st.writeShort = n < len(p)+zeros && err == nil
+	if st.writeShort {
 		st.wantWrite = true
 	}
 	return n, err
@@ -104,6 +105,7 @@ func (s *Stream) Close() error {
 	if err := st.send.Close(); err != nil {
 		return err
 	}
+	st.writeShort = false
 	s.c.queueSend(st)
 	return nil
 }
