@@ -22,7 +22,7 @@ const StaggerHoldUnbounded = "none"
 func staggerOptions() []Option {
 	return []Option{
 		{Name: OptStaggerStartup, Default: "false",
-			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back, HeldBackSkipper) (ours)"},
+			Doc: "data of streams without priority (new and retransmitted) go on a path in its first slow start only while no path before it (in the connection's order) is in its own: one path at a time overshoots into its queue, and priority data find the other clear (and pass the retransmissions held back, HeldBackSkipper); a path so held counts as application limited for its controller (IdleKeeper: bbr's start-up goes on) (ours)"},
 		{Name: OptStaggerClear, Default: "false",
 			Doc: "with stagger_startup: a path in its first slow start also waits until each path before it is clear of its overshoot (no queue shown, as cwr-plus's queue_guard, and a window at most its largest delivery rate times its minimum RTT plus 2 ms), not only until its slow start ended, so the next path's slow start begins once the earlier one's window no longer queues (ours)"},
 		{Name: OptStaggerHoldRTTs, Choices: []string{"32", "8", "16", "24", "64", StaggerHoldUnbounded}, Default: "32",
