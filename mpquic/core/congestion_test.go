@@ -68,25 +68,38 @@ func TestControllerPaced(t *testing.T) {
 	}
 }
 
-// appLimitedProbe is NewReno with its window capped at 8 datagrams (so
-// that a bulk transfer fills it) that records the connection's
+// appLimitedProbe is NewReno, its window capped at cap bytes when cap is
+// set (so that a bulk transfer fills it), that records the connection's
 // OnAppLimited calls (congestion.AppLimitedObserver) with the window at
-// each.
+// each, and calls check at each when set.
 type appLimitedProbe struct {
 	*congestion.NewReno
+	cap   uint64
 	calls []appLimitedCall
+	check func()
 }
-
-func (a *appLimitedProbe) Window() uint64 { return min(a.NewReno.Window(), 8*1350) }
 
 type appLimitedCall struct{ inFlight, window uint64 }
 
+func (a *appLimitedProbe) Window() uint64 {
+	if a.cap > 0 {
+		return min(a.NewReno.Window(), a.cap)
+	}
+	return a.NewReno.Window()
+}
+
 func (a *appLimitedProbe) OnAppLimited(inFlight uint64) {
 	a.calls = append(a.calls, appLimitedCall{inFlight, a.Window()})
+	if a.check != nil {
+		a.check()
+	}
 }
 
 func init() {
 	congestion.Register("test-app-limited", func(cfg congestion.Config) (congestion.Controller, error) {
+		return &appLimitedProbe{NewReno: congestion.NewNewReno(cfg, false), cap: 8 * 1350}, nil
+	})
+	congestion.Register("test-app-limited-wide", func(cfg congestion.Config) (congestion.Controller, error) {
 		return &appLimitedProbe{NewReno: congestion.NewNewReno(cfg, false)}, nil
 	})
 }
@@ -119,4 +132,35 @@ func TestAppLimitedMarked(t *testing.T) {
 		t.Fatalf("upload: %d OnAppLimited calls, %d of them with the window full", len(probe.calls)-before, full)
 	}
 	t.Logf("%d calls after the handshake, %d in and after the upload", before, len(probe.calls)-before)
+}
+
+// TestAppLimitedNotFlowBlocked: data that the peer's flow control holds
+// back is not application limited (Linux's receive-window-limited state
+// is not either). The server's windows fixed at 32 KiB, a 300 KiB upload
+// that the client's send buffer takes whole: no OnAppLimited call while
+// the upload has data not yet sent, though the window soon exceeds
+// what flow control lets out; calls once all of it is sent.
+func TestAppLimitedNotFlowBlocked(t *testing.T) {
+	cc, sc := testConfigs(t)
+	cc.Congestion, sc.Congestion = "test-app-limited-wide", "test-app-limited-wide"
+	sc.InitialStreamWindow, sc.MaxStreamWindow = 32<<10, 32<<10
+	sc.InitialConnWindow, sc.MaxConnWindow = 32<<10, 32<<10
+	p := newPair(t, cc, sc, EndpointConfig{})
+	p.handshake()
+	probe := p.client.paths[0].cc.(*appLimitedProbe)
+	var unsent, calls int
+	probe.check = func() {
+		calls++
+		for _, s := range p.client.streams.m {
+			if s.send != nil && s.send.HasPendingData() {
+				unsent++
+				return
+			}
+		}
+	}
+	p.transfer(p.client, p.server, randomBytes(300<<10, 9), 30*time.Second)
+	t.Logf("%d OnAppLimited calls in the upload, %d with data unsent; window %d", calls, unsent, probe.Window())
+	if unsent > 0 || calls == 0 {
+		t.Fatalf("%d OnAppLimited calls, %d of them while flow control held data back; want some, none of them", calls, unsent)
+	}
 }
