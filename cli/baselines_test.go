@@ -56,18 +56,10 @@ type baselineSummary struct {
 // summary.json's transport names the kind (with the kernel and its
 // congestion controller for the kernel's transports).
 func TestNetnsBaselines(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	dir := t.TempDir()
-	file := writeFile(t, dir, "baselines.toml", baselinesFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	t.Log(strings.TrimSpace(stdout))
+	out := runNetnsFile(t, "i23base", "baselines", baselinesFile)
 	for _, kind := range []string{"mpq", "quic-go", "tcp", "tls", "mptcp"} {
 		var sum baselineSummary
-		readJSON(t, filepath.Join(dir, "out", "baselines", "transport.kind="+kind, "summary.json"), &sum)
+		readJSON(t, filepath.Join(out, "transport.kind="+kind, "summary.json"), &sum)
 		if sum.Transport.Kind != kind {
 			t.Errorf("%s: summary.json's transport is %+v", kind, sum.Transport)
 		}
@@ -98,7 +90,7 @@ func TestNetnsBaselines(t *testing.T) {
 				Sent int `json:"sent"`
 			} `json:"up"`
 		}
-		readJSON(t, filepath.Join(dir, "out", "baselines", "transport.kind="+kind, "emulator.json"), &links)
+		readJSON(t, filepath.Join(out, "transport.kind="+kind, "emulator.json"), &links)
 		if len(links) != 1 {
 			t.Fatalf("%s: emulator.json has %d paths", kind, len(links))
 		}
@@ -131,17 +123,9 @@ kind = "bulk"
 // bulk transfer's bytes on each of two paths (a subflow per client
 // address, from the endpoints mpq configures in the client's namespace).
 func TestNetnsMPTCPTwoPaths(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	dir := t.TempDir()
-	file := writeFile(t, dir, "mptcp.toml", mptcpFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	t.Log(strings.TrimSpace(stdout))
+	out := runNetnsFile(t, "i23mptcp", "mptcp", mptcpFile)
 	var sum baselineSummary
-	readJSON(t, filepath.Join(dir, "out", "mptcp", "run", "summary.json"), &sum)
+	readJSON(t, filepath.Join(out, "run", "summary.json"), &sum)
 	if sum.Transport.Kind != "mptcp" || !sum.Multipath || len(sum.Paths) != 2 {
 		t.Fatalf("transport %+v, multipath %v, %d paths", sum.Transport, sum.Multipath, len(sum.Paths))
 	}
@@ -207,15 +191,8 @@ kind = "bulk"
 // output.path_interval (10 ms) at both ends, so that it can be drawn
 // beside mpq's (issue 36).
 func TestNetnsKernelWindow(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	dir := t.TempDir()
-	file := writeFile(t, dir, "kernel-window.toml", kernelWindowFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	f, err := os.Open(filepath.Join(dir, "out", "kernel-window", "run", "paths.csv"))
+	out := runNetnsFile(t, "i36win", "kernel-window", kernelWindowFile)
+	f, err := os.Open(filepath.Join(out, "run", "paths.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
