@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"encoding/csv"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,18 +56,10 @@ type baselineSummary struct {
 // summary.json's transport names the kind (with the kernel and its
 // congestion controller for the kernel's transports).
 func TestNetnsBaselines(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	dir := t.TempDir()
-	file := writeFile(t, dir, "baselines.toml", baselinesFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	t.Log(strings.TrimSpace(stdout))
+	out := runNetnsFile(t, "i23base", "baselines", baselinesFile)
 	for _, kind := range []string{"mpq", "quic-go", "tcp", "tls", "mptcp"} {
 		var sum baselineSummary
-		readJSON(t, filepath.Join(dir, "out", "baselines", "transport.kind="+kind, "summary.json"), &sum)
+		readJSON(t, filepath.Join(out, "transport.kind="+kind, "summary.json"), &sum)
 		if sum.Transport.Kind != kind {
 			t.Errorf("%s: summary.json's transport is %+v", kind, sum.Transport)
 		}
@@ -95,7 +90,7 @@ func TestNetnsBaselines(t *testing.T) {
 				Sent int `json:"sent"`
 			} `json:"up"`
 		}
-		readJSON(t, filepath.Join(dir, "out", "baselines", "transport.kind="+kind, "emulator.json"), &links)
+		readJSON(t, filepath.Join(out, "transport.kind="+kind, "emulator.json"), &links)
 		if len(links) != 1 {
 			t.Fatalf("%s: emulator.json has %d paths", kind, len(links))
 		}
@@ -128,17 +123,9 @@ kind = "bulk"
 // bulk transfer's bytes on each of two paths (a subflow per client
 // address, from the endpoints mpq configures in the client's namespace).
 func TestNetnsMPTCPTwoPaths(t *testing.T) {
-	needRoot(t)
-	t.Setenv("MPQ_TEST_AS_MPQ", "1")
-	dir := t.TempDir()
-	file := writeFile(t, dir, "mptcp.toml", mptcpFile)
-	code, stdout, stderr := runCmd(t, "run", file, "--emulator", "forwarder", "--out", filepath.Join(dir, "out"))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	t.Log(strings.TrimSpace(stdout))
+	out := runNetnsFile(t, "i23mptcp", "mptcp", mptcpFile)
 	var sum baselineSummary
-	readJSON(t, filepath.Join(dir, "out", "mptcp", "run", "summary.json"), &sum)
+	readJSON(t, filepath.Join(out, "run", "summary.json"), &sum)
 	if sum.Transport.Kind != "mptcp" || !sum.Multipath || len(sum.Paths) != 2 {
 		t.Fatalf("transport %+v, multipath %v, %d paths", sum.Transport, sum.Multipath, len(sum.Paths))
 	}
@@ -181,5 +168,76 @@ func TestLoopbackQuicgo(t *testing.T) {
 	}
 	if s := sum.Sources[0]; s.Messages < 35 || s.Completed != s.Messages {
 		t.Errorf("%d requests, %d completed", s.Messages, s.Completed)
+	}
+}
+
+// kernelWindowFile is a bulk download over the kernel's TCP with CUBIC.
+const kernelWindowFile = `name = "kernel-window"
+duration = "3s"
+backend = "netns"
+[[path]]
+rate = "20Mbit"
+rtt = "20ms"
+[transport]
+kind = "tcp"
+tcp_congestion = "cubic"
+[[source]]
+name = "bulk"
+kind = "bulk"
+`
+
+// TestNetnsKernelWindow: a run over the kernel's TCP writes the
+// kernel's window over time into paths.csv, tcp_info sampled every
+// output.path_interval (10 ms) at both ends, so that it can be drawn
+// beside mpq's (issue 36).
+func TestNetnsKernelWindow(t *testing.T) {
+	out := runNetnsFile(t, "i36win", "kernel-window", kernelWindowFile)
+	f, err := os.Open(filepath.Join(out, "run", "paths.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("paths.csv: %d rows, %v", len(rows), err)
+	}
+	if got := strings.Join(rows[0], ","); got != "time_ms,vantage,path_id,cwnd,bytes_in_flight,ssthresh,srtt_ms,min_rtt_ms,latest_rtt_ms,state" {
+		t.Fatalf("header %s", got)
+	}
+	n := map[string]int{}
+	var last, gap, maxCwnd float64
+	states := map[string]bool{}
+	for _, r := range rows[1:] {
+		at, _ := strconv.ParseFloat(r[0], 64)
+		cwnd, _ := strconv.ParseFloat(r[3], 64)
+		srtt, _ := strconv.ParseFloat(r[6], 64)
+		n[r[1]]++
+		if r[1] != "server" || at < 0 || at >= 3000 {
+			continue
+		}
+		if last > 0 {
+			gap = max(gap, at-last)
+		}
+		last = at
+		maxCwnd = max(maxCwnd, cwnd)
+		states[r[9]] = true
+		if srtt < 20 {
+			t.Errorf("row %v: srtt below the 20 ms of the path", r)
+		}
+	}
+	t.Logf("rows %v, largest gap between the server's rows %.1f ms, largest window %.0f bytes, states %v", n, gap, maxCwnd, states)
+	// 3 s every 10 ms: 300 rows per end (fewer on a busy machine).
+	if n["server"] < 200 || n["client"] < 200 {
+		t.Errorf("rows per end %v, want about 300 each", n)
+	}
+	if gap > 100 {
+		t.Errorf("%.1f ms between two of the server's rows", gap)
+	}
+	// The window grows from the initial 10 segments.
+	if maxCwnd < 20*1448 {
+		t.Errorf("largest window %.0f bytes", maxCwnd)
+	}
+	if !states["slow_start"] {
+		t.Errorf("states %v: no slow start", states)
 	}
 }

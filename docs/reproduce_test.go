@@ -130,13 +130,16 @@ func TestReproduceBoxes(t *testing.T) {
 			if err := os.Symlink(filepath.Join(abs, "experiments"), filepath.Join(dir, "experiments")); err != nil {
 				t.Fatal(err)
 			}
-			var shardedOut []string
+			var shardedOut, notRun []string
 			skipped := map[string]bool{} // -o files of lines not run
 			for _, l := range lines {
 				cmd, sharded := shorten(l, !readsRunOf(l, lines))
 				if cmd == "" {
 					t.Logf("left to its own test: %s", l)
 					skipOutputs(skipped, l)
+					if d := runDir(t, l); d != "" {
+						notRun = append(notRun, d)
+					}
 					continue
 				}
 				if sharded {
@@ -148,6 +151,11 @@ func TestReproduceBoxes(t *testing.T) {
 				}
 				if strings.HasPrefix(cmd, "mpq plot ") && readsAny(cmd, shardedOut) {
 					t.Logf("reads a sampled sweep, not run: %s", l)
+					skipOutputs(skipped, l)
+					continue
+				}
+				if strings.HasPrefix(cmd, "mpq plot ") && readsAny(cmd, notRun) {
+					t.Logf("reads the results of a line left to its own test: %s", l)
 					skipOutputs(skipped, l)
 					continue
 				}
@@ -181,12 +189,40 @@ func skipOutputs(skipped map[string]bool, line string) {
 	}
 }
 
+// experimentName is the name line of an experiment file.
+var experimentName = regexp.MustCompile(`(?m)^name\s*=\s*"([^"]+)"`)
+
+// runDir is the directory of the results a line left to its own test
+// would write ("OUT/NAME/", OUT its --out or results), when it is an mpq
+// run of an experiment file of the repository (as root: sudo mpq run
+// FILE); "" otherwise. The page's plot lines that read it are not run.
+func runDir(t *testing.T, line string) string {
+	t.Helper()
+	f := strings.Fields(strings.TrimPrefix(line, "sudo "))
+	if len(f) < 3 || f[0] != "mpq" || f[1] != "run" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(root, f[2]))
+	if err != nil {
+		return ""
+	}
+	m := experimentName.FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	out := "results"
+	if o := outFlag.FindStringSubmatch(line); o != nil {
+		out = o[1]
+	}
+	return out + "/" + string(m[1]) + "/"
+}
+
 // readsAny says whether an mpq plot line reads a directory below one of
 // dirs.
 func readsAny(cmd string, dirs []string) bool {
 	for _, f := range strings.Fields(cmd)[2:] {
 		for _, d := range dirs {
-			if strings.HasPrefix(f, d) {
+			if strings.HasPrefix(f+"/", d) {
 				return true
 			}
 		}
@@ -202,4 +238,25 @@ func runIn(dir, bin, cmd string) ([]byte, error) {
 	c.Dir = dir
 	c.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return c.CombinedOutput()
+}
+
+// TestRunDir: a line left to its own test names the results directory
+// of its experiment file (by the file's name line, under --out), whose
+// plot lines are then not run either.
+func TestRunDir(t *testing.T) {
+	for line, want := range map[string]string{
+		"sudo mpq run experiments/cc-kernel.toml":                      "results/cc-kernel/",
+		"sudo mpq run experiments/cc-kernel.toml --out results-again":  "results-again/cc-kernel/",
+		"sudo mpq run experiments/references/001-file-transfer.toml":   "results/ref001-file-transfer/",
+		"deploy/vm/run experiments/validation-lowrate.toml results-vm": "",
+		"go test ./runner -run TestCoupledShareUnderRandomLoss -v":     "",
+	} {
+		if got := runDir(t, line); got != want {
+			t.Errorf("runDir(%q) = %q, want %q", line, got, want)
+		}
+	}
+	if !readsAny("mpq plot results/cc-kernel --kind metrics -o x.md", []string{"results/cc-kernel/"}) ||
+		readsAny("mpq plot results/cc-kernel-other --kind metrics -o x.md", []string{"results/cc-kernel/"}) {
+		t.Error("readsAny: a plot line of the directory, or of another one")
+	}
 }

@@ -39,7 +39,9 @@ kind = "bulk"
 type fixture struct {
 	point, rep int
 	sched      string
-	vary       []string
+	// kind is the transport's kind in summary.json ("": none written).
+	kind string
+	vary []string
 	// times are s1's message completion times (+Inf: failed), the
 	// first warmup of them created in the warm-up.
 	times  []float64
@@ -78,6 +80,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
 		LinkChanges:    f.changes,
 		Competitors:    f.competitors,
+		Transport:      trafficgen.TransportSummary{Kind: f.kind},
 	}
 	for i, g := range f.growth {
 		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})

@@ -103,7 +103,7 @@ func Load(dirs []string) ([]*Point, error) {
 			}
 			p := byKey[key]
 			if p == nil {
-				p = &Point{Name: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: s.PathScheduler}
+				p = &Point{Name: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: schedulerOf(s)}
 				byKey[key] = p
 				points = append(points, p)
 			} else if err := sameInvocation(p.Runs, r); err != nil {
@@ -174,10 +174,20 @@ func readSummary(dir string) (*trafficgen.Summary, error) {
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if s.Name == "" || s.PathScheduler == "" {
+	if s.Name == "" || schedulerOf(s) == "" {
 		return nil, inputErr("%s: not a summary of mpq run (no name or path_scheduler)", filepath.Join(dir, "summary.json"))
 	}
 	return s, nil
+}
+
+// schedulerOf is what names a run's line and style: its path scheduler,
+// or for a baseline transport (tcp, tls, mptcp, quic-go: no path
+// scheduler) its kind.
+func schedulerOf(s *trafficgen.Summary) string {
+	if s.PathScheduler == "" && s.Transport.Kind != "" && s.Transport.Kind != experiment.KindMPQ {
+		return s.Transport.Kind
+	}
+	return s.PathScheduler
 }
 
 // Config is the run's resolved configuration (config.resolved.toml).

@@ -133,3 +133,21 @@ func TestLoadRefusesTwoInvocations(t *testing.T) {
 		t.Fatalf("one invocation: %v", err)
 	}
 }
+
+// TestLoadBaselines: runs of a baseline transport (tcp: no path
+// scheduler in summary.json) load, named and styled by their kind, beside
+// mpq's; a summary with neither is still refused.
+func TestLoadBaselines(t *testing.T) {
+	points := loadFixtures(t,
+		fixture{point: 0, sched: "lowrtt", kind: "mpq", vary: []string{"cc=mpq-cubic"}, times: []float64{1}},
+		fixture{point: 1, kind: "tcp", vary: []string{"cc=tcp-cubic"}, times: []float64{1}},
+	)
+	if len(points) != 2 || points[0].Scheduler != "lowrtt" || points[1].Scheduler != "tcp" {
+		t.Fatalf("points %+v", points)
+	}
+	dir := t.TempDir()
+	writeFixture(t, dir, fixture{point: 0, kind: "mpq", vary: []string{"x=1"}, times: []float64{1}})
+	if _, err := Load([]string{dir}); err == nil || !strings.Contains(err.Error(), "no name or path_scheduler") {
+		t.Errorf("a summary of mpq without a path scheduler: %v", err)
+	}
+}

@@ -86,7 +86,7 @@ func TimelineFigure(points []*Point, o Options) (*Figure, error) {
 	msgLane := y + 0.3
 	ml := newMessageLane(mine, src.Kind, from, to, msgLane)
 	ticks = append(ticks, plot.Tick{Value: msgLane + ml.top()/2, Label: "messages"})
-	st := SchedulerStyle(r.Summary.PathScheduler)
+	st := SchedulerStyle(schedulerOf(r.Summary))
 	p := newPlot("time (ms)", "")
 	p.Title.Text = o.Title
 	p.X.Min, p.X.Max = from, to

@@ -16,7 +16,8 @@ type Metric struct {
 
 // Headline lists a run's headline metrics, in a fixed order: the rates
 // per sending end, each source's metrics by kind, and each path's
-// congestion window growth (the server's, Table I).
+// congestion window growth (the server's, Table I) and the server's
+// share of its packets lost (LostPercent).
 //
 //	throughput_{server,client}[_{priority,background}]_mbps
 //	goodput_{server,client}[_{priority,background}]_mbps
@@ -29,6 +30,7 @@ type Metric struct {
 //	SOURCE.goodput_mbps                           periodic, frames, bulk
 //	SOURCE.reply_goodput_mbps                     file
 //	path.ID.cwnd_growth_ca_bytes_per_rtt          every path
+//	path.ID.lost_percent                          every path
 //	paths_failed                                  paths the client could not open
 //	competitor.NAME.{goodput,throughput}_mbps     every competitor
 //
@@ -97,6 +99,7 @@ func Headline(s *trafficgen.Summary) []Metric {
 			g = opt(p.Server.CwndGrowthCA)
 		}
 		add(fmt.Sprintf("path.%d.cwnd_growth_ca_bytes_per_rtt", p.ID), g)
+		add(fmt.Sprintf("path.%d.lost_percent", p.ID), LostPercent(p.Server))
 	}
 	add("paths_failed", float64(len(s.PathsFailed)))
 	for _, c := range s.Competitors {
@@ -104,6 +107,19 @@ func Headline(s *trafficgen.Summary) []Metric {
 		add("competitor."+c.Name+".throughput_mbps", c.ThroughputMbps)
 	}
 	return out
+}
+
+// LostPercent is an end's packets lost over its packets sent on a path,
+// up to the end of the window, in percent (NaN without the end's
+// statistics or packets sent). mpq counts the packets its loss detection declared lost; the
+// kernel's transports count the segments retransmitted
+// (tcpi_total_retrans, spurious retransmissions included), so over TCP
+// it is the retransmission rate.
+func LostPercent(e *trafficgen.PathEnd) float64 {
+	if e == nil || e.PacketsSent == 0 {
+		return math.NaN()
+	}
+	return 100 * float64(e.PacketsLost) / float64(e.PacketsSent)
 }
 
 // pooledColumn is the messages.csv column whose times are pooled for a

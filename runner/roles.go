@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/appenv"
+	"github.com/mpq/mpq/appenv/kernelnet"
 	"github.com/mpq/mpq/appenv/udpenv"
 	"github.com/mpq/mpq/experiment"
 	"github.com/mpq/mpq/internal/atomicfile"
@@ -209,6 +210,8 @@ func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string)
 
 // roleRun is the state of one end's run, owned by its environment's loop.
 type roleRun struct {
+	// ctx ends with the role's run (its kernel sampling with it).
+	ctx   context.Context
 	e     *experiment.Experiment
 	ev    *udpenv.Env
 	obs   *observerQueue
@@ -216,6 +219,23 @@ type roleRun struct {
 	conn  appenv.Conn
 	peers []*trafficgen.Peer
 	fail  chan error
+}
+
+// sampleKernel records the kernel's state of the run's connection into
+// paths.csv, from side's view, every output.path_interval (1 ms when it
+// is 0), when the connection is one of the kernel's (tcp, tls, mptcp)
+// and shared: per-request and pooled connections come and go. mpq's
+// stack reports its own state at every change instead.
+func (rr *roleRun) sampleKernel(side string) {
+	kc, ok := transportOf(rr.conn).(*kernelnet.Conn)
+	if !ok || rr.e.Transport.Connection != "" && rr.e.Transport.Connection != experiment.ConnectionShared {
+		return
+	}
+	every := rr.e.Output.PathInterval
+	if every <= 0 {
+		every = time.Millisecond
+	}
+	kc.Sample(rr.ctx, every, rr.obs.observer(side).PathMetricsUpdated)
 }
 
 func (rr *roleRun) failed(err error) {
@@ -289,7 +309,9 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 }
 
 func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
-	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	rr := &roleRun{ctx: sampling, e: e, obs: obs, fail: make(chan error, 1)}
 	listen := r.Listen[0]
 	if len(r.Listen) > 1 {
 		any := netip.IPv4Unspecified()
@@ -327,6 +349,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 					return
 				}
 				rr.conn = c
+				rr.sampleKernel("server")
 				p := newPeer(e, ev, c, rr.rec, "server")
 				p.Start(e.Sources, t0)
 				rr.peers = append(rr.peers, p)
@@ -424,7 +447,9 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		}
 	}
 	cfg.QlogReferenceTime = t0
-	rr := &roleRun{e: e, obs: obs, fail: make(chan error, 1)}
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	rr := &roleRun{ctx: sampling, e: e, obs: obs, fail: make(chan error, 1)}
 	rr.rec = trafficgen.NewRecorder(recorderConfig(e, t0))
 	uc, err := envConfig(e, ends{client: cfg, clientTLS: tlsConf}, localAddr(0), func() *trafficgen.Recorder { return rr.rec })
 	if err != nil {
@@ -449,7 +474,11 @@ func runClientRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 		}
 		dial(r.Connect[0].String(), dialed(ev, e, rr.rec, t0, localAddr,
 			func(i int) string { return r.Connect[i].String() },
-			func(p *trafficgen.Peer, c appenv.Conn) { rr.peers = append(rr.peers, p); rr.conn = c }, rr.failed))
+			func(p *trafficgen.Peer, c appenv.Conn) {
+				rr.peers = append(rr.peers, p)
+				rr.conn = c
+				rr.sampleKernel("client")
+			}, rr.failed))
 	})
 	h, err := rr.finish(ctx, t0, "client")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 
 	"github.com/mpq/mpq/appenv/bytemux"
 	"github.com/mpq/mpq/appenv/udpenv"
@@ -85,4 +86,39 @@ func addrPort(a net.Addr) netip.AddrPort {
 		return ta.AddrPort()
 	}
 	return netip.AddrPort{}
+}
+
+// Sample calls f with the kernel's state of each of the connection's
+// paths (Paths: tcp_info, per subflow for MPTCP) every interval, from a
+// goroutine of its own that it starts, until ctx is done or the socket
+// is closed. f must be safe to call from that goroutine.
+func (c *Conn) Sample(ctx context.Context, every time.Duration, f func(now time.Time, m core.PathMetrics)) {
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !c.sample(time.Now(), f) {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// sample passes the state of each path to f; false when the socket is
+// closed.
+func (c *Conn) sample(now time.Time, f func(time.Time, core.PathMetrics)) bool {
+	if c.raw.Control(func(uintptr) {}) != nil {
+		return false
+	}
+	for _, ps := range c.Paths() {
+		f(now, core.PathMetrics{PathID: ps.ID, CongestionWindow: ps.CongestionWindow, BytesInFlight: ps.BytesInFlight,
+			SSThresh: ps.SSThresh, SmoothedRTT: ps.SmoothedRTT, MinRTT: ps.MinRTT, LatestRTT: ps.LatestRTT,
+			CongestionState: ps.CongestionState})
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package kernelnet_test
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/mpq/mpq/appenv/kernelnet"
 	"github.com/mpq/mpq/appenv/udpenv"
 	"github.com/mpq/mpq/internal/certs"
+	"github.com/mpq/mpq/mpquic/core"
 )
 
 func envs(t *testing.T, kind string) (client, server *udpenv.Env) {
@@ -98,4 +100,88 @@ func TestConcurrentHandshakes(t *testing.T) {
 		t.Fatalf("dial: %v", err)
 	}
 	cancel()
+}
+
+// TestSample: a connection's tcp_info reaches the sampler every
+// interval while data flows, as path 0's window and round trip, and the
+// sampling ends when the socket is closed.
+func TestSample(t *testing.T) {
+	tr, err := kernelnet.New(kernelnet.Config{Kind: kernelnet.TCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	accepted := make(chan udpenv.TransportConn, 1)
+	go func() {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			t.Error(err)
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	tc, err := tr.Dial(ctx, l.Addr().String(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*kernelnet.Conn)
+	server := <-accepted
+	if server == nil {
+		t.FailNow()
+	}
+	defer server.CloseWithError(0, "done")
+
+	type sample struct {
+		at time.Time
+		m  core.PathMetrics
+	}
+	samples := make(chan sample, 1000)
+	const every = 5 * time.Millisecond
+	start := time.Now()
+	c.Sample(ctx, every, func(now time.Time, m core.PathMetrics) { samples <- sample{now, m} })
+	s, err := c.OpenStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		ss, err := server.AcceptStream(ctx)
+		if err == nil {
+			io.Copy(io.Discard, ss)
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for time.Since(start) < 200*time.Millisecond {
+		if _, err := s.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.CloseWithError(0, "done")
+	closed := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	close(samples)
+	var n, after int
+	for s := range samples {
+		if s.at.After(closed.Add(2 * every)) {
+			after++
+			continue
+		}
+		n++
+		if s.m.PathID != 0 || s.m.CongestionWindow == 0 || s.m.SmoothedRTT <= 0 || s.m.CongestionState == "" {
+			t.Errorf("sample %+v", s.m)
+		}
+	}
+	// 200 ms at 5 ms: 40 samples, fewer on a busy machine.
+	if n < 20 {
+		t.Errorf("%d samples in 200 ms every %v", n, every)
+	}
+	if after > 0 {
+		t.Errorf("%d samples after the close", after)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"syscall"
@@ -41,18 +42,51 @@ func getCongestion(rc syscall.RawConn) (string, error) {
 	return name, err
 }
 
+// The kernel's congestion states (tcpi_ca_state, enum tcp_ca_state in
+// include/uapi/linux/tcp.h) and its "no threshold yet"
+// (TCP_INFINITE_SSTHRESH).
+const (
+	caOpen           = 0
+	caDisorder       = 1
+	infiniteSSThresh = 0x7fffffff
+)
+
 // fromTCPInfo converts the kernel's tcp_info. TCP keeps no cumulative
 // count of losses: PacketsLost and BytesLost are its retransmissions
 // (tcpi_total_retrans, tcpi_bytes_retrans), spurious ones included, as
-// docs/reference/transports.md says.
+// docs/reference/transports.md says. The window, the threshold and the
+// bytes in flight are the kernel's segment counts times tcpi_snd_mss;
+// in flight is the kernel's tcp_packets_in_flight (unacknowledged minus
+// SACKed minus marked lost, plus retransmitted). CongestionState is
+// "recovery" in the kernel's CWR, Recovery and Loss states, else
+// "slow_start" below the threshold and "congestion_avoidance" at or
+// above it (the kernel's bbr does not follow the threshold, so for it
+// the state says only where the window is against it).
 func fromTCPInfo(ti *unix.TCPInfo) core.PathStats {
 	us := func(v uint32) time.Duration { return time.Duration(v) * time.Microsecond }
+	mss := uint64(ti.Snd_mss)
+	ssthresh := uint64(math.MaxUint64)
+	if ti.Snd_ssthresh < infiniteSSThresh {
+		ssthresh = uint64(ti.Snd_ssthresh) * mss
+	}
+	var inFlight uint64
+	if out, gone := uint64(ti.Unacked)+uint64(ti.Retrans), uint64(ti.Sacked)+uint64(ti.Lost); out > gone {
+		inFlight = (out - gone) * mss
+	}
+	state := "congestion_avoidance"
+	switch {
+	case ti.Ca_state != caOpen && ti.Ca_state != caDisorder:
+		state = "recovery"
+	case ti.Snd_cwnd < ti.Snd_ssthresh:
+		state = "slow_start"
+	}
 	return core.PathStats{
 		PacketsSent: uint64(ti.Segs_out), PacketsReceived: uint64(ti.Segs_in), PacketsLost: uint64(ti.Total_retrans),
 		BytesSent: ti.Bytes_sent, BytesReceived: ti.Bytes_received, BytesLost: ti.Bytes_retrans,
 		SmoothedRTT: us(ti.Rtt), MinRTT: us(ti.Min_rtt), LatestRTT: us(ti.Rtt), RTTVariance: us(ti.Rttvar),
-		CongestionWindow: uint64(ti.Snd_cwnd) * uint64(ti.Snd_mss), SSThresh: uint64(ti.Snd_ssthresh) * uint64(ti.Snd_mss),
-		Validated: true, Status: "available", State: "active",
+		CongestionWindow: uint64(ti.Snd_cwnd) * mss, SSThresh: ssthresh, BytesInFlight: inFlight,
+		CongestionState: state,
+		Validated:       true, Status: "available", State: "active",
 	}
 }
 

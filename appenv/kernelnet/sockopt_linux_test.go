@@ -2,6 +2,7 @@ package kernelnet
 
 import (
 	"encoding/binary"
+	"math"
 	"net/netip"
 	"testing"
 	"time"
@@ -101,6 +102,35 @@ func TestSubflowReplies(t *testing.T) {
 		binary.NativeEndian.PutUint32(b[12:], uint32(stride))
 		if _, _, err := subflowData(b, unix.SizeofTCPInfo, 8); err == nil {
 			t.Errorf("stride %d accepted", stride)
+		}
+	}
+}
+
+// TestFromTCPInfoWindow: the window, threshold and bytes in flight of
+// tcp_info in bytes, and the congestion state, on hand-made tcp_info.
+func TestFromTCPInfoWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		ti                       unix.TCPInfo
+		cwnd, ssthresh, inFlight uint64
+		state                    string
+	}{
+		// No threshold yet (TCP_INFINITE_SSTHRESH): slow start; in
+		// flight 8 - (2 + 1) + 1 = 6 segments.
+		{"slow start", unix.TCPInfo{Snd_mss: 1448, Snd_cwnd: 10, Snd_ssthresh: 0x7fffffff, Unacked: 8, Sacked: 2, Lost: 1, Retrans: 1},
+			14480, math.MaxUint64, 8688, "slow_start"},
+		{"congestion avoidance", unix.TCPInfo{Snd_mss: 1000, Snd_cwnd: 40, Snd_ssthresh: 30, Unacked: 40, Ca_state: caDisorder},
+			40000, 30000, 40000, "congestion_avoidance"},
+		// Recovery (3) whatever the threshold says.
+		{"recovery", unix.TCPInfo{Snd_mss: 1000, Snd_cwnd: 20, Snd_ssthresh: 30, Unacked: 30, Sacked: 5, Lost: 5, Retrans: 2, Ca_state: 3},
+			20000, 30000, 22000, "recovery"},
+		{"loss", unix.TCPInfo{Snd_mss: 1000, Snd_cwnd: 1, Snd_ssthresh: 15, Unacked: 30, Lost: 30, Retrans: 1, Ca_state: 4},
+			1000, 15000, 1000, "recovery"},
+	} {
+		ps := fromTCPInfo(&tc.ti)
+		if ps.CongestionWindow != tc.cwnd || ps.SSThresh != tc.ssthresh || ps.BytesInFlight != tc.inFlight || ps.CongestionState != tc.state {
+			t.Errorf("%s: cwnd %d, ssthresh %d, in flight %d, state %q; want %d, %d, %d, %q", tc.name,
+				ps.CongestionWindow, ps.SSThresh, ps.BytesInFlight, ps.CongestionState, tc.cwnd, tc.ssthresh, tc.inFlight, tc.state)
 		}
 	}
 }
