@@ -65,6 +65,7 @@ type bbrSent struct {
 // the BtlBw filter only if it raises BtlBw, and does not count towards
 // Startup's three rounds without growth. (So a path the application or a
 // scheduler leaves idle keeps its Startup and its bandwidth estimate.)
+// ProbeRTT marks its own samples so, as the draft does.
 //
 // Our choices where the paper leaves room: ProbeBW starts its cycle with
 // the 1.25 phase (Linux picks a random phase other than 0.75); losses do
@@ -261,6 +262,11 @@ func (b *BBR) step(now time.Time, priorInFlight uint64) {
 		b.probeRTTDone = time.Time{}
 	}
 	if b.state == BBRProbeRTT {
+		// ProbeRTT's low-rate samples must not lower BtlBw: they are
+		// marked application limited (the draft's BBRHandleProbeRTT;
+		// Linux's bbr_update_min_rtt). At a 20 ms RTT its 200 ms are
+		// the whole 10-round filter.
+		b.appLimited = max(b.delivered+b.inflight, 1)
 		b.probeRTT(now)
 	}
 }

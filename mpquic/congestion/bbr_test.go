@@ -1,6 +1,7 @@
 package congestion
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -201,5 +202,32 @@ func TestBBRAppLimited(t *testing.T) {
 		if kept != mark {
 			t.Errorf("marked %v: BtlBw %.0f after 3 s of an application-limited sender, bottleneck %.0f", mark, p.b.btlBw, rate)
 		}
+	}
+}
+
+// TestBBRProbeRTTKeepsBandwidth: at a 20 ms round trip ProbeRTT's 200 ms
+// of a 4-datagram window are ten rounds, the whole BtlBw filter. Its
+// samples are marked application limited, so BtlBw stays at the
+// bottleneck's 12.5e6 bytes/s (100 Mbit/s) through it and the window
+// after it is two BDPs again (500,000 bytes + 3 datagrams), not 2 x 4
+// datagrams + 3 (14,850 bytes) of an estimate made of ProbeRTT's samples.
+func TestBBRProbeRTTKeepsBandwidth(t *testing.T) {
+	const rate = 12.5e6
+	p := newPipe(rate, 20*time.Millisecond)
+	p.run(t0.Add(2 * time.Second))
+	// The pipe's queue drains to nothing each gain cycle, which renews
+	// RTprop; age it so that the next sample enters ProbeRTT.
+	p.b.rtPropStamp = p.now.Add(-bbrRTpropWindow - time.Millisecond)
+	p.run(t0.Add(3 * time.Second)) // ProbeRTT and about 700 ms of ProbeBW after it
+	if !slices.Contains(p.states, BBRProbeRTT) {
+		t.Fatalf("states %v: no ProbeRTT", p.states)
+	}
+	b := p.b
+	t.Logf("states %v, BtlBw %.0f, window %d after ProbeRTT", p.states, b.btlBw, b.cwnd)
+	if b.State() != BBRProbeBW || b.btlBw < 0.95*rate {
+		t.Fatalf("after ProbeRTT: state %v, BtlBw %.0f bytes/s, want probe_bw at %.0f", b.State(), b.btlBw, rate)
+	}
+	if want := uint64(2*rate*0.02) + 3*mds; b.cwnd < want*9/10 {
+		t.Errorf("window %d after ProbeRTT, want about %d", b.cwnd, want)
 	}
 }
