@@ -47,8 +47,8 @@ type startupStagger struct {
 	// rates are the paths' delivery-rate estimates (stagger_clear).
 	rates pathRates
 	buf   []int
-	// idle holds the paths the latest decision for data without
-	// priority kept off (keepsIdle).
+	// idle holds the paths the latest decision (since observe) kept data
+	// without priority off by this rule (keepsIdle).
 	idle map[uint64]bool
 }
 
@@ -61,11 +61,14 @@ func newStartupStagger(o Options) startupStagger {
 }
 
 // observe feeds each candidate's delivered bytes to its delivery-rate
-// estimate (stagger_clear); call it at every decision.
+// estimate (stagger_clear) and forgets which paths the previous decision
+// kept idle (keepsIdle answers for this decision only); call it at every
+// decision.
 func (g *startupStagger) observe(now time.Time, paths []PathInfo, cand []int) {
 	if !g.on {
 		return
 	}
+	clear(g.idle)
 	g.now = now
 	if !g.clear {
 		return
@@ -97,8 +100,10 @@ func (g *startupStagger) holds(paths []PathInfo, cand []int, i int, w Work) bool
 	return held
 }
 
-// keepsIdle reports whether the latest decision for data without
-// priority held it off path id (IdleKeeper).
+// keepsIdle reports whether the latest decision held data without
+// priority off path id by this rule (IdleKeeper): false after a decision
+// for priority data, or one where another rule (credit, a reservation)
+// decided first.
 func (g *startupStagger) keepsIdle(id uint64) bool { return g.idle[id] }
 
 // blocked reports whether a candidate before i is in its first slow

@@ -164,3 +164,49 @@ func TestAppLimitedNotFlowBlocked(t *testing.T) {
 		t.Fatalf("%d OnAppLimited calls, %d of them while flow control held data back; want some, none of them", calls, unsent)
 	}
 }
+
+// TestWriteShortCleared: an application whose last write was short has
+// more to send than the buffer takes (writerWaiting), until a write that
+// fits, Close, or the end of its sending: CancelWrite, or the peer's
+// STOP_SENDING. After those the connection can be application limited
+// again.
+func TestWriteShortCleared(t *testing.T) {
+	for _, end := range []string{"fits", "close", "cancel", "stop-sending"} {
+		t.Run(end, func(t *testing.T) {
+			cc, sc := testConfigs(t)
+			p := newPair(t, cc, sc, EndpointConfig{})
+			p.handshake()
+			s, err := p.client.OpenStream(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			big := make([]byte, 8<<20)
+			if n, _ := s.Write(big); n == len(big) {
+				t.Fatalf("a write of %d bytes was not short", len(big))
+			}
+			if !p.client.writerWaiting() {
+				t.Fatal("after a short write: no writer waiting")
+			}
+			switch end {
+			case "fits":
+				_, err = s.Write(nil)
+			case "close":
+				err = s.Close()
+			case "cancel":
+				s.CancelWrite(7)
+			case "stop-sending":
+				p.flush()
+				p.runUntil(func() bool { return p.server.AcceptStream() != nil }, time.Second)
+				ss := p.server.streams.m[s.ID()].handle
+				ss.CancelRead(7)
+				p.runUntil(func() bool { return !p.client.writerWaiting() }, 2*time.Second)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.client.writerWaiting() {
+				t.Errorf("after %s: a writer still counted as waiting", end)
+			}
+		})
+	}
+}

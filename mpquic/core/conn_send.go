@@ -212,7 +212,10 @@ func (c *Conn) PollDatagram(now time.Time, buf []byte) (Datagram, bool) {
 // kept a 100 ms path's bbr in Startup with a standing queue). While
 // stream data waits, only the paths that the path scheduler keeps idle
 // by a rule (scheduler.IdleKeeper): a path the scheduler finds full is
-// limited by that, not by the application.
+// limited by that, not by the application. (The draft's fourth
+// condition, no lost data waiting, holds in the first case, since lost
+// stream data is stream data to send; in the second a path may be kept
+// idle while another path's lost data waits.)
 func (c *Conn) noteAppLimited(now time.Time) {
 	if !c.tlsDone || c.streams.flowBlocked {
 		return

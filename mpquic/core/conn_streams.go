@@ -400,6 +400,7 @@ func (c *Conn) handleStopSending(f *wire.StopSendingFrame) error {
 	}
 	s.send.OnStopSending(f.ErrorCode)
 	c.ctrl.resetStream.add(s.id)
+	s.writeShort = false // the writer's data will never be sent
 	s.wantWrite = true
 	c.notifyWritableForce(s)
 	return nil

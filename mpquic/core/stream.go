@@ -118,6 +118,7 @@ func (s *Stream) CancelWrite(code uint64) {
 		return
 	}
 	st.send.Reset(code)
+	st.writeShort = false // nothing more will be written
 	s.c.ctrl.resetStream.add(st.id)
 }
 
