@@ -1,8 +1,6 @@
 package scheduler_test
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -106,19 +104,7 @@ priority = true
 name = "background"
 kind = "bulk"
 `)
-	f, err := os.Open(filepath.Join(dir, "paths.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := readCSV(t, filepath.Join(dir, "paths.csv"))
 	left := -1.0
 	for _, r := range rows[1:] {
 		if r[col["vantage"]] == "server" && r[col["path_id"]] == "1" && r[col["state"]] != "startup" {

@@ -2,10 +2,8 @@ package scheduler_test
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -107,19 +105,7 @@ kind = "bulk"
 // not complete).
 func readMCTs(t *testing.T, path string, from time.Duration) map[string][]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, k := range rows[0] {
-		col[k] = i
-	}
+	rows, col := readCSV(t, path)
 	out := map[string][]float64{}
 	for _, r := range rows[1:] {
 		created, err := strconv.ParseFloat(r[col["created_ms"]], 64)

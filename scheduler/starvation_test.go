@@ -90,6 +90,29 @@ func runDoc(t *testing.T, name, doc string) string {
 	return dir
 }
 
+// readCSV reads a result file's rows (the header first) and the index
+// of each column by its header name.
+func readCSV(t *testing.T, path string) (rows [][]string, col map[string]int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err = csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s: empty", path)
+	}
+	col = map[string]int{}
+	for i, k := range rows[0] {
+		col[k] = i
+	}
+	return rows, col
+}
+
 // backgroundGaps reads the server's stream bytes sent per path, class and
 // bin from throughput.csv and returns, per path, the longest time without
 // background data while the path was usable: from its first stream data
@@ -98,15 +121,7 @@ func runDoc(t *testing.T, name, doc string) string {
 // detection and probing, no scheduler's rule).
 func backgroundGaps(t *testing.T, dir string) (gap [2]time.Duration, at [2]time.Duration) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "throughput.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _ := readCSV(t, filepath.Join(dir, "throughput.csv"))
 	n := int(starvationDuration / starvationBin)
 	var bg, any [2][]bool
 	for p := range 2 {
