@@ -85,19 +85,20 @@ func (g *startupStagger) holds(paths []PathInfo, cand []int, i int, w Work) bool
 		return false
 	}
 	id := paths[i].ID
-	if g.idle == nil {
-		g.idle = make(map[uint64]bool)
-	}
 	if !paths[i].InStartup() || !g.blocked(paths, cand, i) {
 		if g.heldSince != nil {
 			delete(g.heldSince, id) // a later hold starts anew
 		}
-		g.idle[id] = false
 		return false
 	}
-	held := !g.expired(paths, cand, id)
-	g.idle[id] = held
-	return held
+	if g.expired(paths, cand, id) {
+		return false
+	}
+	if g.idle == nil {
+		g.idle = make(map[uint64]bool)
+	}
+	g.idle[id] = true
+	return true
 }
 
 // keepsIdle reports whether the latest decision held data without

@@ -60,12 +60,12 @@ type bbrSent struct {
 // draft-cheng-iccrg-delivery-rate-estimation: the connection calls
 // OnAppLimited when the path could have sent (window and pacer allowed)
 // and the connection had nothing for it (AppLimitedObserver says when);
-// the packets sent until what was in flight then
-// is delivered carry the mark, and a rate sample that ends on one enters
-// the BtlBw filter only if it raises BtlBw, and does not count towards
-// Startup's three rounds without growth. (So a path the application or a
-// scheduler leaves idle keeps its Startup and its bandwidth estimate.)
-// ProbeRTT marks its own samples so, as the draft does.
+// the packets sent until what was in flight then is delivered carry the
+// mark, and a rate sample that ends on one enters the BtlBw filter only
+// if it raises BtlBw, and does not count towards Startup's three rounds
+// without growth. (So a path the application or a scheduler leaves idle
+// keeps its Startup and its bandwidth estimate.) ProbeRTT marks its own
+// samples so, as the draft does.
 //
 // Our choices where the paper leaves room: ProbeBW starts its cycle with
 // the 1.25 phase (Linux picks a random phase other than 0.75); losses do
@@ -106,8 +106,7 @@ type BBR struct {
 
 	// appLimited is the delivery count that ends an application-limited
 	// stretch (C.app_limited of the delivery rate draft); 0: none.
-	appLimited   uint64
-	rsAppLimited bool // the last rate sample ended on an application-limited packet
+	appLimited uint64
 
 	cycleIndex int
 	cycleStamp time.Time
@@ -186,7 +185,6 @@ func (b *BBR) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rt
 	if b.appLimited != 0 && b.delivered > b.appLimited {
 		b.appLimited = 0
 	}
-	b.rsAppLimited = have && rs.appLimited
 	if have {
 		b.firstSentTime = sentAt
 		if rs.delivered >= b.nextRoundStart {
@@ -202,7 +200,7 @@ func (b *BBR) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, rt
 		}
 		b.rtpropSample(now, now.Sub(sentAt))
 	}
-	b.step(now, priorInFlight)
+	b.step(now, priorInFlight, have && rs.appLimited)
 	b.setControls(ackedSz, rtt.Smoothed)
 }
 
@@ -238,12 +236,13 @@ func (b *BBR) bdp(gain float64) uint64 {
 	return uint64(gain * b.btlBw * b.rtProp.Seconds())
 }
 
-// step runs the state machine after an ACK.
-func (b *BBR) step(now time.Time, priorInFlight uint64) {
+// step runs the state machine after an ACK; appLimited says the ACK's
+// rate sample ended on an application-limited packet.
+func (b *BBR) step(now time.Time, priorInFlight uint64, appLimited bool) {
 	if b.state == BBRProbeBW && b.nextPhase(now, priorInFlight) {
 		b.advancePhase(now)
 	}
-	if !b.filledPipe && b.roundStart && !b.rsAppLimited {
+	if !b.filledPipe && b.roundStart && !appLimited {
 		if b.btlBw >= b.fullBw*bbrFullBwGrowth {
 			b.fullBw, b.fullBwCount = b.btlBw, 0
 		} else if b.fullBwCount++; b.fullBwCount >= bbrFullBwRounds {

@@ -224,19 +224,15 @@ func (c *Conn) noteAppLimited(now time.Time) {
 	if !none && c.idleKeeper == nil {
 		return
 	}
-	waiting := -1 // whether a writer waits for buffer room; -1: not looked yet
+	looked, appIdle := false, false // appIdle: none and no writer waits
 	for _, p := range c.paths {
 		if p.appLim == nil || p.state != pathActive || !c.cwndAllows(now, p) {
 			continue
 		}
-		idle := c.idleKeeper != nil && c.idleKeeper.KeepsIdle(p.id)
-		if none && !idle {
-			if waiting < 0 {
-				waiting = b2i(c.writerWaiting())
-			}
-			idle = waiting == 0
+		if none && !looked {
+			looked, appIdle = true, !c.writerWaiting()
 		}
-		if idle {
+		if appIdle || c.idleKeeper != nil && c.idleKeeper.KeepsIdle(p.id) {
 			p.appLim.OnAppLimited(c.bytesInFlight(p))
 		}
 	}
@@ -251,14 +247,6 @@ func (c *Conn) writerWaiting() bool {
 		}
 	}
 	return false
-}
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // queuedDatagram is a datagram built ahead, returned by the next poll.

@@ -30,7 +30,7 @@ type stream struct {
 	wantRead, wantWrite bool
 	// writeShort: the application's last write did not fit in the send
 	// buffer (it has more to write than the buffer takes), until a write
-	// that fits or Close.
+	// that fits, Close, CancelWrite or the peer's STOP_SENDING.
 	writeShort bool
 	handle     *Stream
 	// flowSettled: the unread bytes of an aborted receive side were

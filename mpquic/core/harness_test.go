@@ -125,6 +125,13 @@ func (p *pair) flush() {
 	}
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func (p *pair) push(toServer bool, d Datagram) {
 	if p.rewrite != nil {
 		p.rewrite(toServer, &d)
