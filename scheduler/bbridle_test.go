@@ -29,33 +29,10 @@ func TestCWRPlusBBRIdlePath(t *testing.T) {
 		limitMs = 25.8 + 2
 		settled = 3 * time.Second
 	)
-	dir := runDoc(t, "bbr-idle.toml", `name = "bbr-idle"
-duration = "10s"
-seed = 1
-[[path]]
-rate = "100Mbit"
-rtt = "50ms"
-queue = "1bdp"
-[[path]]
-rate = "100Mbit"
-rtt = "50ms"
-queue = "1bdp"
-[transport]
-path_scheduler = "cwr-plus"
+	dir := runDoc(t, "bbr-idle.toml", prioBesideBulkDoc("bbr-idle", "10s", basePaths1BDP, `path_scheduler = "cwr-plus"
 stream_scheduler = "priority-fifo"
 congestion = "bbr"
-[[source]]
-name = "s1"
-kind = "periodic"
-interval = "50ms"
-size = "10kB"
-priority = true
-[[source]]
-name = "background"
-kind = "bulk"
-[output]
-series = false
-`)
+`, false))
 	late, n, worst := lateMessages(t, dir, settled, limitMs)
 	gp := bulkGoodput(t, dir)
 	t.Logf("%d of %d messages after %v later than %.1f ms (worst %.1f ms); bulk goodput %.1f Mbit/s", late, n, settled, limitMs, worst, gp)
@@ -79,10 +56,7 @@ func TestBBRSendBufferLimited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
-	dir := runDoc(t, "bbr-sndbuf.toml", `name = "bbr-sndbuf"
-duration = "4s"
-seed = 1
-[[path]]
+	dir := runDoc(t, "bbr-sndbuf.toml", prioBesideBulkDoc("bbr-sndbuf", "4s", `[[path]]
 rate = "100Mbit"
 rtt = "20ms"
 queue = "1bdp"
@@ -90,20 +64,10 @@ queue = "1bdp"
 rate = "100Mbit"
 rtt = "100ms"
 queue = "1bdp"
-[transport]
-path_scheduler = "lowrtt"
+`, `path_scheduler = "lowrtt"
 stream_scheduler = "priority-fifo"
 congestion = "bbr"
-[[source]]
-name = "s1"
-kind = "periodic"
-interval = "50ms"
-size = "10kB"
-priority = true
-[[source]]
-name = "background"
-kind = "bulk"
-`)
+`, true))
 	rows, col := readCSV(t, filepath.Join(dir, "paths.csv"))
 	left := -1.0
 	for _, r := range rows[1:] {

@@ -35,33 +35,10 @@ func TestCWRPlusRateCap(t *testing.T) {
 		{`{ rate_cap = false }`, false},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
-			doc := fmt.Sprintf(`name = "ratecap"
-duration = "8s"
-seed = 1
-[[path]]
-rate = "100Mbit"
-rtt = "50ms"
-queue = "1bdp"
-[[path]]
-rate = "100Mbit"
-rtt = "50ms"
-queue = "1bdp"
-[transport]
-path_scheduler = "cwr-plus"
+			doc := prioBesideBulkDoc("ratecap", "8s", basePaths1BDP, fmt.Sprintf(`path_scheduler = "cwr-plus"
 scheduler_options = %s
 stream_scheduler = "priority-fifo"
-[[source]]
-name = "s1"
-kind = "periodic"
-interval = "50ms"
-size = "10kB"
-priority = true
-[[source]]
-name = "background"
-kind = "bulk"
-[output]
-series = false
-`, tc.options)
+`, tc.options), false)
 			dir := runDoc(t, "ratecap.toml", doc)
 			late, n, worst := lateMessages(t, dir, settled, limitMs)
 			gp := bulkGoodput(t, dir)

@@ -75,6 +75,42 @@ interval = %q
 	return runDoc(t, "starvation.toml", doc)
 }
 
+// basePaths1BDP are the reference paper's base point's two paths
+// (100 Mbit/s, 50 ms RTT) with 1-BDP queues, as experiment-file TOML.
+const basePaths1BDP = `[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+queue = "1bdp"
+[[path]]
+rate = "100Mbit"
+rtt = "50ms"
+queue = "1bdp"
+`
+
+// prioBesideBulkDoc is an experiment file named name of duration, seed 1,
+// over paths (TOML [[path]] tables), with transport (the [transport]
+// table's lines) and the reference paper's sources: 10 kB with priority
+// every 50 ms beside bulk data; time series (paths.csv, throughput.csv)
+// when series.
+func prioBesideBulkDoc(name, duration, paths, transport string, series bool) string {
+	return fmt.Sprintf(`name = %q
+duration = %q
+seed = 1
+%s[transport]
+%s[[source]]
+name = "s1"
+kind = "periodic"
+interval = "50ms"
+size = "10kB"
+priority = true
+[[source]]
+name = "background"
+kind = "bulk"
+[output]
+series = %t
+`, name, duration, paths, transport, series)
+}
+
 // runDoc runs the first run of the experiment file doc (named name) in
 // the simulator and returns its directory.
 func runDoc(t *testing.T, name, doc string) string {
