@@ -59,13 +59,7 @@ func main() {
 	case "clock":
 		err = clock(os.Args[2:])
 	case "report":
-		// Exit 0 held, 3 not held, 2 bad arguments, 1 could not tell.
-		rc, err := reportCmd(os.Args[2:])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "rehearsal:", err)
-			rc = max(rc, 1)
-		}
-		os.Exit(rc)
+		os.Exit(reportExit(os.Args[2:], os.Stderr))
 	default:
 		usage()
 	}
@@ -73,6 +67,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rehearsal:", err)
 		os.Exit(1)
 	}
+}
+
+// reportExit runs the report and returns its exit status: 0 held, 3 not
+// held, 2 bad arguments, 1 could not tell; an error goes to stderr.
+func reportExit(args []string, stderr io.Writer) int {
+	rc, err := reportCmd(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "rehearsal:", err)
+		rc = max(rc, 1)
+	}
+	return rc
 }
 
 func usage() {

@@ -475,3 +475,23 @@ func TestReportWritesAtomically(t *testing.T) {
 		t.Errorf("rehearsal.json.tmp left behind (%v)", err)
 	}
 }
+
+// TestReportExit: the report's exit status reaches the shell as the
+// report gives it: 2 for an argument that is not a number (main once
+// turned every error into 1), 1 when the results are missing, with the
+// error on stderr.
+func TestReportExit(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{dir, "forty", "0", "1", "1"}, 2},
+		{[]string{dir, "40", "0", "1", "1"}, 1},
+	} {
+		var stderr strings.Builder
+		if got := reportExit(tc.args, &stderr); got != tc.want || !strings.Contains(stderr.String(), "rehearsal:") {
+			t.Errorf("report %v: exit %d, stderr %q; want %d and the error", tc.args, got, stderr.String(), tc.want)
+		}
+	}
+}
