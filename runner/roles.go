@@ -235,7 +235,7 @@ func (rr *roleRun) sampleKernel(side string) {
 	if every <= 0 {
 		every = time.Millisecond
 	}
-	kc.Sample(rr.ctx, every, rr.obs.observer(side).PathMetricsUpdated)
+	_ = kc.Sample(rr.ctx, every, rr.obs.observer(side).PathMetricsUpdated) // ends with rr.ctx
 }
 
 func (rr *roleRun) failed(err error) {

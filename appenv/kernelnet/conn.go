@@ -90,10 +90,14 @@ func addrPort(a net.Addr) netip.AddrPort {
 
 // Sample calls f with the kernel's state of each of the connection's
 // paths (Paths: tcp_info, per subflow for MPTCP) every interval, from a
-// goroutine of its own that it starts, until ctx is done or the socket
-// is closed. f must be safe to call from that goroutine.
-func (c *Conn) Sample(ctx context.Context, every time.Duration, f func(now time.Time, m core.PathMetrics)) {
+// goroutine of its own that it starts, until ctx is done, the socket is
+// closed or stop is called. f must be safe to call from that goroutine.
+// stop returns once the goroutine has ended: f is not called after it.
+func (c *Conn) Sample(ctx context.Context, every time.Duration, f func(now time.Time, m core.PathMetrics)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -107,6 +111,10 @@ func (c *Conn) Sample(ctx context.Context, every time.Duration, f func(now time.
 			}
 		}
 	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // sample passes the state of each path to f; false when the socket is

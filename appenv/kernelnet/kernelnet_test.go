@@ -145,7 +145,7 @@ func TestSample(t *testing.T) {
 	samples := make(chan sample, 1000)
 	const every = 5 * time.Millisecond
 	start := time.Now()
-	c.Sample(ctx, every, func(now time.Time, m core.PathMetrics) { samples <- sample{now, m} })
+	stop := c.Sample(ctx, every, func(now time.Time, m core.PathMetrics) { samples <- sample{now, m} })
 	s, err := c.OpenStream()
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +165,7 @@ func TestSample(t *testing.T) {
 	c.CloseWithError(0, "done")
 	closed := time.Now()
 	time.Sleep(50 * time.Millisecond)
+	stop()
 	close(samples)
 	var n, after int
 	for s := range samples {
