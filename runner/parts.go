@@ -53,6 +53,12 @@ const (
 	// their stretches measured; where turns win (one CPU hog on a host
 	// otherwise idle), they won by 1.7-2.3 times (issue 39).
 	sideBias = 1.5
+	// freeWait: a stretch side by side whose threads waited on the
+	// kernel's run queues for less than this share of its wall time
+	// (summed over the process's threads) had the CPUs to itself; such
+	// stretches do not count towards the next probe (a hog on one of two
+	// CPUs makes about 0.7).
+	freeWait = 0.1
 )
 
 // chooser is a netsim.Chooser that measures the wall time of each stretch
@@ -71,6 +77,13 @@ type chooser struct {
 	since int // stretches since the last probe
 	// now is time.Now (tests give it a clock of their own).
 	now func() time.Time
+	// waited returns the time the process's threads have waited on the
+	// kernel's run queues so far, false where that is not known (then
+	// every stretch counts towards the next probe); w0 is its value at
+	// the start of the stretch.
+	waited func() (time.Duration, bool)
+	w0     time.Duration
+	w0ok   bool
 }
 
 // chooserState is what a chooser knows: per way (0: in turns, 1: side by
@@ -85,6 +98,8 @@ type chooserState struct {
 	virt   [2]float64
 	chosen bool
 	every  int
+	// warm is set once the process ran its first stretch of minEvents.
+	warm bool
 }
 
 // samples is how many stretches of each way a chooser remembers.
@@ -123,7 +138,7 @@ func newChooser() *chooser {
 	if st.every == 0 {
 		st.every = minProbeEvery
 	}
-	return &chooser{st: st, now: time.Now}
+	return &chooser{st: st, now: time.Now, waited: runQueueWait}
 }
 
 func way(side bool) int {
@@ -140,7 +155,7 @@ func (c *chooser) Next() (bool, int64) {
 	case c.st.speed(1) == 0:
 		c.side = true // measure each way first, side by side first
 	case c.st.speed(0) == 0:
-		c.side = false
+		c.side, c.probe = false, true // a probe's length: turns are the slower way on a free second CPU
 	case c.since >= c.st.every:
 		c.side, c.probe = !c.st.chosen, true
 	}
@@ -153,7 +168,22 @@ func (c *chooser) Next() (bool, int64) {
 		span = max(int64(v*wall.Seconds()), int64(time.Millisecond))
 	}
 	c.t0 = c.now()
+	c.w0ok = false
+	if c.waited != nil && c.side && !c.probe {
+		c.w0, c.w0ok = c.waited()
+	}
 	return c.side, span
+}
+
+// free reports whether the stretch just run, of d seconds, had the CPUs to
+// itself: run side by side, not a probe, its threads rarely waiting for a
+// CPU (freeWait).
+func (c *chooser) free(d float64) bool {
+	if !c.w0ok {
+		return false
+	}
+	w, ok := c.waited()
+	return ok && (w-c.w0).Seconds() < freeWait*d
 }
 
 // Ran implements netsim.Chooser.
@@ -172,6 +202,13 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 	if events < minEvents {
 		return
 	}
+	if !c.st.warm {
+		// The process's first stretch of work runs on a cold heap and
+		// caches (measured at 0.4 times the later stretches' speed) and
+		// would send the next stretches to the other way.
+		c.st.warm = true
+		return
+	}
 	c.st.add(w, ev)
 	was := c.st.chosen
 	if c.st.speed(0) > 0 && c.st.speed(1) > 0 {
@@ -184,7 +221,7 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 		} else {
 			c.st.every = min(2*c.st.every, maxProbeEvery)
 		}
-	} else {
+	} else if !(c.st.chosen && side && c.free(d)) {
 		c.since++
 	}
 	last.Lock()
