@@ -28,6 +28,16 @@ const (
 	GoalSlackMS = 2.0
 	// ShareGood is the goodput share the summary counts as good.
 	ShareGood = 0.95
+	// GoalConfidence is the level of the p99.9's interval that decides
+	// whether the messages show the goal met or missed.
+	GoalConfidence = 0.95
+)
+
+// The verdicts of RobustnessCell.Shown.
+const (
+	ShownMet       = "met"
+	ShownMissed    = "missed"
+	ShownUndecided = "undecided"
 )
 
 // RobustnessCell is one path scheduler at one grid point: whether it met
@@ -62,6 +72,18 @@ type RobustnessCell struct {
 	Messages, FailedMessages int
 	// GoalMet: P999MS <= LimitMS + GoalSlackMS with every repetition.
 	GoalMet bool
+	// P999LoMS and P999HiMS are the p99.9's distribution-free interval
+	// of level GoalConfidence (trafficgen.QuantileCI over the pooled
+	// messages, taken as independent draws: NaN and +Inf where the
+	// messages are too few to bound it). Shown is what the interval
+	// shows of the goal: ShownMet when its upper end is within the
+	// limit plus GoalSlackMS (and every repetition is there), ShownMissed
+	// when its lower end is beyond it (or a repetition is missing),
+	// ShownUndecided otherwise. With fewer than 3,688 messages the upper
+	// end is +Inf (0.999^n > 0.025): no count of late messages shows the
+	// goal met.
+	P999LoMS, P999HiMS float64
+	Shown              string
 	// GoodputMbps is the mean bulk goodput, RefMbps lowrtt's at the
 	// point, Share their ratio (NaN when either is missing).
 	GoodputMbps, RefMbps, Share float64
@@ -165,6 +187,15 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 			why = append(why, fmt.Sprintf("%d of %d repetitions missing", c.Repeat-c.Runs, c.Repeat))
 		}
 		c.GoalMet = len(why) == 0 && c.P999MS <= c.LimitMS+GoalSlackMS
+		c.P999LoMS, c.P999HiMS, _, _ = trafficgen.QuantileCI(vals, 0.999, GoalConfidence)
+		switch bound := c.LimitMS + GoalSlackMS; {
+		case len(why) > 0 || c.P999LoMS > bound:
+			c.Shown = ShownMissed
+		case c.P999HiMS <= bound:
+			c.Shown = ShownMet
+		default:
+			c.Shown = ShownUndecided
+		}
 		g, ok := bulkGoodput(p)
 		if !ok {
 			return nil, inputErr("%s: the robustness map needs a bulk source", p.Runs[0].Dir)
@@ -196,8 +227,11 @@ type RobustnessSummary struct {
 	Scheduler string
 	// Points counts the scheduler's cells; Goal those meeting the
 	// latency goal, Good those with a share of at least ShareGood, Both
-	// those with both, NoShare those without a share (Failed).
+	// those with both, NoShare those without a share (Failed);
+	// ShownMet and ShownMissed those whose p99.9 interval shows the goal
+	// met or missed (RobustnessCell.Shown; the rest are undecided).
 	Points, Goal, Good, Both, NoShare int
+	ShownMet, ShownMissed             int
 	// WorstShare is the least share (NaN when none has one) and
 	// WorstSharePoint its cell's point; WorstExcessMS the largest
 	// p99.9 excess over the limit and WorstExcessPoint its point.
@@ -229,6 +263,12 @@ func SummarizeRobustness(cells []RobustnessCell) []RobustnessSummary {
 		if c.GoalMet && good {
 			s.Both++
 		}
+		switch c.Shown {
+		case ShownMet:
+			s.ShownMet++
+		case ShownMissed:
+			s.ShownMissed++
+		}
 		at := c.Name + ": " + c.Point
 		if math.IsNaN(c.Share) {
 			s.NoShare++
@@ -249,19 +289,20 @@ func RobustnessTable(points []*Point, o Options) (*Table, error) {
 		return nil, err
 	}
 	head := []string{"experiment", "point", "scheduler", "runs", "limit ms", "p99.9 ms", "excess ms", "failed messages", "goal met",
-		"goodput Mbit/s", "lowrtt Mbit/s", "share", "why"}
+		fmt.Sprintf("p99.9 %.0f %% interval ms", GoalConfidence*100), "interval shows the goal", "goodput Mbit/s", "lowrtt Mbit/s", "share", "why"}
 	t := &Table{
 		MD: [][]string{head},
 		CSV: [][]string{{"experiment", "point", "scheduler", "runs", "repeat", "limit_ms", "p999_ms", "excess_ms", "messages", "failed_messages",
-			"goal_met", "goodput_mbps", "lowrtt_mbps", "share", "why"}},
+			"goal_met", "p999_lo_ms", "p999_hi_ms", "goal_shown", "goodput_mbps", "lowrtt_mbps", "share", "why"}},
 	}
 	for _, c := range cells {
 		t.MD = append(t.MD, []string{c.Name, c.Point, c.Scheduler, fmt.Sprintf("%d/%d", c.Runs, c.Repeat), FormatNumber(c.LimitMS, 1),
 			FormatNumber(c.P999MS, 1), FormatNumber(c.ExcessMS, 1), fmt.Sprintf("%d of %d", c.FailedMessages, c.Messages), yesNo(c.GoalMet),
-			FormatNumber(c.GoodputMbps, 1), FormatNumber(c.RefMbps, 1), percentCell(c.Share), c.Failed})
+			FormatInterval(c.P999LoMS, c.P999HiMS, 1), c.Shown, FormatNumber(c.GoodputMbps, 1), FormatNumber(c.RefMbps, 1), percentCell(c.Share), c.Failed})
 		t.CSV = append(t.CSV, []string{c.Name, c.Point, c.Scheduler, strconv.Itoa(c.Runs), strconv.Itoa(c.Repeat),
 			trafficgen.FormatCSV(c.LimitMS), trafficgen.FormatCSV(c.P999MS), trafficgen.FormatCSV(c.ExcessMS), strconv.Itoa(c.Messages),
-			strconv.Itoa(c.FailedMessages), strconv.FormatBool(c.GoalMet), trafficgen.FormatCSV(c.GoodputMbps), trafficgen.FormatCSV(c.RefMbps),
+			strconv.Itoa(c.FailedMessages), strconv.FormatBool(c.GoalMet), trafficgen.FormatCSV(c.P999LoMS), trafficgen.FormatCSV(c.P999HiMS),
+			c.Shown, trafficgen.FormatCSV(c.GoodputMbps), trafficgen.FormatCSV(c.RefMbps),
 			trafficgen.FormatCSV(c.Share), c.Failed})
 	}
 	return t, nil
@@ -276,15 +317,18 @@ func RobustnessSummaryTable(points []*Point, o Options) (*Table, error) {
 	}
 	t := &Table{
 		MD: [][]string{{"scheduler", "points", "goal met", fmt.Sprintf(">= %.0f %% of lowrtt's goodput", ShareGood*100), "both",
-			"worst share", "at", "worst p99.9 excess ms", "at", "no share"}},
+			"worst share", "at", "worst p99.9 excess ms", "at", "no share",
+			fmt.Sprintf("goal shown met (%.0f %%)", GoalConfidence*100), "shown missed", "undecided"}},
 		CSV: [][]string{{"scheduler", "points", "goal_met", "share_ge_95", "both", "worst_share", "worst_share_point",
-			"worst_excess_ms", "worst_excess_point", "no_share"}},
+			"worst_excess_ms", "worst_excess_point", "no_share", "goal_shown_met", "goal_shown_missed", "goal_undecided"}},
 	}
 	for _, s := range SummarizeRobustness(cells) {
 		t.MD = append(t.MD, []string{s.Scheduler, strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
-			percentCell(s.WorstShare), s.WorstSharePoint, FormatNumber(s.WorstExcessMS, 1), s.WorstExcessPoint, strconv.Itoa(s.NoShare)})
+			percentCell(s.WorstShare), s.WorstSharePoint, FormatNumber(s.WorstExcessMS, 1), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
+			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)})
 		t.CSV = append(t.CSV, []string{s.Scheduler, strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
-			trafficgen.FormatCSV(s.WorstShare), s.WorstSharePoint, trafficgen.FormatCSV(s.WorstExcessMS), s.WorstExcessPoint, strconv.Itoa(s.NoShare)})
+			trafficgen.FormatCSV(s.WorstShare), s.WorstSharePoint, trafficgen.FormatCSV(s.WorstExcessMS), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
+			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)})
 	}
 	return t, nil
 }

@@ -160,7 +160,7 @@ func TestRobustnessOutputs(t *testing.T) {
 	if err := tab.Write(&b, "md"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| rob | loss=a | cwr | 1/1 | 28.0 | 29.0 | 1.0 | 0 of 1 | yes | 50.0 | 100.0 | 50.0 % |  |") {
+	if !strings.Contains(b.String(), "| rob | loss=a | cwr | 1/1 | 28.0 | 29.0 | 1.0 | 0 of 1 | yes | [29.0, +Inf] | undecided | 50.0 | 100.0 | 50.0 % |  |") {
 		t.Errorf("table:\n%s", b.String())
 	}
 	sum, err := Tabulate("robustness-summary", points, DefaultOptions())
@@ -171,7 +171,7 @@ func TestRobustnessOutputs(t *testing.T) {
 	if err := sum.Write(&b, "csv"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "cwr,1,1,0,0,0.500,rob: loss=a,1.000,rob: loss=a,0") {
+	if !strings.Contains(b.String(), "cwr,1,1,0,0,0.500,rob: loss=a,1.000,rob: loss=a,0,0,0,1") {
 		t.Errorf("summary:\n%s", b.String())
 	}
 	fig, err := Draw("robustness", points, DefaultOptions())
@@ -182,6 +182,61 @@ func TestRobustnessOutputs(t *testing.T) {
 		b.Reset()
 		if err := fig.Write(&b, f); err != nil || b.Len() == 0 {
 			t.Errorf("%s: %v, %d bytes", f, err, b.Len())
+		}
+	}
+}
+
+// TestRobustnessShown: what the p99.9's 95 % interval shows of the goal
+// (limit 28 ms, goal 30 ms), by hand. B, the messages at or below the
+// p99.9, is Binomial(n, 0.999); the upper end is the largest value when
+// P(B = n) = 0.999^n <= 0.025, i.e. n >= 3,688, and +Inf below.
+//   - 1,797 messages (3 x 30 s of one every 50 ms) all at 20 ms:
+//     0.999^1797 = 0.166: upper end +Inf, undecided although none is
+//     late.
+//   - 4,000 at 20 ms: 0.999^4000 = 0.0183: upper end 20 ms, met.
+//   - 4,000, the largest at 40 ms: upper end 40: not met; the lower end
+//     (the number of values above the p99.9, n - B, about Poisson(4):
+//     P(n - B >= 9) = 0.021 <= 0.025 < P(n - B >= 8) = 0.051, so the
+//     9th largest) is 20 ms: undecided.
+//   - 4,000, the 20 largest at 40 ms: the 9th largest is 40: missed.
+//   - 4,000 at 20 ms with 1 of 2 repetitions: missed.
+func TestRobustnessShown(t *testing.T) {
+	times := func(n, late int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = 20
+			if i >= n-late {
+				v[i] = 40
+			}
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name         string
+		repeat       int
+		times        []float64
+		shown        string
+		lo, hi       float64
+		summaryShown [2]int
+	}{
+		{"1797 on time", 1, times(1797, 0), ShownUndecided, 20, math.Inf(1), [2]int{0, 0}},
+		{"4000 on time", 1, times(4000, 0), ShownMet, 20, 20, [2]int{1, 0}},
+		{"4000, one late", 1, times(4000, 1), ShownUndecided, 20, 40, [2]int{0, 0}},
+		{"4000, 20 late", 1, times(4000, 20), ShownMissed, 40, 40, [2]int{0, 1}},
+		{"a repetition missing", 2, times(4000, 0), ShownMissed, 20, 20, [2]int{0, 1}},
+	} {
+		p := robustnessPoint("cwr-plus", "a", tc.repeat, []float64{100}, [][]float64{tc.times})
+		cells, err := RobustnessCells([]*Point{p}, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cells[0]
+		if c.Shown != tc.shown || c.P999LoMS != tc.lo || c.P999HiMS != tc.hi {
+			t.Errorf("%s: shown %q [%v, %v], want %q [%v, %v]", tc.name, c.Shown, c.P999LoMS, c.P999HiMS, tc.shown, tc.lo, tc.hi)
+		}
+		s := SummarizeRobustness(cells)[0]
+		if got := [2]int{s.ShownMet, s.ShownMissed}; got != tc.summaryShown {
+			t.Errorf("%s: summary shows met, missed %v, want %v", tc.name, got, tc.summaryShown)
 		}
 	}
 }
