@@ -2,9 +2,12 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mpq/mpq/internal/names"
 )
 
 // A [[sweep.NAME]] array of tables is a dimension of the sweep's grid
@@ -160,4 +163,40 @@ func (k *sweepKey) dropOverridden(overrides []Override) {
 			c.label = k.key + "=" + strconv.Itoa(i)
 		}
 	}
+}
+
+// selectCases returns the cases of the [[sweep.NAME]] list dim that the
+// --sweep o names (o.Values, each a case's name), in o's order.
+func selectCases(file string, dim sweepKey, o Override) ([]sweepCase, *Error) {
+	var known []string
+	for _, c := range dim.cases {
+		if name, ok := strings.CutPrefix(c.label, dim.key+"="); ok {
+			known = append(known, name)
+		}
+	}
+	fail := func(format string, args ...any) *Error {
+		return &Error{File: file, Key: o.Key, Origin: o.Origin, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(known) == 0 {
+		return nil, fail("the cases of [[sweep.%s]] have no names to choose them by", dim.key)
+	}
+	var out []sweepCase
+	seen := map[string]bool{}
+	for _, v := range o.Values {
+		name := fmt.Sprint(v)
+		i := slices.IndexFunc(dim.cases, func(c sweepCase) bool { return c.label == dim.key+"="+name })
+		if i < 0 {
+			msg := fmt.Sprintf("no case of [[sweep.%s]] is named %q (its cases: %s)", dim.key, name, strings.Join(known, ", "))
+			if s := names.Closest(name, known); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			return nil, fail("%s", msg)
+		}
+		if seen[name] {
+			return nil, fail("case %q named twice", name)
+		}
+		seen[name] = true
+		out = append(out, dim.cases[i])
+	}
+	return out, nil
 }

@@ -170,3 +170,54 @@ func TestInlineTablesStayValues(t *testing.T) {
 		t.Fatalf("%d runs: %v", len(runs), runs)
 	}
 }
+
+// TestSweepCasesChosen: --sweep NAME=a,b of a [[sweep.NAME]] list keeps
+// the cases named, in that order, with their labels (the runs' directory
+// names stay those of the whole grid); an unknown name is refused with
+// the list's names and the closest one, a list without names and a name
+// given twice too.
+func TestSweepCasesChosen(t *testing.T) {
+	parse := func(doc string, sweeps ...string) ([]Experiment, error) {
+		var os []Override
+		for _, s := range sweeps {
+			o, err := ParseSweep(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os = append(os, o)
+		}
+		return Parse("c.toml", []byte(doc), os)
+	}
+	runs, err := parse(casesFile, "mode=multi", "scenario=b,a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, strings.Join(r.Label, ","))
+	}
+	want := []string{
+		"source.s1.size=10kB,scenario=b,mode=multi", "source.s1.size=10kB,scenario=a,mode=multi",
+		"source.s1.size=20kB,scenario=b,mode=multi", "source.s1.size=20kB,scenario=a,mode=multi",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("labels\n%v\nwant\n%v", got, want)
+	}
+	if r := runs[0]; r.Paths[0].Up.Rate != 20e6 || r.Transport.Congestion != "olia" {
+		t.Fatalf("scenario b, mode multi: %+v %+v", r.Paths[0].Up, r.Transport)
+	}
+	unnamed := paperFile + "\n[[sweep.link]]\n\"path.0.rate\" = \"10Mbit\"\n\n[[sweep.link]]\n\"path.0.rate\" = \"20Mbit\"\n"
+	for _, tc := range []struct {
+		doc, sweep, want string
+	}{
+		{casesFile, "scenario=c", `c.toml: scenario (from --sweep scenario=c): no case of [[sweep.scenario]] is named "c" (its cases: a, b)`},
+		{casesFile, "mode=mulit", `no case of [[sweep.mode]] is named "mulit" (its cases: single, multi); did you mean "multi"?`},
+		{casesFile, "scenario=a,a", `case "a" named twice`},
+		{unnamed, "link=x", `the cases of [[sweep.link]] have no names to choose them by`},
+	} {
+		_, err := parse(tc.doc, tc.sweep)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--sweep %s: %v, want %s", tc.sweep, err, tc.want)
+		}
+	}
+}

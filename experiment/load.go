@@ -146,6 +146,17 @@ func Parse(file string, data []byte, overrides []Override) ([]Experiment, error)
 			sets = append(sets, o)
 			continue
 		}
+		// --sweep NAME=a,b of a [[sweep.NAME]] list keeps its cases a
+		// and b, in that order.
+		if i := slices.IndexFunc(sweep, func(k sweepKey) bool { return k.cases != nil && k.key == o.Key }); i >= 0 {
+			cases, err := selectCases(doc.file, sweep[i], o)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sweep[i].cases = cases
+			continue
+		}
 		sweep = slices.DeleteFunc(sweep, func(k sweepKey) bool { return k.cases == nil && k.key == o.Key })
 		sweep = append(sweep, sweepKey{key: o.Key, values: o.Values, origin: o.Origin})
 	}
