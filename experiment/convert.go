@@ -610,8 +610,9 @@ func convertTransport(t *table, backend string) Transport {
 
 // convertReadings reads the congestion controllers' readings of another
 // implementation (transport.initial_window, emulated_connections,
-// loss_reduction, cwnd_limited, rto_collapse; MPQUIC's) and checks them
-// against the controller cc.
+// loss_reduction, cwnd_limited, rto_collapse: MPQUIC's; cubic_alpha:
+// RFC 9438's or Linux's against ours) and checks them against the
+// controller cc.
 func convertReadings(t *table, cc string) congestion.Readings {
 	r := congestion.Readings{
 		InitialWindow:       int(t.integer("initial_window", 0, 0, 1<<20)),
@@ -619,6 +620,10 @@ func convertReadings(t *table, cc string) congestion.Readings {
 		LossReduction:       t.fraction("loss_reduction", 0),
 		CwndLimited:         t.boolean("cwnd_limited", false),
 		RTOCollapse:         t.boolean("rto_collapse", false),
+		CubicAlpha:          congestion.CubicAlphaRule(t.str("cubic_alpha", "wmax", congestion.CubicAlphaRules()...)),
+	}
+	if r.CubicAlpha == "wmax" {
+		r.CubicAlpha = congestion.CubicAlphaWMax
 	}
 	if r.EmulatedConnections == 1 {
 		r.EmulatedConnections = 0 // one connection: the published algorithm
@@ -636,6 +641,9 @@ func convertReadings(t *table, cc string) congestion.Readings {
 		if k.set && cc == "bbr" {
 			t.fail(k.key, "applies to the loss-based controllers, not congestion = \"bbr\"")
 		}
+	}
+	if _, set := t.m["cubic_alpha"]; set && cc != "cubic" && !t.failed["cubic_alpha"] {
+		t.fail("cubic_alpha", "applies to congestion = \"cubic\", not %q", cc)
 	}
 	if r.LossReduction != 0 && cc == "balia" {
 		t.fail("loss_reduction", "balia's reduction on a loss is its own; it takes no loss_reduction")

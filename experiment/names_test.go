@@ -188,7 +188,8 @@ func TestSlowStartAtLoad(t *testing.T) {
 
 // TestCongestionReadingsAtLoad: MPQUIC's readings of the controllers
 // (transport.initial_window, emulated_connections, loss_reduction,
-// cwnd_limited, rto_collapse) are read into Transport.CongestionReadings,
+// cwnd_limited, rto_collapse) and cubic's alpha readings (cubic_alpha;
+// "wmax" is the default) are read into Transport.CongestionReadings,
 // written into the resolved file only when set (the hashes of runs
 // without them stay the same), read back from it, and refused where they
 // do not apply with file, line and key.
@@ -213,6 +214,11 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		{"congestion = \"balia\"\nloss_reduction = 0.7", congestion.Readings{}, `e.toml:20: transport.loss_reduction: balia's reduction on a loss is its own`},
 		{"loss_reduction = 0", congestion.Readings{}, `e.toml:19: transport.loss_reduction: 0 is outside (0, 1)`},
 		{"emulated_connections = 0", congestion.Readings{}, `e.toml:19: transport.emulated_connections`},
+		{"congestion = \"cubic\"\ncubic_alpha = \"linux\"", congestion.Readings{CubicAlpha: congestion.CubicAlphaLinux}, ""},
+		{"congestion = \"cubic\"\ncubic_alpha = \"rfc9438\"", congestion.Readings{CubicAlpha: congestion.CubicAlphaRFC9438}, ""},
+		{"congestion = \"cubic\"\ncubic_alpha = \"wmax\"", congestion.Readings{}, ""},
+		{"congestion = \"cubic\"\ncubic_alpha = \"kernel\"", congestion.Readings{}, `e.toml:20: transport.cubic_alpha: "kernel" is not one of wmax, rfc9438, linux`},
+		{"cubic_alpha = \"linux\"", congestion.Readings{}, `e.toml:19: transport.cubic_alpha: applies to congestion = "cubic", not "newreno"`},
 	} {
 		e := parseTransport(t, tc.transport, tc.err)
 		if e == nil {
@@ -229,7 +235,7 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		if tc.want.IsZero() && (e.PointSHA256() != base[0].PointSHA256() && !strings.Contains(tc.transport, "congestion")) {
 			t.Errorf("%q: the published algorithms change the configuration's hash", tc.transport)
 		}
-		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse"} {
+		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse", "cubic_alpha"} {
 			if tc.want.IsZero() && strings.Contains(resolved, k) {
 				t.Errorf("%q: %s written into the resolved file", tc.transport, k)
 			}

@@ -156,6 +156,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 		if r.RTOCollapse {
 			w("rto_collapse", "true")
 		}
+		if r.CubicAlpha != congestion.CubicAlphaWMax {
+			w("cubic_alpha", q(string(r.CubicAlpha)))
+		}
 	}
 	if t.SimNullProtection != DefaultSimNullProtection(e.Backend) {
 		w("sim_null_protection", strconv.FormatBool(t.SimNullProtection))

@@ -289,7 +289,8 @@ type ZeroRTTSummary struct {
 
 // CongestionReadings are the congestion controllers' readings of another
 // implementation a run used (transport.initial_window,
-// emulated_connections, loss_reduction, cwnd_limited, rto_collapse).
+// emulated_connections, loss_reduction, cwnd_limited, rto_collapse,
+// cubic_alpha).
 type CongestionReadings struct {
 	// InitialWindow is the initial window in datagrams (0: RFC 9002's).
 	InitialWindow int `json:"initial_window,omitempty"`
@@ -299,6 +300,9 @@ type CongestionReadings struct {
 	LossReduction float64 `json:"loss_reduction,omitempty"`
 	CwndLimited   bool    `json:"cwnd_limited"`
 	RTOCollapse   bool    `json:"rto_collapse"`
+	// CubicAlpha is cubic's Reno-friendly alpha reading ("": ours,
+	// alpha 1 from W_max; "rfc9438"; "linux").
+	CubicAlpha string `json:"cubic_alpha,omitempty"`
 }
 
 // TransportSummary describes the transport of a run.
@@ -379,7 +383,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.SlowStart = e.Transport.SlowStart
 	if r := e.Transport.CongestionReadings; !r.IsZero() {
 		s.CongestionReadings = &CongestionReadings{InitialWindow: r.InitialWindow, EmulatedConnections: max(r.EmulatedConnections, 1),
-			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse}
+			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse, CubicAlpha: string(r.CubicAlpha)}
 	}
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {

@@ -142,6 +142,38 @@ type Config struct {
 	// no congestion signal (RFC 9002 Section 6.2: only persistent
 	// congestion collapses the window).
 	RTOCollapse bool
+	// CubicAlpha is when cubic's Reno-friendly estimate W_est stops
+	// growing by alpha_cubic and grows by 1 segment per window, like
+	// Reno (RFC 9438 Section 4.3): CubicAlphaWMax (""), CubicAlphaRFC9438
+	// or CubicAlphaLinux. Only cubic takes it.
+	CubicAlpha CubicAlphaRule
+}
+
+// CubicAlphaRule is a reading of when cubic's Reno-friendly increase
+// becomes Reno's (Config.CubicAlpha).
+type CubicAlphaRule string
+
+// The readings of CubicAlphaRule.
+const (
+	// CubicAlphaWMax (the default; ours): once W_est reaches W_max,
+	// which fast convergence lowers below the window before the last
+	// reduction when the window had not regained the W_max before it
+	// (the reading of the rfc8312bis draft before its authors corrected
+	// it).
+	CubicAlphaWMax CubicAlphaRule = ""
+	// CubicAlphaRFC9438: once W_est reaches cwnd_prior, the window
+	// before the last reduction (RFC 9438 Section 4.3).
+	CubicAlphaRFC9438 CubicAlphaRule = "rfc9438"
+	// CubicAlphaLinux: never; alpha_cubic always (RFC 8312, Linux's
+	// tcp_cubic: bictcp_update's tcp_friendliness as we read it).
+	CubicAlphaLinux CubicAlphaRule = "linux"
+)
+
+// CubicAlphaRules names the readings of CubicAlphaRule as the
+// experiment file's transport.cubic_alpha takes them ("wmax" for
+// CubicAlphaWMax).
+func CubicAlphaRules() []string {
+	return []string{"wmax", string(CubicAlphaRFC9438), string(CubicAlphaLinux)}
 }
 
 // Readings are the fields of Config that follow another implementation
@@ -156,6 +188,7 @@ type Readings struct {
 	LossReduction       float64
 	CwndLimited         bool
 	RTOCollapse         bool
+	CubicAlpha          CubicAlphaRule
 }
 
 // IsZero reports whether r is the published algorithms.
@@ -311,7 +344,8 @@ func New(name string, cfg Config) (Controller, error) {
 }
 
 // checkReadings checks the readings of cfg (EmulatedConnections,
-// LossReduction, CwndLimited, RTOCollapse, InitialWindowPackets) for the
+// LossReduction, CwndLimited, RTOCollapse, CubicAlpha,
+// InitialWindowPackets) for the
 // controller name.
 func checkReadings(name string, cfg Config) error {
 	if cfg.InitialWindowPackets < 0 {
@@ -325,6 +359,15 @@ func checkReadings(name string, cfg Config) error {
 	}
 	if name == "bbr" && (cfg.EmulatedConnections > 1 || cfg.LossReduction != 0 || cfg.CwndLimited || cfg.RTOCollapse) {
 		return fmt.Errorf("congestion: bbr takes none of the loss-based readings (emulated connections, loss reduction, cwnd-limited growth, RTO collapse)")
+	}
+	switch cfg.CubicAlpha {
+	case CubicAlphaWMax:
+	case CubicAlphaRFC9438, CubicAlphaLinux:
+		if name != "cubic" {
+			return fmt.Errorf("congestion: the Reno-friendly alpha reading %q applies to cubic, not %q", cfg.CubicAlpha, name)
+		}
+	default:
+		return fmt.Errorf("congestion: unknown cubic alpha reading %q (known: %s)", cfg.CubicAlpha, strings.Join(CubicAlphaRules(), ", "))
 	}
 	if name == "balia" && cfg.LossReduction != 0 {
 		return fmt.Errorf("congestion: balia's reduction is its own; it takes no loss reduction")

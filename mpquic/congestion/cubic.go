@@ -46,6 +46,10 @@ type Cubic struct {
 	k          float64   // seconds
 	epochStart time.Time // zero: no epoch yet
 	wEst       float64   // segments
+	// cwndPrior is the window before the last reduction (RFC 9438's
+	// cwnd_prior), in segments; alphaRule is Config.CubicAlpha.
+	cwndPrior float64
+	alphaRule CubicAlphaRule
 
 	hs hyStart
 
@@ -67,7 +71,7 @@ func NewCubic(cfg Config) *Cubic {
 	base := NewNewReno(cfg, false)
 	c := &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
 		hs: newHyStart(cfg.SlowStart != SlowStartStandard, cfg.Paced), beta: CubicBeta, alpha: cubicAlphaFriend,
-		checkLimited: cfg.CwndLimited, rtoCollapse: cfg.RTOCollapse}
+		checkLimited: cfg.CwndLimited, rtoCollapse: cfg.RTOCollapse, alphaRule: cfg.CubicAlpha}
 	if cfg.LossReduction > 0 || cfg.EmulatedConnections > 1 {
 		beta := CubicBeta
 		if cfg.LossReduction > 0 {
@@ -180,8 +184,16 @@ func (c *Cubic) avoid(now time.Time, bytes float64, srtt time.Duration) {
 	}
 	segs := bytes / c.mds
 	alpha := c.alpha
-	if c.wEst >= c.wMax {
-		alpha = 1
+	switch c.alphaRule {
+	case CubicAlphaRFC9438:
+		if c.wEst >= c.cwndPrior {
+			alpha = 1
+		}
+	case CubicAlphaLinux:
+	default:
+		if c.wEst >= c.wMax {
+			alpha = 1
+		}
 	}
 	c.wEst += alpha * segs / w
 	t := now.Sub(c.epochStart).Seconds()
@@ -202,6 +214,7 @@ func (c *Cubic) OnCongestionEvent(now, sentTime time.Time) {
 	c.inRecovery = true
 	c.hs.stop()
 	w := c.cwnd / c.mds
+	c.cwndPrior = w
 	if w < c.wMax {
 		c.wMax = w * (1 + c.beta) / 2
 	} else {

@@ -239,3 +239,71 @@ func TestReadingsRefused(t *testing.T) {
 		t.Errorf("cubic with a 32-datagram initial window: %d", c.Window())
 	}
 }
+
+// TestCubicAlphaReadings: after congestion events at 100 and then 80
+// datagrams, fast convergence sets W_max = 80·(1+0.7)/2 = 68 while
+// RFC 9438's cwnd_prior is 80, and the window is 56. 5,000 ACKs of one
+// datagram at the epoch's start (W_cubic stays at 56, below W_est, so
+// the window follows the Reno-friendly W_est) grow W_est by alpha/W_est
+// each, alpha = 3(1-0.7)/(1+0.7) = 0.5294 until W_est reaches the rule's
+// threshold and 1 after it: W_max = 68 (the default, ours), cwnd_prior =
+// 80 (rfc9438), never (linux). The same sum computed here ACK by ACK
+// gives each window (about 108.7, 101.2 and 91.8 datagrams: W_est² grows
+// by 2·alpha an ACK); they are ordered wmax > rfc9438 > linux.
+func TestCubicAlphaReadings(t *testing.T) {
+	const srtt = 10 * time.Millisecond
+	t1 := t0.Add(time.Second)
+	at := t1.Add(srtt)
+	var got []float64
+	for _, tc := range []struct {
+		rule      CubicAlphaRule
+		threshold float64
+	}{{CubicAlphaWMax, 68}, {CubicAlphaRFC9438, 80}, {CubicAlphaLinux, math.Inf(1)}} {
+		c := readingsController(t, "cubic", Config{CubicAlpha: tc.rule}, 100).(*Cubic)
+		c.OnCongestionEvent(t0, t0.Add(-time.Millisecond))
+		c.cwnd = 80 * mds // grown back to 80 datagrams
+		c.OnCongestionEvent(t1, t1.Add(-time.Millisecond))
+		if math.Abs(c.wMax-68) > 1e-9 || c.cwndPrior != 80 || math.Abs(c.cwnd-56*mds) > 1e-6 {
+			t.Fatalf("%q: W_max %v, cwnd_prior %v, window %v datagrams; want 68, 80, 56", tc.rule, c.wMax, c.cwndPrior, c.cwnd/mds)
+		}
+		est := 56.0
+		for range 5000 {
+			ackOne(c, at, at.Add(-srtt/2), srtt)
+			alpha := 3 * (1 - 0.7) / (1 + 0.7)
+			if est >= tc.threshold {
+				alpha = 1
+			}
+			est += alpha / est
+		}
+		if w := c.cwnd / mds; math.Abs(w-est) > 1e-6 {
+			t.Errorf("%q: window %v datagrams after 5,000 ACKs, want %v", tc.rule, w, est)
+		}
+		got = append(got, c.cwnd/mds)
+	}
+	t.Logf("windows after 5,000 ACKs: wmax %.3f, rfc9438 %.3f, linux %.3f", got[0], got[1], got[2])
+	if !(got[0] > got[1] && got[1] > got[2]) {
+		t.Errorf("windows %v: want wmax > rfc9438 > linux", got)
+	}
+}
+
+// TestCubicAlphaRefused: only cubic takes a Reno-friendly alpha reading,
+// and an unknown one is refused.
+func TestCubicAlphaRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule CubicAlphaRule
+		want string
+	}{
+		{"newreno", CubicAlphaLinux, "applies to cubic"},
+		{"bbr", CubicAlphaRFC9438, "applies to cubic"},
+		{"cubic", "kernel", "unknown cubic alpha reading"},
+	} {
+		_, err := New(tc.name, Config{MaxDatagramSize: mds, CubicAlpha: tc.rule})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s with %q: %v, want an error containing %q", tc.name, tc.rule, err, tc.want)
+		}
+	}
+	if _, err := New("cubic", Config{MaxDatagramSize: mds, CubicAlpha: CubicAlphaLinux}); err != nil {
+		t.Error(err)
+	}
+}

@@ -348,5 +348,6 @@ func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
 	r := c.CongestionReadings
 	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
 		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing, InitialWindowPackets: r.InitialWindow,
-		EmulatedConnections: r.EmulatedConnections, LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse}
+		EmulatedConnections: r.EmulatedConnections, LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse,
+		CubicAlpha: r.CubicAlpha}
 }
