@@ -23,6 +23,7 @@ const (
 	OptUnpacedPriority = "unpaced_priority"
 	OptRateCap         = "rate_cap"
 	OptStartupCopies   = "startup_copies"
+	OptAvoidSilent     = "avoid_silent"
 )
 
 // The values of cwr-plus's option startup_guard.
@@ -55,6 +56,8 @@ func cwrPlusOptions() []Option {
 			Doc: "queue_guard holds background data off a queued path only while no other path is clear of a queue"},
 		{Name: OptStartupGuard, Choices: []string{StartupGuardOff, StartupGuardPath, StartupGuardConn}, Default: StartupGuardOff,
 			Doc: "how long queue_guard holds: the whole run (off), on a path only while that path is in its first slow start, until its first congestion event or slow-start exit (path), on every path while some path is still in its first slow start (conn)"},
+		{Name: OptAvoidSilent, Default: "false",
+			Doc: "priority data try the paths that are not silent first: a path is silent when its oldest unacknowledged packet was sent longer ago than its acknowledgement should take (smoothed RTT + max(4 RTT variations, 1 ms), + the peer's max_ack_delay while under two full packets are in flight; PathInfo.Silent), as a path that stopped delivering is, which the connection declares failed only after three smoothed RTTs (ours)"},
 		{Name: OptUnpacedPriority, Default: "true",
 			Doc: "priority data leave whatever the pacer's budget (transport.pacing, and bbr's own pacing, which would hold a copy on a path whose rate is still low), as parities always do (background data stay paced)"},
 	}, append(staggerOptions(), creditRTTsOption())...)
@@ -97,9 +100,13 @@ const QueueGuard = 2 * time.Millisecond
 //     admits it with a budget beyond it: bytes_in_flight + packet <=
 //     cwnd + budget, the budget being the wire bytes of the largest
 //     announced message plus PacketSlack (one packet's worth without
-//     announced sources). Lowest RTT first; the core sends copies on all
-//     but the first. A window that a loss halved therefore holds no
-//     message back, and a packet lost on one path arrives on the other.
+//     announced sources). Lowest RTT first, with rule avoid_silent (off
+//     by default) the paths that are not silent before the silent ones
+//     (the oldest unacknowledged packet sent longer ago than its
+//     acknowledgement should take, PathInfo.Silent);
+//     the core sends copies on all but the first. A window that a loss
+//     halved therefore holds no message back, and a packet lost on one
+//     path arrives on the other.
 //   - Rule parity (Repair): each priority message gets one XOR parity
 //     packet, so that one lost packet of it is rebuilt without a
 //     retransmission.
@@ -168,13 +175,15 @@ type CWRPlus struct {
 	stagger                                                   startupStagger
 	rateCap                                                   rateCap
 	startupCopies                                             bool
+	avoidSilent                                               bool
 }
 
 func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: newCreditRule(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
-		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap)}, startupCopies: o.Bool(OptStartupCopies)}
+		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap)}, startupCopies: o.Bool(OptStartupCopies),
+		avoidSilent: o.Bool(OptAvoidSilent)}
 }
 
 // Name implements PathScheduler.
@@ -222,6 +231,9 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		s.order = byRTT(paths, s.cand, s.order)
 		if s.drain {
 			byDrain(paths, s.order)
+		}
+		if s.avoidSilent {
+			silentLast(now, paths, s.order)
 		}
 		copies := s.copies || s.parity && !w.Waiting.Repair || s.startupCopies && s.someInStartup(paths)
 		for _, i := range s.order {
@@ -399,3 +411,17 @@ var (
 	_ HeldBackSkipper = (*CWRPlus)(nil)
 	_ RepairOfferer   = (*CWRPlus)(nil)
 )
+
+// silentLast moves the silent paths of order (PathInfo.Silent) behind the
+// others, keeping the order within each part (rule avoid_silent).
+func silentLast(now time.Time, paths []PathInfo, order []int) {
+	for k := len(order) - 1; k > 0; k-- {
+		// Bubble each silent path towards the end past the ones that are
+		// not: at most a few paths.
+		for j := 0; j < k; j++ {
+			if paths[order[j]].Silent(now) && !paths[order[j+1]].Silent(now) {
+				order[j], order[j+1] = order[j+1], order[j]
+			}
+		}
+	}
+}

@@ -133,6 +133,39 @@ type PathInfo struct {
 	// schedulers put no data on a failed path while another path is
 	// usable.
 	Failed bool
+	// OldestUnackedSent is when the path's oldest ack-eliciting packet
+	// above its largest acknowledged one was sent (zero when there is
+	// none): the first packet sent after the last one known to have
+	// arrived. While the path delivers, its acknowledgement comes about a
+	// round trip (plus the peer's acknowledgement delay) after that; a
+	// path that went silent leaves it further and further behind, long
+	// before the connection declares the path failed (Failed: three
+	// smoothed RTTs or two PTOs).
+	OldestUnackedSent time.Time
+	// MaxAckDelay is the peer's max_ack_delay: how long it may hold an
+	// acknowledgement (RFC 9000 Section 18.2).
+	MaxAckDelay time.Duration
+}
+
+// Silent reports whether path p's oldest unacknowledged packet
+// (OldestUnackedSent) was sent longer ago than its acknowledgement should
+// take: the smoothed RTT plus max(4 RTT variations, 1 ms) (RFC 9002's
+// PTO without its backoff), plus the peer's max_ack_delay while fewer
+// than two full packets are in flight (a receiver acknowledges every
+// second ack-eliciting packet at once, RFC 9000 Section 13.2.2, and may
+// delay the acknowledgement of a lone one). A path that stopped
+// delivering in the middle of a transfer is silent about that long after
+// its last acknowledgement; the connection declares it failed only at
+// three smoothed RTTs or two PTOs (Failed).
+func (p *PathInfo) Silent(now time.Time) bool {
+	if p.OldestUnackedSent.IsZero() {
+		return false
+	}
+	wait := p.SRTT + max(4*p.RTTVar, time.Millisecond)
+	if p.BytesInFlight < 2*uint64(p.MaxPacketSize) {
+		wait += p.MaxAckDelay
+	}
+	return now.Sub(p.OldestUnackedSent) > wait
 }
 
 // InStartup reports whether the path is still in its first slow start:

@@ -210,6 +210,11 @@ func (c *Conn) fillInfo(i *scheduler.PathInfo, p *path, now time.Time) {
 	i.BytesAcked = p.bytesAcked
 	i.ConsecutivePTOs = p.ptoCount
 	i.Failed = p.health.failed
+	i.OldestUnackedSent = time.Time{}
+	if _, t0, ok := p.app.sent.OldestUnackedAbove(); ok {
+		i.OldestUnackedSent = t0
+	}
+	i.MaxAckDelay = c.peerMaxAckDelay()
 }
 
 // maxPacketSize is the largest datagram the path may carry: our configured
