@@ -653,9 +653,9 @@ func convertReadings(t *table, cc string) congestion.Readings {
 
 // schedulerOptions checks transport.scheduler_options against the options
 // of the path scheduler sched and returns them resolved. When the
-// scheduler comes from a [sweep], options it does not have are left out
-// for it (they are meant for the other schedulers of the sweep), unless
-// no scheduler has them.
+// scheduler comes from a [sweep] (or --sweep), options it does not have
+// are left out for it (they are meant for the other schedulers of the
+// sweep), unless no scheduler has them.
 func schedulerOptions(t *table, sched string) scheduler.Options {
 	if t.failed["path_scheduler"] {
 		t.get("scheduler_options")
@@ -666,7 +666,7 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 	if st != nil {
 		set = map[string]any{}
 		origin := t.d.origins[t.path("path_scheduler")].Origin
-		swept := origin == "[sweep]" || strings.HasPrefix(origin, "[[sweep.")
+		swept := origin == "[sweep]" || strings.HasPrefix(origin, "[[sweep.") || strings.HasPrefix(origin, "--sweep ")
 		own := scheduler.PathOptions(sched)
 		for k, v := range st.m {
 			st.used[k] = true
@@ -681,7 +681,11 @@ func schedulerOptions(t *table, sched string) scheduler.Options {
 	for _, e := range errs {
 		msg := e.Msg
 		if others := scheduler.HasOption(e.Key); len(others) > 0 && !slices.Contains(others, sched) {
-			msg = fmt.Sprintf("path scheduler %q has no option %q (%s have)", sched, e.Key, strings.Join(others, ", "))
+			verb := "has"
+			if len(others) > 1 {
+				verb = "have"
+			}
+			msg = fmt.Sprintf("path scheduler %q has no option %q (%s %s it)", sched, e.Key, strings.Join(others, ", "), verb)
 		}
 		st.fail(e.Key, "%s", msg)
 	}

@@ -22,11 +22,11 @@ func TestSchedulerOptionsCheckedAtLoad(t *testing.T) {
 		{"inline table", "scheduler_options = { horizon = 3 }\n", nil,
 			[]string{`e.toml:20: transport.scheduler_options.horizon: 3 is not one of "srtt", "next"`}},
 		{"option of another scheduler", "[transport.scheduler_options]\nequal_rtt = \"alternate\"\n", nil,
-			[]string{`e.toml:21: transport.scheduler_options.equal_rtt: path scheduler "cwr-red" has no option "equal_rtt" (cwr have)`}},
+			[]string{`e.toml:21: transport.scheduler_options.equal_rtt: path scheduler "cwr-red" has no option "equal_rtt" (cwr has it)`}},
 		{"from --set", "", []string{"transport.scheduler_options.resend_lost_copy_on=slow"},
 			[]string{`e.toml: transport.scheduler_options.resend_lost_copy_on (from --set transport.scheduler_options.resend_lost_copy_on=slow): "slow" is not one of "any", "fast"`}},
 		{"lowrtt has none", "[transport.scheduler_options]\nwait_for_fast_path = true\n", []string{"transport.path_scheduler=lowrtt"},
-			[]string{`e.toml:21: transport.scheduler_options.wait_for_fast_path: path scheduler "lowrtt" has no option "wait_for_fast_path" (cwr-red, cwr-red-fast have)`}},
+			[]string{`e.toml:21: transport.scheduler_options.wait_for_fast_path: path scheduler "lowrtt" has no option "wait_for_fast_path" (cwr-red, cwr-red-fast have it)`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,4 +97,27 @@ func overrides(t *testing.T, sets ...string) []Override {
 		over = append(over, o)
 	}
 	return over
+}
+
+// TestSchedulerOptionSetBesideSweptSchedulers: --set of an option of one
+// scheduler beside --sweep transport.path_scheduler of several applies
+// to those that have it and is left out for the others, as for a file's
+// [sweep]; a scheduler alone without it is still refused.
+func TestSchedulerOptionSetBesideSweptSchedulers(t *testing.T) {
+	over := overrides(t, "transport.scheduler_options.avoid_silent=true")
+	sw, err := ParseSweep("transport.path_scheduler=lowrtt,cwr-plus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Parse("e.toml", []byte(paperFile), append(over, sw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || len(runs[0].Transport.SchedulerOptions) != 0 || runs[1].Transport.SchedulerOptions["avoid_silent"] != "true" {
+		t.Fatalf("%d runs: options %v and %v", len(runs), runs[0].Transport.SchedulerOptions, runs[1].Transport.SchedulerOptions)
+	}
+	_, err = Parse("e.toml", []byte(paperFile), overrides(t, "transport.path_scheduler=lowrtt", "transport.scheduler_options.avoid_silent=true"))
+	if err == nil || !strings.Contains(err.Error(), `path scheduler "lowrtt" has no option "avoid_silent" (cwr-plus has it)`) {
+		t.Fatalf("lowrtt alone: %v", err)
+	}
 }
