@@ -243,6 +243,43 @@ func TestBudgetRefuses(t *testing.T) {
 	}
 }
 
+// TestFrozenReadersHoldNoCopyBuffer: a server streaming files to clients
+// that do not read holds none of the buffers it reads the files into
+// once their send buffers are full (hq.Serve copies through
+// Stream.ReadFrom, which takes a buffer only while there is room).
+func TestFrozenReadersHoldNoCopyBuffer(t *testing.T) {
+	const readers = 10
+	f := getFiles(t)
+	budget := core.NewSendBudget(2 << 20)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, f.root)
+	ctx := ctxT(t, 20*time.Second)
+	for range readers {
+		_, s := dialStream(ctx, t, l.Addr().String())
+		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	// Their send buffers fill: the budget's use stops changing.
+	last, since := int64(-1), time.Now()
+	for deadline := time.Now().Add(10 * time.Second); time.Since(since) < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if used, conns := budget.Used(); used != last || conns < readers {
+			last, since = used, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send buffers still changing (%d bytes) after 10 s", last)
+		}
+	}
+	if n := mpquic.CopyBuffersHeld(); n != 0 {
+		t.Errorf("%d copy buffers held by %d streams blocked on full send buffers", n, readers)
+	}
+}
+
 // Bounds of TestIdleConnMemory: the connections, the file each
 // downloads, and what each may then hold of the live heap, its client's
 // side (about 0.5 MiB of receive buffers for its own socket) and the
