@@ -304,10 +304,12 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-// returnMemory gives the heap's free memory back to the system once the
-// send buffers shrank by freeMemoryStep since the last time (connections
-// that held much ended), at most once per second, until ctx is done:
-// otherwise the Go runtime returns it over minutes.
+// returnMemory gives the heap's free memory back to the system once what
+// the budget charges (the send buffers, connMemory for each open
+// connection) shrank by freeMemoryStep since the last time (connections
+// ended), at most once per second, until ctx is done: otherwise the Go
+// runtime returns it over minutes, the soft memory limit being the
+// budget's.
 func returnMemory(ctx context.Context, b *core.SendBudget) {
 	const freeMemoryStep = 32 << 20
 	t := time.NewTicker(time.Second)
@@ -320,6 +322,7 @@ func returnMemory(ctx context.Context, b *core.SendBudget) {
 		case <-t.C:
 		}
 		used, _ := b.Used()
+		used += int64(b.Open()) * connMemory
 		peak = max(peak, used)
 		if peak-used >= freeMemoryStep {
 			debug.FreeOSMemory()
