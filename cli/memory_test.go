@@ -20,8 +20,8 @@ func TestMemoryBudgetPlan(t *testing.T) {
 		if !b.Admits() {
 			t.Errorf("budget %d affords no connection", budget)
 		}
-		live := budget - collectorRoom(budget)
-		if room := softMemoryLimit(budget) - live; room < minCollectorRoom/2 {
+		live := budget - codeMemory - collectorRoom(budget)
+		if room := softMemoryLimit(budget) - live; room < minCollectorRoom {
 			t.Errorf("budget %d: soft memory limit %d leaves %d above the live heap's bound %d", budget, softMemoryLimit(budget), room, live)
 		}
 		if softMemoryLimit(budget) > budget {

@@ -247,9 +247,10 @@ const defaultMemoryBudget = 256 << 20
 const connMemory = 80 << 10
 
 // processMemory is what the budget sets aside for the process besides
-// the connections: the idle server's RSS (about 14 MB: code, runtime,
-// heap) and its listener's buffers.
-const processMemory = 24 << 20
+// the connections: the resident binary (codeMemory) and the idle
+// server's heap, runtime and listener (about 2 MiB, Anonymous in
+// /proc/PID/smaps_rollup, with room to spare).
+const processMemory = codeMemory + 8<<20
 
 // collectorRoom is what the budget leaves between the live heap and the
 // soft memory limit, for garbage between two collections: an eighth of
@@ -261,8 +262,10 @@ func collectorRoom(budget int64) int64 { return max(budget/8, minCollectorRoom) 
 const minCollectorRoom = 16 << 20
 
 // codeMemory is what RSS holds besides the memory the Go runtime
-// manages: the resident part of the binary.
-const codeMemory = 8 << 20
+// manages: the resident part of the binary, 12.6 MiB of the idle
+// server's 14.2 MiB (file-backed pages in /proc/PID/smaps_rollup), a
+// little more once more of its code has run.
+const codeMemory = 16 << 20
 
 // serverBudget is the SendBudget of a memory budget of budget bytes: the
 // budget less processMemory and collectorRoom, each open connection
@@ -281,7 +284,9 @@ const minMemoryBudget = processMemory + minCollectorRoom + connMemory + core.Min
 // softMemoryLimit is the Go soft memory limit mpq serve sets, unless
 // GOMEMLIMIT is set, for a memory budget of budget bytes: the budget
 // less codeMemory, which RSS holds besides the runtime's memory. The
-// live heap stays collectorRoom below it.
+// live heap stays collectorRoom below it (the send budget, the
+// connections' fixed costs and the idle heap are the budget less
+// codeMemory and collectorRoom).
 func softMemoryLimit(budget int64) int64 {
 	return budget - codeMemory
 }
@@ -307,14 +312,16 @@ func (s *sizeFlag) Set(v string) error {
 // returnMemory gives the heap's free memory back to the system once what
 // the budget charges (the send buffers, connMemory for each open
 // connection) shrank by freeMemoryStep since the last time (connections
-// ended), at most once per second, until ctx is done: otherwise the Go
+// ended), looking four times a second and freeing at most once a second
+// (a collection and a scavenge of the heap), until ctx is done: otherwise the Go
 // runtime returns it over minutes, the soft memory limit being the
 // budget's.
 func returnMemory(ctx context.Context, b *core.SendBudget) {
-	const freeMemoryStep = 32 << 20
-	t := time.NewTicker(time.Second)
+	const freeMemoryStep = 8 << 20 // a smaller step frees more often
+	t := time.NewTicker(time.Second / 4)
 	defer t.Stop()
 	var peak int64
+	var freed time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -324,9 +331,9 @@ func returnMemory(ctx context.Context, b *core.SendBudget) {
 		used, _ := b.Used()
 		used += int64(b.Open()) * connMemory
 		peak = max(peak, used)
-		if peak-used >= freeMemoryStep {
+		if peak-used >= freeMemoryStep && time.Since(freed) >= time.Second {
 			debug.FreeOSMemory()
-			peak = used
+			peak, freed = used, time.Now()
 		}
 	}
 }
