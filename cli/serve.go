@@ -312,16 +312,17 @@ func (s *sizeFlag) Set(v string) error {
 // returnMemory gives the heap's free memory back to the system once what
 // the budget charges (the send buffers, connMemory for each open
 // connection) shrank by freeMemoryStep since the last time (connections
-// ended), looking four times a second and freeing at most once a second
-// (a collection and a scavenge of the heap), until ctx is done: otherwise the Go
-// runtime returns it over minutes, the soft memory limit being the
-// budget's.
+// ended), and once more a second later; it looks four times a second and
+// frees at most once a second (a collection and a scavenge of the heap),
+// until ctx is done. Otherwise the Go runtime would return it over
+// minutes, the soft memory limit being the budget's.
 func returnMemory(ctx context.Context, b *core.SendBudget) {
 	const freeMemoryStep = 8 << 20 // a smaller step frees more often
 	t := time.NewTicker(time.Second / 4)
 	defer t.Stop()
 	var peak int64
 	var freed time.Time
+	again := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -331,8 +332,15 @@ func returnMemory(ctx context.Context, b *core.SendBudget) {
 		used, _ := b.Used()
 		used += int64(b.Open()) * connMemory
 		peak = max(peak, used)
-		if peak-used >= freeMemoryStep && time.Since(freed) >= time.Second {
+		if time.Since(freed) < time.Second {
+			continue
+		}
+		// Once more a second after: the ended connections' handlers
+		// and records outlive what the budget charged them.
+		shrank := peak-used >= freeMemoryStep
+		if shrank || again {
 			debug.FreeOSMemory()
+			again = shrank
 			peak, freed = used, time.Now()
 		}
 	}
