@@ -24,10 +24,10 @@ import (
 // share, and Config.SendStallTimeout ends it. Shares shrink as
 // connections open, but a connection keeps what it was granted until its
 // peer acknowledges it; while the send buffers and the fixed costs exceed
-// the limit, the connection above its share whose peer has read nothing
-// for the longest (at least ReclaimStall, its streams blocked by the
-// peer's flow control) is closed, and its memory returned. It is safe for
-// concurrent use.
+// the limit, the connections above their share whose peers have read
+// nothing for the longest (at least ReclaimStall, their streams blocked
+// by the peers' flow control) are closed, as many as hold the excess,
+// and their memory returned. It is safe for concurrent use.
 type SendBudget struct {
 	limit    int64
 	mu       sync.Mutex
@@ -35,7 +35,9 @@ type SendBudget struct {
 	used     int64
 	conns    int // connections holding memory
 	open     map[*budgetConn]struct{}
-	// reclaimed counts the connections closed to return memory.
+	// pending is what the connections closing to return memory still
+	// hold; reclaimed counts them.
+	pending   int64
 	reclaimed uint64
 }
 
@@ -111,9 +113,11 @@ type budgetConn struct {
 	held int64
 	// stalledSince is when the peer last acknowledged stream data, if
 	// it has read nothing since for ReclaimStall and the connection's
-	// streams are blocked by its flow control; else zero. Guarded by
+	// streams are blocked by its flow control; else zero. reclaiming
+	// says that the connection closes to return its memory. Guarded by
 	// b.mu.
 	stalledSince time.Time
+	reclaiming   bool
 }
 
 // newBudgetConn opens an account in b: the connection is charged its
@@ -163,32 +167,41 @@ func (a *budgetConn) starved() bool {
 
 // reclaim records whether the connection is stalled (since the zero time
 // if not) and reports whether it is to be closed to return memory: the
-// send buffers and fixed costs exceed the limit, and of the connections
-// above their share stalled for ReclaimStall (stall, if longer) at now it
-// is the one stalled the longest.
+// send buffers and fixed costs exceed the limit by more than the
+// connections already closing for it hold, it is above its share and
+// stalled for ReclaimStall (stall, if longer) at now, and what such
+// connections stalled longer hold does not cover the excess. The ones
+// that do all close at their next poll, the longest stalled first, and
+// no more.
 func (a *budgetConn) reclaim(since, now time.Time, stall time.Duration) bool {
 	b := a.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	a.stalledSince = since
-	if since.IsZero() || b.used <= b.sendLimit() {
+	excess := b.used - b.pending - b.sendLimit()
+	if excess <= 0 || !a.reclaimable(now, stall) {
 		return false
 	}
-	var victim *budgetConn
+	var older int64
 	for o := range b.open {
-		if o.stalledSince.IsZero() || now.Sub(o.stalledSince) < stall || o.held <= max(o.share(), MinSendShare) {
-			continue
-		}
-		if victim == nil || o.stalledSince.Before(victim.stalledSince) {
-			victim = o
+		if o != a && !o.reclaiming && o.reclaimable(now, stall) && o.stalledSince.Before(a.stalledSince) {
+			older += o.held
 		}
 	}
-	if victim != a {
+	if older >= excess {
 		return false
 	}
 	b.reclaimed++
-	a.stalledSince = time.Time{}
+	a.stalledSince, a.reclaiming = time.Time{}, true
+	b.pending += a.held
 	return true
+}
+
+// reclaimable reports whether the connection may be closed for the
+// budget at now: it holds more than its share (and MinSendShare) and its
+// peer has read nothing for stall. Called with b.mu held.
+func (a *budgetConn) reclaimable(now time.Time, stall time.Duration) bool {
+	return !a.stalledSince.IsZero() && now.Sub(a.stalledSince) >= stall && a.held > max(a.share(), MinSendShare)
 }
 
 // Available implements streams.Allocator.
@@ -223,6 +236,9 @@ func (a *budgetConn) Free(n int) {
 	g := min(int64(n), a.held)
 	a.held -= g
 	b.used -= g
+	if a.reclaiming {
+		b.pending -= g
+	}
 	if a.held == 0 && g > 0 {
 		b.conns--
 	}
