@@ -472,7 +472,7 @@ func TestServeLogsCounters(t *testing.T) {
 	if c := stop(); c != 0 {
 		t.Fatalf("mpq serve exited with %d", c)
 	}
-	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0 \(0 for their prefix's share\), rejected 0, in handshake 0, open 0; handshakes evicted 0, quiet 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`mpq serve: connections accepted 1, retried 0, refused 0 \(0 for their prefix's share, 0 for the memory budget\), rejected 0, in handshake 0, open 0; handshakes evicted 0, quiet 0; closed for the memory budget 0; datagrams dropped \d+ \(\+0 at full connection queues\); stateless resets \d+`).MatchString(stderr.String()) {
 		t.Fatalf("no counters in the log:\n%s", stderr)
 	}
 }
@@ -557,7 +557,8 @@ func TestBadInput(t *testing.T) {
 		{"get: packet size below QUIC's minimum", []string{"get", "--path", "/data", "--max-packet-size", "1199"}, 2, "--max-packet-size 1199: must be between 1200 and 65527"},
 		{"serve: no handshake timeout", []string{"serve", "--root", root, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s must be positive"},
 		{"serve: bad --send-budget", []string{"serve", "--root", root, "--send-budget", "lots"}, 2, "invalid value \"lots\" for flag -send-budget"},
-		{"serve: tiny --send-budget", []string{"serve", "--root", root, "--send-budget", "1kB"}, 2, "--send-budget 1000: want at least 16384 bytes"},
+		{"serve: tiny --send-budget", []string{"serve", "--root", root, "--send-budget", "1kB"}, 2, "--memory-budget 1000: want at least 42041344 bytes"},
+		{"serve: tiny --memory-budget", []string{"serve", "--root", root, "--memory-budget", "40MiB"}, 2, "--memory-budget 41943040: want at least 42041344 bytes"},
 		{"serve: negative --send-stall-timeout", []string{"serve", "--root", root, "--send-stall-timeout", "-1s"}, 2, "--send-stall-timeout -1s must not be negative"},
 		{"serve: negative share per prefix", []string{"serve", "--root", root, "--max-handshakes-per-prefix", "-1"}, 2, "--max-handshakes-per-prefix -1 must not be negative"},
 		{"serve: no handshakes allowed", []string{"serve", "--root", root, "--max-handshakes", "0"}, 2, "--max-handshakes 0 must be at least 1"},

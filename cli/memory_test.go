@@ -1,33 +1,37 @@
 package cli
 
 import (
-	"context"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
 )
 
-// TestReturnMemorySetsLimit: mpq serve's soft memory limit follows the
-// open connections, connMemory each above the send budget and the margin,
-// so that the collector keeps the heap near what they hold instead of
-// letting it grow to a fixed margin above the budget.
-func TestReturnMemorySetsLimit(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	const budget = 256 << 20
-	b := core.NewSendBudget(budget)
-	if got, want := softMemoryLimit(budget, 1000), int64(budget+1000*connMemory+memoryLimitMargin); got != want {
-		t.Fatalf("softMemoryLimit(256 MiB, 1000) = %d, want %d", got, want)
-	}
-	debug.SetMemoryLimit(softMemoryLimit(budget, 0))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go returnMemory(ctx, b, func() int { return 1000 }, true)
-	want := softMemoryLimit(budget, 1000)
-	for deadline := time.Now().Add(3 * time.Second); debug.SetMemoryLimit(-1) != want; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("soft memory limit %d with 1,000 connections open, want %d", debug.SetMemoryLimit(-1), want)
+// TestMemoryBudgetPlan: mpq serve splits --memory-budget into the
+// process's own memory, the collector's room and the send budget (which
+// charges each connection connMemory), and sets the soft memory limit so
+// that the live heap those allow stays collectorRoom below it (less the
+// binary's resident code, which RSS holds besides the runtime's memory).
+func TestMemoryBudgetPlan(t *testing.T) {
+	for _, budget := range []int64{minMemoryBudget, 64 << 20, defaultMemoryBudget, 4 << 30} {
+		b := serverBudget(budget)
+		if got := processMemory + collectorRoom(budget) + b.Limit(); got != budget {
+			t.Errorf("budget %d: process %d + collector %d + send budget %d = %d", budget, processMemory, collectorRoom(budget), b.Limit(), got)
 		}
+		if !b.Admits() {
+			t.Errorf("budget %d affords no connection", budget)
+		}
+		live := budget - codeMemory - collectorRoom(budget)
+		if room := softMemoryLimit(budget) - live; room < minCollectorRoom {
+			t.Errorf("budget %d: soft memory limit %d leaves %d above the live heap's bound %d", budget, softMemoryLimit(budget), room, live)
+		}
+		if softMemoryLimit(budget) > budget {
+			t.Errorf("budget %d: soft memory limit %d above it", budget, softMemoryLimit(budget))
+		}
+	}
+	// The default affords about 2,600 connections: their state and
+	// MinSendShare each.
+	b := serverBudget(defaultMemoryBudget)
+	if n := b.Limit() / (connMemory + core.MinSendShare); n < 2000 {
+		t.Errorf("the default budget affords %d connections", n)
 	}
 }

@@ -36,8 +36,9 @@ func setupServe(fs *flag.FlagSet) runFunc {
 	fs.IntVar(&o.maxConns, "max-conns", core.DefaultMaxConns, "refuse new connections while `N` are open")
 	fs.StringVar(&o.resetKeyFile, "reset-key-file", "", "derive stateless reset tokens from the secret in `FILE` (at least 16 bytes), so that they survive restarts (default: from the certificate's key)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "send session tickets that allow 0-RTT and accept requests in 0-RTT (tickets are valid until the server stops; requests in 0-RTT can be replayed by an attacker)")
-	o.sendBudget = defaultSendBudget
-	fs.Var(&o.sendBudget, "send-budget", "bound the send buffers of all connections together to `SIZE` (e.g. 256MiB); each connection holds at most its share")
+	o.memBudget = defaultMemoryBudget
+	fs.Var(&o.memBudget, "memory-budget", "bound the server's memory (RSS) to about `SIZE` (e.g. 256MiB): each open connection is charged its state, the send buffers share the rest, new connections are refused when it affords no more, and clients that do not read lose their connection when it is exceeded")
+	fs.Var(&o.memBudget, "send-budget", "the former name of --memory-budget (`SIZE`)")
 	fs.DurationVar(&o.sendStall, "send-stall-timeout", 30*time.Second, "close a connection whose client acknowledged none of the buffered data for `DURATION` (0: never)")
 	fs.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "log the listener's counters every `DURATION` while they change (0: only at exit)")
 	o.tf.register(fs)
@@ -59,10 +60,10 @@ type serveOptions struct {
 	maxPerPrefix                            int
 	resetKeyFile                            string
 	statsEvery                              time.Duration
-	// The send buffers' memory budget and the stall timeout.
-	sendBudget sizeFlag
-	sendStall  time.Duration
-	tf         transportFlags
+	// The memory budget and the send stall timeout.
+	memBudget sizeFlag
+	sendStall time.Duration
+	tf        transportFlags
 }
 
 // serve serves files until ctx is cancelled.
@@ -88,8 +89,8 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpq serve: --max-handshakes-per-prefix %d must not be negative\n", o.maxPerPrefix)
 		return exitUsage
 	}
-	if o.sendBudget < core.MinSendShare {
-		fmt.Fprintf(stderr, "mpq serve: --send-budget %d: want at least %d bytes\n", int64(o.sendBudget), core.MinSendShare)
+	if o.memBudget < minMemoryBudget {
+		fmt.Fprintf(stderr, "mpq serve: --memory-budget %d: want at least %d bytes\n", int64(o.memBudget), minMemoryBudget)
 		return exitUsage
 	}
 	if o.sendStall < 0 {
@@ -124,14 +125,12 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg.Allow0RTT = o.zeroRTT
-	budget := core.NewSendBudget(int64(o.sendBudget))
-	// The heap holds the send buffers and some state per connection:
-	// with a soft limit just above them the collector runs before the
-	// heap doubles (RSS 874 MB with 1,000 clients that do not read and
-	// the default budget without a limit).
-	setLimit := os.Getenv("GOMEMLIMIT") == ""
-	if setLimit {
-		debug.SetMemoryLimit(softMemoryLimit(budget.Limit(), 0))
+	budget := serverBudget(int64(o.memBudget))
+	// The collector must keep the heap within the budget: without a soft
+	// limit it lets the heap double (RSS 874 MB with 1,000 clients that
+	// do not read and a send budget of 256 MiB).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit(int64(o.memBudget)))
 	}
 	cfg.SendBudget, cfg.SendStallTimeout = budget, o.sendStall
 	l, err := mpquic.ListenWithOptions(o.addr, cfg, mpquic.ListenOptions{
@@ -151,7 +150,7 @@ func serve(ctx context.Context, o *serveOptions, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan struct{})
-	go returnMemory(ctx, budget, func() int { return l.Stats().Conns }, setLimit)
+	go returnMemory(ctx, budget)
 	go func() {
 		logStats(ctx, l, o.statsEvery, stderr)
 		l.Close()
@@ -234,32 +233,62 @@ func serveConn(ctx context.Context, c *mpquic.Conn, files *hq.Files, stderr io.W
 	}
 }
 
-// defaultSendBudget is --send-budget's default: 256 MiB, under 2 % of a
-// 24 GiB machine; with 1,000 connections that do not read, 256 KiB each.
-const defaultSendBudget = 256 << 20
+// defaultMemoryBudget is --memory-budget's default: 256 MiB, under 2 % of
+// a 24 GiB machine.
+const defaultMemoryBudget = 256 << 20
 
-// connMemory is what the soft memory limit allows for each open
-// connection besides the send budget. A heap profile of mpq serve holding
-// 1,000 clients that do not read (docs/design/server.md) showed about
-// 81 KiB a connection: 16 KiB of send buffer beyond the budget (every
-// connection may hold MinSendShare), 50 KiB of heap (its packets' and
-// streams' records, TLS and packet protection state, the 16 KiB buffer
-// its file is read into) and 15 KiB of goroutine stacks.
+// connMemory is what the budget charges each open connection besides its
+// send buffers. A heap profile of mpq serve holding 1,000 clients that do
+// not read (docs/design/server.md) showed about 65 KiB a connection
+// besides the send buffers: 36 KiB of heap (its packets' and streams'
+// records, TLS and packet protection state), the 16 KiB buffer its file
+// is read into, and 15 KiB of goroutine stacks; the rest is room for the
+// collector's bookkeeping and what the profile did not see.
 const connMemory = 80 << 10
 
-// memoryLimitMargin is what the soft memory limit allows besides the send
-// budget and the connections: the idle server's heap (about 15 MB) and
-// room for garbage between two collections.
-const memoryLimitMargin = 64 << 20
+// processMemory is what the budget sets aside for the process besides
+// the connections: the resident binary (codeMemory) and the idle
+// server's heap, runtime and listener (about 2 MiB, Anonymous in
+// /proc/PID/smaps_rollup, with room to spare).
+const processMemory = codeMemory + 8<<20
+
+// collectorRoom is what the budget leaves between the live heap and the
+// soft memory limit, for garbage between two collections: an eighth of
+// the budget, at least 16 MiB. With less, the collector would run all
+// the time once the connections hold their shares.
+func collectorRoom(budget int64) int64 { return max(budget/8, minCollectorRoom) }
+
+// minCollectorRoom is collectorRoom's least.
+const minCollectorRoom = 16 << 20
+
+// codeMemory is what RSS holds besides the memory the Go runtime
+// manages: the resident part of the binary, 12.6 MiB of the idle
+// server's 14.2 MiB (file-backed pages in /proc/PID/smaps_rollup), a
+// little more once more of its code has run.
+const codeMemory = 16 << 20
+
+// serverBudget is the SendBudget of a memory budget of budget bytes: the
+// budget less processMemory and collectorRoom, each open connection
+// charged connMemory.
+func serverBudget(budget int64) *core.SendBudget {
+	b := core.NewSendBudget(budget - processMemory - collectorRoom(budget))
+	b.SetConnCost(connMemory)
+	return b
+}
+
+// minMemoryBudget is the least --memory-budget: one that affords one
+// connection (well below 8 times minCollectorRoom, so that its
+// collectorRoom is the least).
+const minMemoryBudget = processMemory + minCollectorRoom + connMemory + core.MinSendShare
 
 // softMemoryLimit is the Go soft memory limit mpq serve sets, unless
-// GOMEMLIMIT is set, for a send budget of limit bytes while open
-// connections are open: the budget, connMemory for each connection and
-// the margin. The collector then runs before the heap doubles, and the
-// runtime returns what is above the limit to the system, while the live
-// heap stays below the limit (else the collector would run all the time).
-func softMemoryLimit(limit int64, open int) int64 {
-	return limit + int64(open)*connMemory + memoryLimitMargin
+// GOMEMLIMIT is set, for a memory budget of budget bytes: the budget
+// less codeMemory, which RSS holds besides the runtime's memory. The
+// live heap stays collectorRoom below it (the send budget, the
+// connections' fixed costs and the idle heap are the budget less
+// codeMemory and collectorRoom).
+func softMemoryLimit(budget int64) int64 {
+	return budget - codeMemory
 }
 
 // sizeFlag is a flag of a size in bytes ("256MiB", "10MB", "65536").
@@ -280,17 +309,20 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
-// returnMemory gives the heap's free memory back to the system once the
-// send buffers shrank by freeMemoryStep since the last time (connections
-// that held much ended), at most once per second, until ctx is done:
-// otherwise the Go runtime returns it over minutes. With setLimit it also
-// sets the soft memory limit every second for the open connections
-// (softMemoryLimit; open returns their number).
-func returnMemory(ctx context.Context, b *core.SendBudget, open func() int, setLimit bool) {
-	const freeMemoryStep = 32 << 20
-	t := time.NewTicker(time.Second)
+// returnMemory gives the heap's free memory back to the system once what
+// the budget charges (the send buffers, connMemory for each open
+// connection) shrank by freeMemoryStep since the last time (connections
+// ended), and once more a second later; it looks four times a second and
+// frees at most once a second (a collection and a scavenge of the heap),
+// until ctx is done. Otherwise the Go runtime would return it over
+// minutes, the soft memory limit being the budget's.
+func returnMemory(ctx context.Context, b *core.SendBudget) {
+	const freeMemoryStep = 8 << 20 // a smaller step frees more often
+	t := time.NewTicker(time.Second / 4)
 	defer t.Stop()
 	var peak int64
+	var freed time.Time
+	again := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -298,13 +330,18 @@ func returnMemory(ctx context.Context, b *core.SendBudget, open func() int, setL
 		case <-t.C:
 		}
 		used, _ := b.Used()
-		if setLimit {
-			debug.SetMemoryLimit(softMemoryLimit(b.Limit(), open()))
-		}
+		used += int64(b.Open()) * connMemory
 		peak = max(peak, used)
-		if peak-used >= freeMemoryStep {
+		if time.Since(freed) < time.Second {
+			continue
+		}
+		// Once more a second after: the ended connections' handlers
+		// and records outlive what the budget charged them.
+		shrank := peak-used >= freeMemoryStep
+		if shrank || again {
 			debug.FreeOSMemory()
-			peak = used
+			again = shrank
+			peak, freed = used, time.Now()
 		}
 	}
 }
@@ -334,8 +371,8 @@ func logStats(ctx context.Context, l *mpquic.Listener, interval time.Duration, w
 
 // formatStats is the log line of a listener's counters.
 func formatStats(s mpquic.ListenerStats) string {
-	return fmt.Sprintf("connections accepted %d, retried %d, refused %d (%d for their prefix's share), rejected %d, in handshake %d, open %d; "+
-		"handshakes evicted %d, quiet %d; datagrams dropped %d (+%d at full connection queues); stateless resets %d",
-		s.Accepted, s.Retried, s.Refused, s.PrefixRefused, s.Rejected, s.Handshakes, s.Conns,
-		s.Evicted, s.QuietTimeouts, s.Dropped, s.QueueDropped, s.Resets)
+	return fmt.Sprintf("connections accepted %d, retried %d, refused %d (%d for their prefix's share, %d for the memory budget), rejected %d, in handshake %d, open %d; "+
+		"handshakes evicted %d, quiet %d; closed for the memory budget %d; datagrams dropped %d (+%d at full connection queues); stateless resets %d",
+		s.Accepted, s.Retried, s.Refused, s.PrefixRefused, s.BudgetRefused, s.Rejected, s.Handshakes, s.Conns,
+		s.Evicted, s.QuietTimeouts, s.Reclaimed, s.Dropped, s.QueueDropped, s.Resets)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,10 +114,170 @@ func TestFrozenReaders(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if used, conns := budget.Used(); used != 0 || conns != 0 {
-		t.Fatalf("budget holds %d bytes for %d connections once they are gone", used, conns)
+	if used, conns := budget.Used(); used != 0 || conns != 0 || budget.Open() != 0 {
+		t.Fatalf("budget holds %d bytes for %d connections, and charges %d, once they are gone", used, conns, budget.Open())
 	}
 	t.Logf("frozen connections closed: %v", frozen[0].Err())
+}
+
+// Bounds of TestBudgetReclaims: a budget that charges each connection
+// budgetConnCost, and the frozen readers; they leave the send buffers
+// budgetLimit-budgetReaders*budgetConnCost, 4 MiB, while the first two
+// take 4 MiB each (a stream's most) before the others arrive.
+const (
+	budgetLimit    = 8 << 20
+	budgetConnCost = 256 << 10
+	budgetReaders  = 16
+)
+
+// TestBudgetReclaims: the send budget charges each open connection its
+// fixed cost, so that the send buffers' shares shrink as clients that do
+// not read arrive; the first ones took more than their share while they
+// were few and keep it while they do not read, so the server closes
+// them, the longest stalled first, until the send buffers and the fixed
+// costs fit in the limit again. A client that reads meanwhile is served
+// whole and never closed.
+func TestBudgetReclaims(t *testing.T) {
+	if testing.Short() {
+		t.Skip("frozen readers")
+	}
+	f := getFiles(t)
+	budget := core.NewSendBudget(budgetLimit)
+	budget.SetConnCost(budgetConnCost)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget, SendStallTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, f.root)
+	ctx := ctxT(t, 60*time.Second)
+	total := func() int64 {
+		used, _ := budget.Used()
+		return used + int64(budget.Open())*budgetConnCost
+	}
+	var frozen []*mpquic.Conn
+	var peak int64
+	for range budgetReaders {
+		c, s := dialStream(ctx, t, l.Addr().String())
+		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		frozen = append(frozen, c)
+		// Let it fill its send buffer before the next arrives.
+		for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			peak = max(peak, total())
+		}
+	}
+	// A client that reads, beside them.
+	c, s := dialStream(ctx, t, l.Addr().String())
+	got := make(chan error, 1)
+	var b bytes.Buffer
+	go func() {
+		_, err := hq.Get(ctx, s, "/big", &b)
+		got <- err
+	}()
+	// The server takes memory back within ReclaimStall and a few polls.
+	deadline := time.Now().Add(core.ReclaimStall + 3*time.Second)
+	for total() > budgetLimit {
+		if time.Now().After(deadline) {
+			used, _ := budget.Used()
+			t.Fatalf("send buffers %d and %d connections' fixed costs exceed the limit %d %v after the peak %d; %d reclaimed",
+				used, budget.Open(), budgetLimit, core.ReclaimStall+3*time.Second, peak, budget.Reclaimed())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("download beside the frozen readers: %v (server closed %d for the budget)", err, budget.Reclaimed())
+	}
+	if err := c.Err(); err != nil {
+		t.Fatalf("the reading client's connection ended: %v", err)
+	}
+	checkDownload(t, "big", &b, f.big)
+	closed := 0
+	for _, c := range frozen {
+		select {
+		case <-c.Done():
+			closed++
+			if !strings.Contains(c.Err().Error(), "memory budget") {
+				t.Errorf("frozen reader closed with %v", c.Err())
+			}
+		default:
+		}
+	}
+	st := l.Stats()
+	t.Logf("%d frozen readers: send buffers and fixed costs peaked at %.1f MB (limit %d MB); %d closed for the budget (server counted %d), the rest within it",
+		budgetReaders, float64(peak)/(1<<20), budgetLimit>>20, closed, st.Reclaimed)
+	if peak <= budgetLimit {
+		t.Errorf("peak %d within the limit %d: the test did not exceed the budget", peak, budgetLimit)
+	}
+	if closed == 0 || uint64(closed) != st.Reclaimed || closed == budgetReaders {
+		t.Errorf("%d of %d frozen readers closed, server counted %d: want some, not all", closed, budgetReaders, st.Reclaimed)
+	}
+}
+
+// TestBudgetRefuses: a server whose send budget affords the fixed costs
+// and MinSendShare of three connections refuses the next with
+// CONNECTION_REFUSED, and counts it.
+func TestBudgetRefuses(t *testing.T) {
+	const afforded = 3
+	budget := core.NewSendBudget(afforded * (budgetConnCost + core.MinSendShare))
+	budget.SetConnCost(budgetConnCost)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, t.TempDir())
+	ctx := ctxT(t, 20*time.Second)
+	for range afforded {
+		dialStream(ctx, t, l.Addr().String())
+	}
+	c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t)})
+	if err == nil {
+		c.Close()
+		t.Fatalf("connection %d accepted, budget %d for %d bytes each", afforded+1, budget.Limit(), budgetConnCost+core.MinSendShare)
+	}
+	if st := l.Stats(); !strings.Contains(err.Error(), "CONNECTION_REFUSED") && !strings.Contains(err.Error(), "refused") || st.BudgetRefused == 0 {
+		t.Fatalf("connection %d: %v; server refused %d for the budget", afforded+1, err, st.BudgetRefused)
+	}
+}
+
+// TestFrozenReadersHoldNoCopyBuffer: a server streaming files to clients
+// that do not read holds none of the buffers it reads the files into
+// once their send buffers are full (hq.Serve copies through
+// Stream.ReadFrom, which takes a buffer only while there is room).
+func TestFrozenReadersHoldNoCopyBuffer(t *testing.T) {
+	const readers = 10
+	f := getFiles(t)
+	budget := core.NewSendBudget(2 << 20)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	serveFiles(l, f.root)
+	ctx := ctxT(t, 20*time.Second)
+	for range readers {
+		_, s := dialStream(ctx, t, l.Addr().String())
+		if _, err := fmt.Fprintf(s, "GET /big\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	// Their send buffers fill: the budget's use stops changing.
+	last, since := int64(-1), time.Now()
+	for deadline := time.Now().Add(10 * time.Second); time.Since(since) < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if used, conns := budget.Used(); used != last || conns < readers {
+			last, since = used, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send buffers still changing (%d bytes) after 10 s", last)
+		}
+	}
+	if n := mpquic.CopyBuffersHeld(); n != 0 {
+		t.Errorf("%d copy buffers held by %d streams blocked on full send buffers", n, readers)
+	}
 }
 
 // Bounds of TestIdleConnMemory: the connections, the file each

@@ -2,8 +2,10 @@ package mpquic
 
 import (
 	"context"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpq/mpq/mpquic/core"
@@ -74,6 +76,65 @@ func (s *Stream) Write(p []byte) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// copyChunk is the size of the buffers ReadFrom copies through.
+const copyChunk = 16 << 10
+
+// copyBufs are ReadFrom's buffers, shared by every stream;
+// copyBufsHeld counts those taken and not yet returned.
+var (
+	copyBufs     = sync.Pool{New: func() any { b := make([]byte, copyChunk); return &b }}
+	copyBufsHeld atomic.Int64
+)
+
+// ReadFrom implements io.ReaderFrom: it writes what it reads from r until
+// io.EOF, blocking like Write while the send buffer is full. It takes a
+// buffer to read into only while the send buffer has room, so that a
+// stream whose peer does not read holds none while it waits (a server of
+// many such streams would otherwise hold a buffer for each).
+func (s *Stream) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		s.conn.mu.Lock()
+		s.s.Advance(time.Now())
+		room := s.s.Writable()
+		var err error
+		if room == 0 {
+			// A closed or reset stream, or a full buffer: wait.
+			if _, err = s.s.Write(nil); err == nil {
+				s.s.WaitingWrite()
+			}
+		}
+		s.conn.mu.Unlock()
+		if err != nil {
+			return total, err
+		}
+		if room == 0 {
+			if err := s.wait(s.writeSig, false); err != nil {
+				return total, err
+			}
+			continue
+		}
+		bp := copyBufs.Get().(*[]byte)
+		copyBufsHeld.Add(1)
+		n, rerr := r.Read((*bp)[:min(room, copyChunk)])
+		var werr error
+		if n > 0 {
+			n, werr = s.Write((*bp)[:n])
+			total += int64(n)
+		}
+		copyBufs.Put(bp)
+		copyBufsHeld.Add(-1)
+		switch {
+		case werr != nil:
+			return total, werr
+		case rerr == io.EOF:
+			return total, nil
+		case rerr != nil:
+			return total, rerr
+		}
+	}
 }
 
 // wait blocks until sig fires, the deadline passes or the connection ends.

@@ -77,9 +77,10 @@ func Serve(s Stream, root string) error {
 	return serve(s, root, nil)
 }
 
-// sendChunk is the size of the buffer a file is copied through to its
-// stream. A connection whose peer does not read holds it as long as its
-// send buffer is full, so it is small: the stream's send buffer batches.
+// sendChunk is the size of the buffer a file is copied through to a
+// stream that is no io.ReaderFrom. A connection whose peer does not read
+// holds it as long as its send buffer is full, so it is small: the
+// stream's send buffer batches.
 const sendChunk = 16 << 10
 
 func serve(s Stream, root string, sums *Files) error {
@@ -106,8 +107,16 @@ func serve(s Stream, root string, sums *Files) error {
 	}
 	defer f.Close()
 	// Only the Reader of f: os.File's WriterTo would copy through a
-	// buffer of its own choosing.
-	if _, err := io.CopyBuffer(s, struct{ io.Reader }{f}, make([]byte, sendChunk)); err != nil {
+	// buffer of its own choosing. A stream that reads from a Reader
+	// itself (mpquic's, which holds a buffer only while it has room)
+	// needs none of ours.
+	var src io.Reader = struct{ io.Reader }{f}
+	if rf, ok := s.(io.ReaderFrom); ok {
+		_, err = rf.ReadFrom(src)
+	} else {
+		_, err = io.CopyBuffer(s, src, make([]byte, sendChunk))
+	}
+	if err != nil {
 		return fmt.Errorf("hq: send %s: %w", p, err)
 	}
 	return s.Close()

@@ -136,26 +136,55 @@ func (d *discardStream) Write(b []byte) (int, error) { d.n += int64(len(b)); ret
 func (d *discardStream) Close() error                { return nil }
 func (d *discardStream) CancelWrite(uint64)          {}
 
-// TestServeMemory: sending a file allocates a buffer of sendChunk, not
-// a 64 KiB bufio.Reader and os.File's 32 KiB copy buffer besides: a
-// server holds it for every connection whose peer does not read.
-func TestServeMemory(t *testing.T) {
+// readerFromStream is a discardStream that reads what it sends itself,
+// through a buffer of its own.
+type readerFromStream struct {
+	discardStream
+	buf []byte
+}
+
+func (d *readerFromStream) ReadFrom(r io.Reader) (int64, error) {
+	return io.CopyBuffer(&d.discardStream, struct{ io.Reader }{r}, d.buf)
+}
+
+// serveAllocs serves a 1 MiB file on s, whose discardStream is d, and
+// returns the bytes allocated meanwhile.
+func serveAllocs(t *testing.T, s Stream, d *discardStream) uint64 {
+	t.Helper()
 	dir := t.TempDir()
 	const size = 1 << 20
 	if err := os.WriteFile(filepath.Join(dir, "f"), bytes.Repeat([]byte{7}, size), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &discardStream{req: strings.NewReader("GET /f\r\n")}
+	d.req = strings.NewReader("GET /f\r\n")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if err := Serve(s, dir); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	if s.n != size {
-		t.Fatalf("sent %d bytes, want %d", s.n, size)
+	if d.n != size {
+		t.Fatalf("sent %d bytes, want %d", d.n, size)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > sendChunk+8<<10 {
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestServeReaderFrom: to a stream that reads from a Reader itself
+// (mpquic's, which holds no buffer while its send buffer is full), a
+// file is sent without a buffer of Serve's.
+func TestServeReaderFrom(t *testing.T) {
+	s := &readerFromStream{buf: make([]byte, 4<<10)}
+	if got := serveAllocs(t, s, &s.discardStream); got >= sendChunk {
+		t.Errorf("serving allocated %d bytes, want less than sendChunk %d", got, sendChunk)
+	}
+}
+
+// TestServeMemory: sending a file allocates a buffer of sendChunk, not
+// a 64 KiB bufio.Reader and os.File's 32 KiB copy buffer besides: a
+// server holds it for every connection whose peer does not read.
+func TestServeMemory(t *testing.T) {
+	s := &discardStream{}
+	if got := serveAllocs(t, s, s); got > sendChunk+8<<10 {
 		t.Errorf("serving allocated %d bytes, want at most %d", got, sendChunk+8<<10)
 	}
 }

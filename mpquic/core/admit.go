@@ -82,6 +82,10 @@ func (e *Endpoint) admit(now time.Time, server *Config, d Datagram, hdr wire.Hea
 	switch {
 	case len(e.servers) >= e.limits.maxAll:
 		return refuse()
+	case e.server.SendBudget != nil && !e.server.SendBudget.Admits():
+		// The memory budget affords no more connections.
+		e.stats.BudgetRefused++
+		return refuse()
 	case !validated && (e.limits.requireRetry || e.handshakes >= e.limits.retryThreshold):
 		e.stats.Retried++
 		e.mu.Unlock()

@@ -94,3 +94,61 @@ func TestFrozenReader(t *testing.T) {
 	}
 	t.Logf("wrote %d bytes; send buffer at most %d; closed %v after the last acknowledgement", written, maxBuf, p.now.Sub(lastAck))
 }
+
+// A SendBudget over its limit has the connections above their share
+// whose peers read nothing for the longest closed, as many as hold the
+// excess, each at its first poll once stalled for long enough, and no
+// more; a connection that is not stalled is never closed.
+func TestSendBudgetReclaims(t *testing.T) {
+	const half = 512 << 10
+	b := NewSendBudget(2 * half)
+	a1, a2, a3, a4 := newBudgetConn(b), newBudgetConn(b), newBudgetConn(b), newBudgetConn(b)
+	for _, g := range []struct {
+		a    *budgetConn
+		n    int
+		want int
+	}{{a1, half, half}, {a2, half, half}, {a3, 1 << 20, MinSendShare}, {a4, 1 << 20, MinSendShare}} {
+		if got := g.a.Grow(g.n); got != g.want {
+			t.Fatalf("granted %d, want %d", got, g.want)
+		}
+	}
+	t0 := time.Unix(1000, 0)
+	poll := func(name string, a *budgetConn, since, now time.Time, want bool) {
+		t.Helper()
+		if got := a.reclaim(since, now, ReclaimStall); got != want {
+			used, _ := b.Used()
+			t.Fatalf("%s: reclaim %v, want %v (used %d, send limit %d, pending %d)", name, got, want, used, b.sendLimit(), b.pending)
+		}
+	}
+	// Four connections of 128 KiB each leave 512 KiB to the send
+	// buffers, which hold 1 MiB + 32 KiB: a1 and a2 must both go.
+	b.SetConnCost(128 << 10)
+	at := t0.Add(ReclaimStall / 2)
+	poll("a1 stalled for less than ReclaimStall", a1, t0, at, false)
+	poll("a2 likewise", a2, t0.Add(100*time.Millisecond), at, false)
+	poll("a4 reads", a4, time.Time{}, at, false)
+	at = t0.Add(2 * ReclaimStall)
+	poll("a2, though a1 stalled longer", a2, t0.Add(100*time.Millisecond), at, true)
+	poll("a3, at its share", a3, t0, at, false)
+	poll("a1", a1, t0, at, true)
+	poll("a4, reading, the budget still over", a4, time.Time{}, at, false)
+	if b.Reclaimed() != 2 {
+		t.Fatalf("reclaimed %d, want 2", b.Reclaimed())
+	}
+	a1.Free(half)
+	a2.Free(half)
+	a1.close()
+	a2.close()
+	// A smaller excess: one connection covers it.
+	b.SetConnCost(0)
+	a5, a6 := newBudgetConn(b), newBudgetConn(b)
+	a5.Grow(half)
+	a6.Grow(half)
+	used, _ := b.Used()
+	b.SetConnCost((2*half - (used - 64<<10)) / 4) // 64 KiB over
+	at = t0.Add(10 * ReclaimStall)
+	poll("a5, the longest stalled", a5, t0, at, true)
+	poll("a6: a5 covers the excess", a6, t0.Add(time.Second), at, false)
+	a5.Free(int(a5.held))
+	poll("a6, within the limit", a6, t0.Add(time.Second), at, false)
+}

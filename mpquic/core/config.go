@@ -53,7 +53,12 @@ type Config struct {
 	StreamSendBuffer int
 	// SendBudget, if set, is shared by the connections of this
 	// configuration (a server's): it bounds the memory of their send
-	// buffers together, and each connection's to its share.
+	// buffers together, and each connection's to its share, after
+	// the fixed cost it charges each open connection (SetConnCost); an
+	// Endpoint refuses the connections it does not afford, and while
+	// it is exceeded the connection above its share whose peer has
+	// read nothing for the longest (ReclaimStall) ends with
+	// ErrSendReclaimed.
 	SendBudget *SendBudget
 	// SendStallTimeout, if positive, ends a connection that has stream
 	// data buffered and sees none of it acknowledged for this long (a

@@ -188,8 +188,13 @@ type Conn struct {
 	// without one); budgetRetry is when writers waiting for it look
 	// again. lastStreamAck is when stream data was last acknowledged
 	// (Config.SendStallTimeout).
-	budget        *budgetConn
-	budgetRetry   time.Time
+	budget      *budgetConn
+	budgetRetry time.Time
+	// budgetCheck is when the connection next asks the budget whether
+	// it is to be closed to return memory (zero: not due);
+	// budgetStalled says that it told the budget it is stalled.
+	budgetCheck   time.Time
+	budgetStalled bool
 	lastStreamAck time.Time
 	// slotPrefix is the source prefix whose handshake slots a server
 	// connection counts in, slotSeq its rank in admission order (the

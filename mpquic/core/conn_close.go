@@ -71,6 +71,9 @@ func (c *Conn) finish() {
 	}
 	c.state = stateClosed
 	c.releaseSendBuffers()
+	if c.budget != nil {
+		c.budget.close()
+	}
 	c.retireAllLocal()
 	if c.routedODCID != nil {
 		c.ids.host.retireConnID(c.routedODCID)

@@ -194,6 +194,7 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
 				s.send.OnAcked(r.Offset, int(r.Length), r.Fin)
 				c.lastStreamAck = c.now
+				c.budgetAcked()
 				c.notifyWritable(s)
 				c.maybeForget(s)
 			}

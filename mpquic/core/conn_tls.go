@@ -53,7 +53,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.idleTimeout = cfg.HandshakeTimeout
 	c.lastStreamAck = now
 	if cfg.SendBudget != nil {
-		c.budget = &budgetConn{b: cfg.SendBudget}
+		c.budget = newBudgetConn(cfg.SendBudget)
 	}
 	return c, nil
 }

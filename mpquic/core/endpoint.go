@@ -88,6 +88,13 @@ type EndpointStats struct {
 	// because of MaxHandshakes, MaxHandshakesPerPrefix or MaxConns;
 	// PrefixRefused those because their source prefix held its share.
 	Refused, PrefixRefused uint64
+	// BudgetRefused counts the new connections refused because the
+	// server's SendBudget affords no more (SendBudget.Admits); they
+	// count in Refused too.
+	BudgetRefused uint64
+	// Reclaimed counts the connections closed to return send buffer
+	// memory to the SendBudget (ErrSendReclaimed).
+	Reclaimed uint64
 	// Evicted counts the handshakes ended to give their slot to a
 	// validated client when MaxHandshakes were taken.
 	Evicted uint64
@@ -261,6 +268,9 @@ func (e *Endpoint) Stats() EndpointStats {
 	defer e.mu.Unlock()
 	s := e.stats
 	s.Handshakes, s.Conns = e.handshakes, len(e.servers)
+	if e.server != nil && e.server.SendBudget != nil {
+		s.Reclaimed = e.server.SendBudget.Reclaimed()
+	}
 	return s
 }
 
