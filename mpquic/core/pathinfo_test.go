@@ -33,6 +33,8 @@ func TestPathInfosOverwriteEveryField(t *testing.T) {
 				fv.SetInt(-12345)
 			case reflect.Uint8, reflect.Uint64:
 				fv.SetUint(201)
+			case reflect.Struct: // time.Time
+				fv.Set(reflect.ValueOf(time.Unix(12345, 0)))
 			default:
 				t.Fatalf("PathInfo.%s: kind %v not covered by this test", v.Type().Field(f).Name, fv.Kind())
 			}
