@@ -415,13 +415,10 @@ var (
 // silentLast moves the silent paths of order (PathInfo.Silent) behind the
 // others, keeping the order within each part (rule avoid_silent).
 func silentLast(now time.Time, paths []PathInfo, order []int) {
-	for k := len(order) - 1; k > 0; k-- {
-		// Bubble each silent path towards the end past the ones that are
-		// not: at most a few paths.
-		for j := 0; j < k; j++ {
-			if paths[order[j]].Silent(now) && !paths[order[j+1]].Silent(now) {
-				order[j], order[j+1] = order[j+1], order[j]
-			}
+	// Insertion sort, as byRTT: a handful of paths, and no allocation.
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && paths[order[j-1]].Silent(now) && !paths[order[j]].Silent(now); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
 }

@@ -210,10 +210,7 @@ func (c *Conn) fillInfo(i *scheduler.PathInfo, p *path, now time.Time) {
 	i.BytesAcked = p.bytesAcked
 	i.ConsecutivePTOs = p.ptoCount
 	i.Failed = p.health.failed
-	i.OldestUnackedSent = time.Time{}
-	if _, t0, ok := p.app.sent.OldestUnackedAbove(); ok {
-		i.OldestUnackedSent = t0
-	}
+	_, i.OldestUnackedSent, _ = p.app.sent.OldestUnackedAbove() // zero when none
 	i.MaxAckDelay = c.peerMaxAckDelay()
 }
 
