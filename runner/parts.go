@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -59,6 +60,15 @@ const (
 	// stretches do not count towards the next probe (a hog on one of two
 	// CPUs makes about 0.7).
 	freeWait = 0.1
+	// takenWait: while stretches in turns wait less than freeWait and
+	// stretches side by side wait at least this share of their wall time,
+	// one CPU is free and the other taken (a CPU hog beside the run): the
+	// parts run in turns whatever the speeds measured, since there the
+	// second thread only takes time from the first (side by side got
+	// 0.82-0.88 times one CPU's speed beside one hog, issue 39). On a
+	// crowded host the stretches in turns wait too, and the speeds
+	// decide as before.
+	takenWait = 0.3
 )
 
 // chooser is a netsim.Chooser that measures the wall time of each stretch
@@ -84,6 +94,11 @@ type chooser struct {
 	waited func() (time.Duration, bool)
 	w0     time.Duration
 	w0ok   bool
+	// procs is the process's GOMAXPROCS when the chooser was made, cur
+	// what it is now: stretches in turns run with one (see useProcs);
+	// gomaxprocs is runtime.GOMAXPROCS (tests give it one of their own).
+	procs, cur int
+	gomaxprocs func(int) int
 }
 
 // chooserState is what a chooser knows: per way (0: in turns, 1: side by
@@ -93,7 +108,11 @@ type chooser struct {
 // second, 0 if not measured; the way chosen; and the stretches between
 // probes.
 type chooserState struct {
-	rates  [2][samples]float64
+	rates [2][samples]float64
+	// waits: per way, the run-queue wait share (the process's threads'
+	// wait over the stretch's wall time) of the stretches whose rates
+	// are remembered, -1 where it was not known.
+	waits  [2][samples]float64
 	next   [2]int
 	virt   [2]float64
 	chosen bool
@@ -120,10 +139,40 @@ func (st *chooserState) speed(w int) float64 {
 	return v[len(v)/2]
 }
 
-// add remembers a rate of way w in place of its oldest.
-func (st *chooserState) add(w int, rate float64) {
+// add remembers a rate of way w and its wait share (-1: not known) in
+// place of its oldest.
+func (st *chooserState) add(w int, rate, wait float64) {
 	st.rates[w][st.next[w]] = rate
+	st.waits[w][st.next[w]] = wait
 	st.next[w] = (st.next[w] + 1) % samples
+}
+
+// wait is the median of way w's remembered wait shares, false before any
+// or while one of them is not known.
+func (st *chooserState) wait(w int) (float64, bool) {
+	var v []float64
+	for i, r := range st.rates[w] {
+		if r > 0 {
+			if st.waits[w][i] < 0 {
+				return 0, false
+			}
+			v = append(v, st.waits[w][i])
+		}
+	}
+	if len(v) == 0 {
+		return 0, false
+	}
+	slices.Sort(v)
+	return v[len(v)/2], true
+}
+
+// taken reports whether the waits say that one CPU is free and the other
+// taken: in turns the process hardly waits, side by side it waits
+// (takenWait).
+func (st *chooserState) taken() bool {
+	w0, ok0 := st.wait(0)
+	w1, ok1 := st.wait(1)
+	return ok0 && ok1 && w0 < freeWait && w1 >= takenWait
 }
 
 var last struct {
@@ -138,8 +187,30 @@ func newChooser() *chooser {
 	if st.every == 0 {
 		st.every = minProbeEvery
 	}
-	return &chooser{st: st, now: time.Now, waited: runQueueWait}
+	n := runtime.GOMAXPROCS(0)
+	return &chooser{st: st, now: time.Now, waited: runQueueWait, procs: n, cur: n, gomaxprocs: runtime.GOMAXPROCS}
 }
+
+// useProcs gives the stretch about to run its GOMAXPROCS: the process's
+// own side by side, one in turns. In turns a second P only lets the Go
+// runtime's other threads (idle Ps spinning for work, the garbage
+// collector's workers) compete with the simulation's for a CPU: beside
+// one CPU hog, they made the stretches in turns wait on the run queues
+// 0.25-0.44 of their time (GOMAXPROCS=1: about none), and one CPU was the
+// faster mode there (issue 39).
+func (c *chooser) useProcs(side bool) {
+	want := 1
+	if side {
+		want = c.procs
+	}
+	if want != c.cur {
+		c.gomaxprocs(want)
+		c.cur = want
+	}
+}
+
+// restore gives the process its GOMAXPROCS back once the simulation ended.
+func (c *chooser) restore() { c.useProcs(true) }
 
 func way(side bool) int {
 	if side {
@@ -167,23 +238,33 @@ func (c *chooser) Next() (bool, int64) {
 	if v := c.st.virt[way(c.side)]; v > 0 {
 		span = max(int64(v*wall.Seconds()), int64(time.Millisecond))
 	}
+	c.useProcs(c.side)
 	c.t0 = c.now()
 	c.w0ok = false
-	if c.waited != nil && c.side && !c.probe {
+	if c.waited != nil {
 		c.w0, c.w0ok = c.waited()
 	}
 	return c.side, span
 }
 
-// free reports whether the stretch just run, of d seconds, had the CPUs to
-// itself: run side by side, not a probe, its threads rarely waiting for a
-// CPU (freeWait).
-func (c *chooser) free(d float64) bool {
+// waitShare is the share of the stretch just run, of d seconds, that the
+// process's threads waited on the kernel's run queues, -1 if not known.
+func (c *chooser) waitShare(d float64) float64 {
 	if !c.w0ok {
-		return false
+		return -1
 	}
 	w, ok := c.waited()
-	return ok && (w-c.w0).Seconds() < freeWait*d
+	if !ok {
+		return -1
+	}
+	return max(0, (w-c.w0).Seconds()/d)
+}
+
+// free reports whether the stretch just run, whose wait share was ws, had
+// the CPUs to itself: run side by side, not a probe, its threads rarely
+// waiting for a CPU (freeWait).
+func (c *chooser) free(ws float64) bool {
+	return c.side && !c.probe && ws >= 0 && ws < freeWait
 }
 
 // Ran implements netsim.Chooser.
@@ -193,6 +274,7 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 		return
 	}
 	w := way(side)
+	ws := c.waitShare(d)
 	ev, vt := float64(events)/d, float64(span)/d
 	if c.st.virt[w] == 0 || c.probe {
 		c.st.virt[w] = vt
@@ -209,10 +291,10 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 		c.st.warm = true
 		return
 	}
-	c.st.add(w, ev)
+	c.st.add(w, ev, ws)
 	was := c.st.chosen
 	if c.st.speed(0) > 0 && c.st.speed(1) > 0 {
-		c.st.chosen = c.st.speed(1)*sideBias > c.st.speed(0)
+		c.st.chosen = c.st.speed(1)*sideBias > c.st.speed(0) && !c.st.taken()
 	}
 	if c.probe {
 		c.since = 0
@@ -221,7 +303,7 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 		} else {
 			c.st.every = min(2*c.st.every, maxProbeEvery)
 		}
-	} else if !(c.st.chosen && side && c.free(d)) {
+	} else if !(c.st.chosen && c.free(ws)) {
 		c.since++
 	}
 	last.Lock()
@@ -231,11 +313,11 @@ func (c *chooser) Ran(side bool, events uint64, span int64) {
 
 // setParts sets how sim's two parts run: the environment's mode, else a
 // chooser where the process may use two CPUs for it (SetSimParallel), else
-// in turns.
-func setParts(sim *netsim.Sim) error {
+// in turns. The caller calls done once the simulation ended.
+func setParts(sim *netsim.Sim) (done func(), err error) {
 	mode, err := partsMode()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case mode == "side":
@@ -243,7 +325,9 @@ func setParts(sim *netsim.Sim) error {
 	case mode == "turns" || !simParallel.Load():
 		sim.SetParallel(false)
 	default:
-		sim.SetChooser(newChooser())
+		c := newChooser()
+		sim.SetChooser(c)
+		return c.restore, nil
 	}
-	return nil
+	return func() {}, nil
 }

@@ -52,9 +52,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, dir string, started
 	viaJSON := split
 	if simSplitEnds && twoParts(e) {
 		spart = sim.NewPart()
-		if err := setParts(sim); err != nil {
+		done, err := setParts(sim)
+		if err != nil {
 			return nil, err
 		}
+		defer done()
 		split = true
 	}
 	specs := make([]netsim.PathSpec, len(e.Paths))
