@@ -24,6 +24,14 @@ const (
 	OptRateCap         = "rate_cap"
 	OptStartupCopies   = "startup_copies"
 	OptAvoidSilent     = "avoid_silent"
+	OptRepay           = "repay"
+)
+
+// The values of cwr-plus's option repay.
+const (
+	RepayRTT   = "rtt"
+	RepayQueue = "queue"
+	RepayNone  = "none"
 )
 
 // The values of cwr-plus's option startup_guard.
@@ -58,6 +66,8 @@ func cwrPlusOptions() []Option {
 			Doc: "how long queue_guard holds: the whole run (off), on a path only while that path is in its first slow start, until its first congestion event or slow-start exit (path), on every path while some path is still in its first slow start (conn)"},
 		{Name: OptAvoidSilent, Default: "false",
 			Doc: "priority data try the paths that are not silent first: a path is silent when its oldest unacknowledged packet was sent longer ago than its acknowledgement should take (smoothed RTT + max(4 RTT variations, 1 ms), + the peer's max_ack_delay while under two full packets are in flight; PathInfo.Silent), as a path that stopped delivering is, which the connection declares failed only after three smoothed RTTs (ours)"},
+		{Name: OptRepay, Choices: []string{RepayNone, RepayRTT, RepayQueue}, Default: RepayNone,
+			Doc: "how background data repay the bytes priority packets sent beyond a path's window: rtt, they count against the window until those packets are acknowledged or lost; queue, only while the path shows a queue (as queue_guard); none, never (background data wait only for the window)"},
 		{Name: OptUnpacedPriority, Default: "true",
 			Doc: "priority data leave whatever the pacer's budget (transport.pacing, and bbr's own pacing, which would hold a copy on a path whose rate is still low), as parities always do (background data stay paced)"},
 	}, append(staggerOptions(), creditRTTsOption())...)
@@ -111,14 +121,20 @@ const QueueGuard = 2 * time.Millisecond
 //     packet, so that one lost packet of it is rebuilt without a
 //     retransmission.
 //   - The bytes of a priority packet beyond its path's window are
-//     borrowed, as in sr: until that packet is acknowledged or declared
-//     lost, the path's usable window for every other packet is smaller
-//     by them, so the congestion controller stays in charge of the
-//     path's bytes in flight over a round trip.
+//     borrowed. Rule repay says what other packets pay for them: by
+//     default (repay = "none") nothing beyond waiting for the window,
+//     which the packet already fills; with repay = "rtt", as in sr, until
+//     that packet is acknowledged or declared lost, the path's usable
+//     window for every other packet is smaller by them (the controller's
+//     bytes over a round trip, but the priority bytes counted twice,
+//     which costs background data most where the window is below the
+//     path's bandwidth-delay product, as under random loss;
+//     docs/results/robustness.md measures it);
+//     with repay = "queue" only while the path shows a queue (queued).
 //   - Other data (ClassBackground, and retransmissions of other streams)
 //     goes on the lowest-RTT candidate p with
-//     bytes_in_flight_p + packet + borrowed_p <= cwnd_p (and room in its
-//     pacer), and:
+//     bytes_in_flight_p + packet + owed_p <= cwnd_p (owed_p: what rule
+//     repay holds back, 0 by default; and room in its pacer), and:
 //     for new data (ClassBackground; retransmissions are exempt from
 //     both rules: priority-fifo serves lost data first, so a held
 //     retransmission would hold the priority data behind it, and the
@@ -176,6 +192,7 @@ type CWRPlus struct {
 	rateCap                                                   rateCap
 	startupCopies                                             bool
 	avoidSilent                                               bool
+	repay                                                     string
 }
 
 func newCWRPlus(o Options) *CWRPlus {
@@ -183,7 +200,7 @@ func newCWRPlus(o Options) *CWRPlus {
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
 		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap)}, startupCopies: o.Bool(OptStartupCopies),
-		avoidSilent: o.Bool(OptAvoidSilent)}
+		avoidSilent: o.Bool(OptAvoidSilent), repay: o[OptRepay]}
 }
 
 // Name implements PathScheduler.
@@ -260,7 +277,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 	best := -1
 	for _, i := range s.cand {
 		p := &paths[i]
-		if !fitsWith(p, w.Size, s.ledger.borrowed[p.ID]) {
+		if !fitsWith(p, w.Size, s.owed(p)) {
 			continue
 		}
 		if s.queueGuard && w.Class == ClassBackground && queued(p) && s.guarding(paths, p) && (!s.guardOne || !s.someClear(paths)) {
@@ -280,6 +297,20 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		dst = append(dst, paths[best].ID)
 	}
 	return dst
+}
+
+// owed is what background data on p leave of its window for the bytes
+// priority packets borrowed beyond it (rule repay).
+func (s *CWRPlus) owed(p *PathInfo) uint64 {
+	switch s.repay {
+	case RepayNone:
+		return 0
+	case RepayQueue:
+		if !queued(p) {
+			return 0
+		}
+	}
+	return s.ledger.borrowed[p.ID]
 }
 
 // guarding reports whether queue_guard still holds on p (startup_guard).

@@ -283,7 +283,7 @@ func newRigWith(t *testing.T, sched string, bare bool, link rigLink, paths ...ri
 var cwrPlusV1 = map[string]any{
 	scheduler.OptCopies: true, scheduler.OptQueueGuard: true, scheduler.OptParity: false,
 	scheduler.OptStaggerStartup: false, scheduler.OptRateCap: false, scheduler.OptStartupCopies: false,
-	scheduler.OptUnpacedPriority: false,
+	scheduler.OptUnpacedPriority: false, scheduler.OptRepay: scheduler.RepayRTT,
 }
 
 func rigOptions(t *testing.T, sched string) (string, map[string]any) {
