@@ -132,6 +132,12 @@ func (st *chooserState) speed(w int) float64 {
 			v = append(v, r)
 		}
 	}
+	return upperMedian(v)
+}
+
+// upperMedian sorts v and returns its middle value (the upper of the two
+// for an even count), 0 for none.
+func upperMedian(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
@@ -159,11 +165,7 @@ func (st *chooserState) wait(w int) (float64, bool) {
 			v = append(v, st.waits[w][i])
 		}
 	}
-	if len(v) == 0 {
-		return 0, false
-	}
-	slices.Sort(v)
-	return v[len(v)/2], true
+	return upperMedian(v), len(v) > 0
 }
 
 // taken reports whether the waits say that one CPU is free and the other

@@ -131,7 +131,6 @@ func TestChooserTakenCPU(t *testing.T) {
 	var wait time.Duration
 	c := newChooser()
 	c.procs, c.cur = 2, 2
-	c.gomaxprocs = func(int) int { return 0 }
 	c.now = func() time.Time { return clock }
 	c.waited = func() (time.Duration, bool) { return wait, true }
 	procs := 2
