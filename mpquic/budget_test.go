@@ -342,3 +342,106 @@ func dialStream(ctx context.Context, t *testing.T, addr string) (*mpquic.Conn, *
 	}
 	return c, s
 }
+
+// squeezeReader reads zeros. Once, on its second Read, it calls squeeze
+// first: another connection takes what is left of the shared budget
+// between ReadFrom's check for room and its write of the bytes read.
+type squeezeReader struct {
+	reads   int
+	squeeze func()
+}
+
+func (r *squeezeReader) Read(p []byte) (int, error) {
+	if r.reads++; r.reads == 2 {
+		r.squeeze()
+	}
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadFromReservesRoom: Stream.ReadFrom holds no copy buffer when
+// another connection takes the shared budget's room while it reads (the
+// room it saw is reserved before the read). The budget affords two
+// connections MinSendShare each; the reading client's stream window is
+// 8 KiB and it never reads, so without the reservation the write of the
+// second chunk blocks for good with its buffer held.
+func TestReadFromReservesRoom(t *testing.T) {
+	f := getFiles(t)
+	budget := core.NewSendBudget(2 * core.MinSendShare)
+	l, err := mpquic.Listen("127.0.0.1:0", &mpquic.Config{TLS: serverTLS(t), SendBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := ctxT(t, 20*time.Second)
+	need, ready := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		c, err := l.Accept(context.Background())
+		if err != nil {
+			done <- err
+			return
+		}
+		s, err := c.AcceptStream(context.Background())
+		if err != nil {
+			done <- err
+			return
+		}
+		serveFiles(l, f.root) // the second connection's
+		_, err = s.ReadFrom(&squeezeReader{squeeze: func() { close(need); <-ready }})
+		done <- err
+	}()
+	c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t), InitialStreamWindow: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-need:
+	case err := <-done:
+		t.Fatalf("ReadFrom returned before its second read: %v", err)
+	case <-ctx.Done():
+		t.Fatal("no second read")
+	}
+	_, s2 := dialStream(ctx, t, l.Addr().String())
+	if _, err := fmt.Fprintf(s2, "GET /big\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	for {
+		if _, conns := budget.Used(); conns == 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			u, n := budget.Used()
+			t.Fatalf("the second connection took no send buffer (used %d by %d, open %d)", u, n, budget.Open())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(ready)
+	// The send buffers fill: the budget's use stops changing.
+	last, since := int64(-1), time.Now()
+	for deadline := time.Now().Add(10 * time.Second); time.Since(since) < 300*time.Millisecond; time.Sleep(10 * time.Millisecond) {
+		if used, _ := budget.Used(); used != last {
+			last, since = used, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send buffers still changing (%d bytes) after 10 s", last)
+		}
+	}
+	if n := mpquic.CopyBuffersHeld(); n != 0 {
+		t.Errorf("%d copy buffers held after another connection took the budget during a read", n)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("ReadFrom returned: %v", err)
+	default:
+	}
+}

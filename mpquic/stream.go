@@ -90,15 +90,19 @@ var (
 
 // ReadFrom implements io.ReaderFrom: it writes what it reads from r until
 // io.EOF, blocking like Write while the send buffer is full. It takes a
-// buffer to read into only while the send buffer has room, so that a
-// stream whose peer does not read holds none while it waits (a server of
-// many such streams would otherwise hold a buffer for each).
+// buffer to read into only after reserving room in the send buffer for
+// what it reads, so that a stream whose peer does not read holds none
+// while it waits (a server of many such streams would otherwise hold a
+// buffer for each).
 func (s *Stream) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	for {
 		s.conn.mu.Lock()
 		s.s.Advance(time.Now())
-		room := s.s.Writable()
+		// Reserve, not Writable: the room must still be there when the
+		// bytes read are written, whatever other connections take from
+		// a shared SendBudget meanwhile.
+		room := s.s.Reserve(copyChunk)
 		var err error
 		if room == 0 {
 			// A closed or reset stream, or a full buffer: wait.

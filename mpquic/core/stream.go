@@ -150,6 +150,18 @@ func (s *Stream) Writable() int {
 	return s.s.send.Writable()
 }
 
+// Reserve makes room in the send buffer for up to n more bytes, taking
+// their memory from the connection's SendBudget now, and returns how many
+// bytes the next Write takes (0 when closed, reset or full). A writer that
+// must hold data only while it can be written (Stream.ReadFrom of package
+// mpquic) reserves before it reads.
+func (s *Stream) Reserve(n int) int {
+	if s.s.send == nil {
+		return 0
+	}
+	return s.s.send.Reserve(n)
+}
+
 // Readable reports whether Read would return data or an error now.
 func (s *Stream) Readable() bool { return s.s.recv != nil && s.s.recv.Readable() }
 

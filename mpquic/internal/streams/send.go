@@ -141,6 +141,18 @@ func (s *SendStream) growBuf(n int) int {
 	return min(n, size-s.buf.n)
 }
 
+// Reserve makes room in the send buffer for up to n more bytes now,
+// taking their memory from the Allocator, and returns how many bytes the
+// next Write takes whatever other streams take from the Allocator
+// meanwhile: 0 after Close or Reset, or while the buffer is full.
+func (s *SendStream) Reserve(n int) int {
+	n, _ = s.admit(n)
+	if n == 0 {
+		return 0
+	}
+	return s.growBuf(n)
+}
+
 // Write buffers as much of p as fits the send buffer and returns how many
 // bytes it took. It fails with ErrWriteAfterClose after Close and with a
 // *qerr.StreamError after Reset (Remote false) or after the peer's
