@@ -544,6 +544,10 @@ func convertSlowStart(t *table, cc string) string {
 // dozen full packets.
 const MinReceiveWindow = 16 << 10
 
+// MaxInitialReceiveWindow is the largest transport.initial_receive_window:
+// the default maximum a stream's receive window grows to, 16 MiB.
+const MaxInitialReceiveWindow = 16 << 20
+
 func convertTransport(t *table, backend string) Transport {
 	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: scheduler.DefaultPath, StreamScheduler: scheduler.DefaultStream, Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		SlowStart:     string(congestion.SlowStartStandard),
@@ -583,6 +587,15 @@ func convertTransport(t *table, backend string) Transport {
 	tr.ReceiveWindow = t.size("receive_window", 0)
 	if tr.ReceiveWindow != 0 && tr.ReceiveWindow < MinReceiveWindow {
 		t.fail("receive_window", "%d bytes is below the least a run admits, %d (0: the default, growing windows)", tr.ReceiveWindow, MinReceiveWindow)
+	}
+	tr.InitialReceiveWindow = t.size("initial_receive_window", 0)
+	switch {
+	case tr.InitialReceiveWindow != 0 && tr.InitialReceiveWindow < MinReceiveWindow:
+		t.fail("initial_receive_window", "%d bytes is below the least a run admits, %d (0: the default, 512 KiB)", tr.InitialReceiveWindow, MinReceiveWindow)
+	case tr.InitialReceiveWindow > MaxInitialReceiveWindow:
+		t.fail("initial_receive_window", "%d bytes is above the windows' default maximum, %d (transport.receive_window fixes a window of any size)", tr.InitialReceiveWindow, MaxInitialReceiveWindow)
+	case tr.InitialReceiveWindow != 0 && tr.ReceiveWindow != 0:
+		t.fail("initial_receive_window", "set with receive_window, which fixes the windows: give one of the two")
 	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)

@@ -250,6 +250,13 @@ type Transport struct {
 	// defaults, which start at 512 KiB per stream and 768 KiB per
 	// connection and grow as the application reads.
 	ReceiveWindow int64
+	// InitialReceiveWindow, when positive, is the size each stream's
+	// receive window starts at (transport.initial_receive_window); the
+	// connection's starts at one and a half times it, as the defaults'
+	// (512 KiB and 768 KiB) do, and both grow by auto-tuning to their
+	// default maxima. MPQUIC's reading (after Chromium's QUIC) is 32 KiB.
+	// 0 keeps the defaults; ReceiveWindow excludes it.
+	InitialReceiveWindow int64
 	// ZeroRTT (transport.zero_rtt): before the experiment's time zero a
 	// warm-up connection obtains a session ticket and closes; the
 	// measured connection then resumes with it and the client sends its

@@ -131,6 +131,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.ReceiveWindow > 0 {
 		w("receive_window", strconv.FormatInt(t.ReceiveWindow, 10))
 	}
+	if t.InitialReceiveWindow > 0 {
+		w("initial_receive_window", strconv.FormatInt(t.InitialReceiveWindow, 10))
+	}
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}

@@ -94,3 +94,19 @@ func TestReceiveWindowConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestInitialReceiveWindowConfig: transport.initial_receive_window sets
+// where the windows start (the connection's at 1.5 times the stream's)
+// and leaves their maxima to the core's defaults, so that they grow.
+func TestInitialReceiveWindowConfig(t *testing.T) {
+	runs, err := experiment.Load("../experiments/heterogeneous.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	e.Transport.InitialReceiveWindow = 32 << 10
+	c := coreConfig(&e)
+	if c.InitialStreamWindow != 32<<10 || c.InitialConnWindow != 48<<10 || c.MaxStreamWindow != 0 || c.MaxConnWindow != 0 {
+		t.Fatalf("windows conn %d..%d, stream %d..%d; want 49152..default, 32768..default", c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow)
+	}
+}

@@ -84,9 +84,15 @@ func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, er
 func coreConfig(e *experiment.Experiment) core.Config {
 	t := e.Transport
 	rw := uint64(t.ReceiveWindow) // 0: the core's defaults
+	is, ic := rw, rw
+	if iw := uint64(t.InitialReceiveWindow); iw > 0 {
+		// Windows that start at iw (the connection's at 1.5 times it)
+		// and grow to the core's default maxima.
+		is, ic = iw, iw*3/2
+	}
 	return core.Config{
-		InitialStreamWindow: rw, MaxStreamWindow: rw,
-		InitialConnWindow: rw, MaxConnWindow: rw,
+		InitialStreamWindow: is, MaxStreamWindow: rw,
+		InitialConnWindow: ic, MaxConnWindow: rw,
 		MaxPacketSize: t.MaxPacketSize,
 		Congestion:    t.Congestion,
 		NewRenoGrowth: t.NewRenoGrowth,
