@@ -597,6 +597,10 @@ func convertTransport(t *table, backend string) Transport {
 	case tr.InitialReceiveWindow != 0 && tr.ReceiveWindow != 0:
 		t.fail("initial_receive_window", "set with receive_window, which fixes the windows: give one of the two")
 	}
+	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream", false)
+	if tr.ConnWindowFollowsStream && tr.ReceiveWindow != 0 {
+		t.fail("conn_window_follows_stream", "set with receive_window, which fixes the windows: they do not grow")
+	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	// REPAIR is offered by default when the path scheduler sends parity
@@ -634,6 +638,7 @@ func convertReadings(t *table, cc string) congestion.Readings {
 		CwndLimited:         t.boolean("cwnd_limited", false),
 		RTOCollapse:         t.boolean("rto_collapse", false),
 		CubicAlpha:          congestion.CubicAlphaRule(t.str("cubic_alpha", "wmax", congestion.CubicAlphaRules()...)),
+		CubicTarget:         t.boolean("cubic_target", false),
 	}
 	if r.CubicAlpha == "wmax" {
 		r.CubicAlpha = congestion.CubicAlphaWMax
@@ -657,6 +662,9 @@ func convertReadings(t *table, cc string) congestion.Readings {
 	}
 	if _, set := t.m["cubic_alpha"]; set && cc != "cubic" && !t.failed["cubic_alpha"] {
 		t.fail("cubic_alpha", "applies to congestion = \"cubic\", not %q", cc)
+	}
+	if r.CubicTarget && cc != "cubic" {
+		t.fail("cubic_target", "applies to congestion = \"cubic\", not %q", cc)
 	}
 	if r.LossReduction != 0 && cc == "balia" {
 		t.fail("loss_reduction", "balia's reduction on a loss is its own; it takes no loss_reduction")

@@ -257,6 +257,11 @@ type Transport struct {
 	// default maxima. MPQUIC's reading (after Chromium's QUIC) is 32 KiB.
 	// 0 keeps the defaults; ReceiveWindow excludes it.
 	InitialReceiveWindow int64
+	// ConnWindowFollowsStream (transport.conn_window_follows_stream)
+	// keeps the connection's receive window at least 1.5 times a
+	// stream's whenever auto-tuning grows the stream's, as MPQUIC and
+	// quic-go do; off (the default), it auto-tunes by itself.
+	ConnWindowFollowsStream bool
 	// ZeroRTT (transport.zero_rtt): before the experiment's time zero a
 	// warm-up connection obtains a session ticket and closes; the
 	// measured connection then resumes with it and the client sends its

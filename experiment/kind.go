@@ -65,7 +65,7 @@ func Kernel(kind string) bool { return kind == KindTCP || kind == KindTLS || kin
 
 // mpqOnlyKeys are the transport keys that configure mpq alone.
 var mpqOnlyKeys = []string{"path_scheduler", "scheduler_options", "stream_scheduler", "congestion", "newreno_growth", "slow_start",
-	"max_packet_size", "pacing", "initial_rtt", "path_failure", "path_abandon_after", "receive_window", "initial_receive_window", "zero_rtt", "repair",
+	"max_packet_size", "pacing", "initial_rtt", "path_failure", "path_abandon_after", "receive_window", "initial_receive_window", "conn_window_follows_stream", "zero_rtt", "repair",
 	"sim_null_protection"}
 
 var congestionName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)

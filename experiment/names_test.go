@@ -188,8 +188,8 @@ func TestSlowStartAtLoad(t *testing.T) {
 
 // TestCongestionReadingsAtLoad: MPQUIC's readings of the controllers
 // (transport.initial_window, emulated_connections, loss_reduction,
-// cwnd_limited, rto_collapse) and cubic's alpha readings (cubic_alpha;
-// "wmax" is the default) are read into Transport.CongestionReadings,
+// cwnd_limited, rto_collapse, cubic_target) and cubic's alpha readings
+// (cubic_alpha; "wmax" is the default) are read into Transport.CongestionReadings,
 // written into the resolved file only when set (the hashes of runs
 // without them stay the same), read back from it, and refused where they
 // do not apply with file, line and key.
@@ -219,6 +219,9 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		{"congestion = \"cubic\"\ncubic_alpha = \"wmax\"", congestion.Readings{}, ""},
 		{"congestion = \"cubic\"\ncubic_alpha = \"kernel\"", congestion.Readings{}, `e.toml:20: transport.cubic_alpha: "kernel" is not one of wmax, rfc9438, linux`},
 		{"cubic_alpha = \"linux\"", congestion.Readings{}, `e.toml:19: transport.cubic_alpha: applies to congestion = "cubic", not "newreno"`},
+		{"congestion = \"cubic\"\ncubic_target = true", congestion.Readings{CubicTarget: true}, ""},
+		{"congestion = \"cubic\"\ncubic_target = false", congestion.Readings{}, ""},
+		{"congestion = \"olia\"\ncubic_target = true", congestion.Readings{}, `e.toml:20: transport.cubic_target: applies to congestion = "cubic", not "olia"`},
 	} {
 		e := parseTransport(t, tc.transport, tc.err)
 		if e == nil {
@@ -235,7 +238,7 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		if tc.want.IsZero() && (e.PointSHA256() != base[0].PointSHA256() && !strings.Contains(tc.transport, "congestion")) {
 			t.Errorf("%q: the published algorithms change the configuration's hash", tc.transport)
 		}
-		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse", "cubic_alpha"} {
+		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse", "cubic_alpha", "cubic_target"} {
 			if tc.want.IsZero() && strings.Contains(resolved, k) {
 				t.Errorf("%q: %s written into the resolved file", tc.transport, k)
 			}

@@ -134,6 +134,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.InitialReceiveWindow > 0 {
 		w("initial_receive_window", strconv.FormatInt(t.InitialReceiveWindow, 10))
 	}
+	if t.ConnWindowFollowsStream {
+		w("conn_window_follows_stream", "true")
+	}
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}
@@ -158,6 +161,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 		}
 		if r.RTOCollapse {
 			w("rto_collapse", "true")
+		}
+		if r.CubicTarget {
+			w("cubic_target", "true")
 		}
 		if r.CubicAlpha != congestion.CubicAlphaWMax {
 			w("cubic_alpha", q(string(r.CubicAlpha)))

@@ -52,6 +52,8 @@ func TestInitialReceiveWindow(t *testing.T) {
 		{`initial_receive_window = "17MiB"`, 0, "b.toml:10: transport.initial_receive_window: 17825792 bytes is above the windows' default maximum, 16777216"},
 		{"initial_receive_window = \"32KiB\"\nreceive_window = \"1MB\"", 0, "transport.initial_receive_window: set with receive_window"},
 		{`initial_receive_window = "a lot"`, 0, "b.toml:10: transport.initial_receive_window:"},
+		{"initial_receive_window = \"32KiB\"\nconn_window_follows_stream = true", 32768, ""},
+		{"receive_window = \"1MB\"\nconn_window_follows_stream = true", 0, "transport.conn_window_follows_stream: set with receive_window"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.set, func(t *testing.T) {
@@ -68,6 +70,9 @@ func TestInitialReceiveWindow(t *testing.T) {
 			}
 			if got := runs[0].Transport.InitialReceiveWindow; got != tc.want {
 				t.Fatalf("initial receive window %d, want %d", got, tc.want)
+			}
+			if follow := strings.Contains(tc.set, "conn_window_follows_stream = true"); runs[0].Transport.ConnWindowFollowsStream != follow {
+				t.Fatalf("conn_window_follows_stream %v, want %v", runs[0].Transport.ConnWindowFollowsStream, follow)
 			}
 			checkRoundTrip(t, runs[0])
 		})

@@ -105,7 +105,11 @@ func TestInitialReceiveWindowConfig(t *testing.T) {
 	}
 	e := runs[0]
 	e.Transport.InitialReceiveWindow = 32 << 10
+	e.Transport.ConnWindowFollowsStream = true
 	c := coreConfig(&e)
+	if !c.ConnWindowFollowsStream {
+		t.Fatal("conn_window_follows_stream did not reach the core's configuration")
+	}
 	if c.InitialStreamWindow != 32<<10 || c.InitialConnWindow != 48<<10 || c.MaxStreamWindow != 0 || c.MaxConnWindow != 0 {
 		t.Fatalf("windows conn %d..%d, stream %d..%d; want 49152..default, 32768..default", c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow)
 	}

@@ -93,10 +93,11 @@ func coreConfig(e *experiment.Experiment) core.Config {
 	return core.Config{
 		InitialStreamWindow: is, MaxStreamWindow: rw,
 		InitialConnWindow: ic, MaxConnWindow: rw,
-		MaxPacketSize: t.MaxPacketSize,
-		Congestion:    t.Congestion,
-		NewRenoGrowth: t.NewRenoGrowth,
-		SlowStart:     t.SlowStart,
+		ConnWindowFollowsStream: t.ConnWindowFollowsStream,
+		MaxPacketSize:           t.MaxPacketSize,
+		Congestion:              t.Congestion,
+		NewRenoGrowth:           t.NewRenoGrowth,
+		SlowStart:               t.SlowStart,
 		// MPQUIC's readings of the controllers, where the file asks.
 		CongestionReadings: t.CongestionReadings,
 		Pacing:             t.Pacing,

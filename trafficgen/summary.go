@@ -303,6 +303,9 @@ type CongestionReadings struct {
 	// CubicAlpha is cubic's Reno-friendly alpha reading ("": ours,
 	// alpha 1 from W_max; "rfc9438"; "linux").
 	CubicAlpha string `json:"cubic_alpha,omitempty"`
+	// CubicTarget: cubic's window set to its target at each
+	// acknowledgement (MPQUIC's reading).
+	CubicTarget bool `json:"cubic_target,omitempty"`
 }
 
 // TransportSummary describes the transport of a run.
@@ -383,7 +386,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.SlowStart = e.Transport.SlowStart
 	if r := e.Transport.CongestionReadings; !r.IsZero() {
 		s.CongestionReadings = &CongestionReadings{InitialWindow: r.InitialWindow, EmulatedConnections: max(r.EmulatedConnections, 1),
-			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse, CubicAlpha: string(r.CubicAlpha)}
+			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse, CubicAlpha: string(r.CubicAlpha), CubicTarget: r.CubicTarget}
 	}
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {

@@ -117,12 +117,24 @@ const (
 // window to OLIA and CUBIC alike, CUBIC's Reno-friendly growth is about
 // 0.97 packets a round trip; the initial window is 32 packets, an RTO
 // (after two tail-loss probes) collapses the window to 2 packets with
-// ssthresh half the window, and windows grow only while used.
+// ssthresh half the window, and windows grow only while used. Its
+// receiver's flow-control windows start at 32 KiB per stream and 48 KiB
+// per connection (quic-go's of 2017) and grow by auto-tuning, the
+// connection's kept at 1.5 times the stream's. Its CUBIC sets the window
+// to the cubic target at each ACK (MPQUICSingleReadings: the single path
+// mode's controller alone).
 const MPQUICReadings = `initial_window = 32
 emulated_connections = 2
 loss_reduction = 0.7
 cwnd_limited = true
 rto_collapse = true
+initial_receive_window = "32KiB"
+conn_window_follows_stream = true
+`
+
+// MPQUICSingleReadings are the keys of the MPQUIC variant's single path
+// mode beside its controller, cubic: readings cubic alone takes.
+const MPQUICSingleReadings = `"transport.cubic_target" = true
 `
 
 // Dir is the directory of a variant's files under experiments/.
@@ -192,13 +204,14 @@ func mpquicExperiment(d *Design, source string) []byte {
 	w("# The CoNEXT'17 multipath QUIC design, class %s, with the controllers of\n", d.Class)
 	w("# MPQUIC (qdeconinck/mp-quic, the implementation the paper and De Coninck's\n")
 	w("# thesis measured) instead of the published ones: experiments/conext17/%s.toml\n", d.Class)
-	w("# with the [transport] readings below (EXPERIMENTS.md, \"CoNEXT'17 grid\").\n")
+	w("# with the readings below (docs/results/conext17.md).\n")
 	w("# Generated from %s\n", source)
 	w("# by `go run ./experiment/conext17/gen experiments/conext17`; do not edit.\n")
 	w("#\n#   mpq run experiments/conext17-mpquic/%s.toml --parallel 2\n\n", d.Class)
 	body = strings.Replace(body, fmt.Sprintf("name = \"conext17-%s\"", d.Class), fmt.Sprintf("name = \"conext17-mpquic-%s\"", d.Class), 1)
 	body = strings.Replace(body, "single path (CUBIC) vs multipath (OLIA) download completion time", "single path (CUBIC) vs multipath (OLIA) with MPQUIC's readings", 1)
-	body = strings.Replace(body, "[transport]\npath_scheduler = \"lowrtt\"\n", "[transport]\npath_scheduler = \"lowrtt\"\n# MPQUIC's readings of the controllers (conext17.MPQUICReadings).\n"+MPQUICReadings, 1)
+	body = strings.Replace(body, "[transport]\npath_scheduler = \"lowrtt\"\n", "[transport]\npath_scheduler = \"lowrtt\"\n# MPQUIC's readings of the controllers and receive windows\n# (conext17.MPQUICReadings).\n"+MPQUICReadings, 1)
+	body = strings.Replace(body, "\"transport.congestion\" = \"cubic\"\n", "\"transport.congestion\" = \"cubic\"\n"+MPQUICSingleReadings, 1)
 	b.WriteString(body)
 	return []byte(b.String())
 }

@@ -90,9 +90,16 @@ func TestFilesCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := congestion.Readings{InitialWindow: 32, EmulatedConnections: 2, LossReduction: 0.7, CwndLimited: true, RTOCollapse: true}
-		if len(mruns) != 2*len(d.Scenarios) || mruns[11].Transport.CongestionReadings != want || mruns[10].Transport.CongestionReadings != want ||
+		wantSingle := want
+		wantSingle.CubicTarget = true
+		if len(mruns) != 2*len(d.Scenarios) || mruns[11].Transport.CongestionReadings != want || mruns[10].Transport.CongestionReadings != wantSingle ||
 			mruns[11].Transport.Congestion != "olia" || mruns[10].Transport.Congestion != "cubic" || mruns[0].Name != "conext17-mpquic-"+c {
 			t.Fatalf("%s: %d runs, run 11 %+v", mname, len(mruns), mruns[11].Transport)
+		}
+		for _, r := range mruns[10:12] {
+			if r.Transport.InitialReceiveWindow != 32<<10 || !r.Transport.ConnWindowFollowsStream {
+				t.Fatalf("%s: receive windows %d (following the stream's: %v), want MPQUIC's 32 KiB, following", mname, r.Transport.InitialReceiveWindow, r.Transport.ConnWindowFollowsStream)
+			}
 		}
 		runs, err := experiment.Load(name, []experiment.Override{{Key: "repeat", Value: int64(1), Origin: "test"}})
 		if err != nil {

@@ -147,6 +147,14 @@ type Config struct {
 	// Reno (RFC 9438 Section 4.3): CubicAlphaWMax (""), CubicAlphaRFC9438
 	// or CubicAlphaLinux. Only cubic takes it.
 	CubicAlpha CubicAlphaRule
+	// CubicTarget sets cubic's window in congestion avoidance to its
+	// target at each acknowledgement, max(W_cubic(t + min_rtt), W_est),
+	// as MPQUIC's CUBIC (Chromium's of 2017) does, instead of growing it
+	// by (W_cubic(t + RTT) - cwnd)/cwnd per acknowledged segment with the
+	// target capped at 1.5 cwnd (RFC 9438 Section 4.2): the window
+	// reaches the cubic curve at once, about one round trip ahead. Only
+	// cubic takes it.
+	CubicTarget bool
 }
 
 // CubicAlphaRule is a reading of when cubic's Reno-friendly increase
@@ -189,6 +197,7 @@ type Readings struct {
 	CwndLimited         bool
 	RTOCollapse         bool
 	CubicAlpha          CubicAlphaRule
+	CubicTarget         bool
 }
 
 // IsZero reports whether r is the published algorithms.
@@ -344,7 +353,7 @@ func New(name string, cfg Config) (Controller, error) {
 }
 
 // checkReadings checks the readings of cfg (EmulatedConnections,
-// LossReduction, CwndLimited, RTOCollapse, CubicAlpha,
+// LossReduction, CwndLimited, RTOCollapse, CubicAlpha, CubicTarget,
 // InitialWindowPackets) for the
 // controller name.
 func checkReadings(name string, cfg Config) error {
@@ -368,6 +377,9 @@ func checkReadings(name string, cfg Config) error {
 		}
 	default:
 		return fmt.Errorf("congestion: unknown cubic alpha reading %q (known: %s)", cfg.CubicAlpha, strings.Join(CubicAlphaRules(), ", "))
+	}
+	if cfg.CubicTarget && name != "cubic" {
+		return fmt.Errorf("congestion: the window set to the cubic target applies to cubic, not %q", name)
 	}
 	if name == "balia" && cfg.LossReduction != 0 {
 		return fmt.Errorf("congestion: balia's reduction is its own; it takes no loss reduction")

@@ -63,6 +63,7 @@ type Cubic struct {
 	checkLimited bool
 	limitedSince time.Time
 	rtoCollapse  bool // Config.RTOCollapse
+	toTarget     bool // Config.CubicTarget
 }
 
 // NewCubic returns a CUBIC controller in its initial slow start, with
@@ -71,7 +72,7 @@ func NewCubic(cfg Config) *Cubic {
 	base := NewNewReno(cfg, false)
 	c := &Cubic{mds: float64(base.mds), cwnd: float64(base.cwnd), ssthresh: math.MaxUint64, minWindow: float64(base.minWindow),
 		hs: newHyStart(cfg.SlowStart != SlowStartStandard, cfg.Paced), beta: CubicBeta, alpha: cubicAlphaFriend,
-		checkLimited: cfg.CwndLimited, rtoCollapse: cfg.RTOCollapse, alphaRule: cfg.CubicAlpha}
+		checkLimited: cfg.CwndLimited, rtoCollapse: cfg.RTOCollapse, alphaRule: cfg.CubicAlpha, toTarget: cfg.CubicTarget}
 	if cfg.LossReduction > 0 || cfg.EmulatedConnections > 1 {
 		beta := CubicBeta
 		if cfg.LossReduction > 0 {
@@ -150,7 +151,7 @@ func (c *Cubic) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64, 
 		c.slowStart(now, bytes, newRound, rtt.Latest)
 		return
 	}
-	c.avoid(now, bytes, rtt.Smoothed)
+	c.avoid(now, bytes, rtt)
 }
 
 // slowStart grows the window in slow start, HyStart++ deciding when to
@@ -171,7 +172,8 @@ func (c *Cubic) slowStart(now time.Time, bytes float64, newRound bool, latest ti
 }
 
 // avoid is RFC 9438 Sections 4.2 to 4.4 for bytes newly acknowledged.
-func (c *Cubic) avoid(now time.Time, bytes float64, srtt time.Duration) {
+// With Config.CubicTarget the window is set to the target instead.
+func (c *Cubic) avoid(now time.Time, bytes float64, rtt RTT) {
 	w := c.cwnd / c.mds
 	if c.epochStart.IsZero() {
 		c.epochStart = now
@@ -197,11 +199,15 @@ func (c *Cubic) avoid(now time.Time, bytes float64, srtt time.Duration) {
 	}
 	c.wEst += alpha * segs / w
 	t := now.Sub(c.epochStart).Seconds()
+	if c.toTarget {
+		c.cwnd = max(c.wCubic(t+rtt.Min.Seconds()), c.wEst) * c.mds
+		return
+	}
 	if c.wCubic(t) < c.wEst {
 		c.cwnd = max(c.cwnd, c.wEst*c.mds)
 		return
 	}
-	target := min(max(c.wCubic(t+srtt.Seconds()), w), 1.5*w)
+	target := min(max(c.wCubic(t+rtt.Smoothed.Seconds()), w), 1.5*w)
 	c.cwnd += (target - w) / w * segs * c.mds
 }
 

@@ -307,3 +307,38 @@ func TestCubicAlphaRefused(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCubicTargetReading: with CubicTarget (MPQUIC's CUBIC) the window in
+// congestion avoidance is the target itself. A congestion event at 100
+// datagrams leaves 70, W_max 100, K = cbrt(30/0.4) = 4.2172 s; the first
+// ACK starts the epoch (t = 0) and, with a minimum RTT of 100 ms, sets
+// the window to W_cubic(0.1) = 0.4*(0.1-4.2172)^3 + 100 = 72.084
+// datagrams (W_est, 70.008, is below); an ACK 2 s later sets it to
+// W_cubic(2.1) = 96.204. RFC 9438's step instead: the first ACK finds
+// W_cubic(0) = 70.0 below W_est and takes W_est, 70.008; the second grows
+// it by (96.204 - 70.008)/70.008 = 0.374 to 70.382.
+func TestCubicTargetReading(t *testing.T) {
+	const rtt = 100 * time.Millisecond
+	t1 := t0.Add(time.Second)
+	for _, tc := range []struct {
+		target      bool
+		first, then float64 // the window after each ACK, datagrams
+	}{{true, 72.084, 96.204}, {false, 70.008, 70.382}} {
+		c := readingsController(t, "cubic", Config{CubicTarget: tc.target}, 100).(*Cubic)
+		c.OnCongestionEvent(t0, t0.Add(-time.Millisecond))
+		if math.Abs(c.cwnd-70*mds) > 1e-6 || c.wMax != 100 {
+			t.Fatalf("target %v: window %v, W_max %v after the event; want 70, 100", tc.target, c.cwnd/mds, c.wMax)
+		}
+		ackOne(c, t1, t1.Add(-rtt/2), rtt)
+		first := c.cwnd / mds
+		at := t1.Add(2 * time.Second)
+		ackOne(c, at, at.Add(-rtt/2), rtt)
+		then := c.cwnd / mds
+		if math.Abs(first-tc.first) > 0.005 || math.Abs(then-tc.then) > 0.005 {
+			t.Errorf("target %v: windows %.3f then %.3f datagrams, want %.3f then %.3f", tc.target, first, then, tc.first, tc.then)
+		}
+	}
+	if _, err := New("newreno", Config{MaxDatagramSize: mds, CubicTarget: true}); err == nil || !strings.Contains(err.Error(), "applies to cubic") {
+		t.Errorf("newreno with CubicTarget: %v, want an error", err)
+	}
+}

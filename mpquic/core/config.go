@@ -48,6 +48,11 @@ type Config struct {
 	MaxStreamWindow     uint64 // default 16 MiB
 	InitialConnWindow   uint64 // default 768 KiB
 	MaxConnWindow       uint64 // default 24 MiB
+	// ConnWindowFollowsStream keeps the connection's receive window at
+	// least 1.5 times a stream's whenever auto-tuning grows the stream's,
+	// as quic-go and MPQUIC do (their ConnectionFlowControlMultiplier,
+	// after Chromium); off, the connection's window auto-tunes by itself.
+	ConnWindowFollowsStream bool
 	// StreamSendBuffer bounds the unacknowledged bytes buffered per stream.
 	// Default 4 MiB.
 	StreamSendBuffer int
@@ -354,5 +359,5 @@ func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
 	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
 		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing, InitialWindowPackets: r.InitialWindow,
 		EmulatedConnections: r.EmulatedConnections, LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse,
-		CubicAlpha: r.CubicAlpha}
+		CubicAlpha: r.CubicAlpha, CubicTarget: r.CubicTarget}
 }

@@ -479,6 +479,9 @@ func (c *Conn) afterRead(s *stream, n int, now time.Time) {
 	}
 	if _, ok := s.recv.WindowUpdate(now, c.srtt()); ok {
 		c.ctrl.maxStreamData.add(s.id)
+		if c.cfg.ConnWindowFollowsStream {
+			c.streams.connRecv.EnsureWindow(s.recv.Window() * 3 / 2)
+		}
 	}
 	if _, ok := c.streams.connRecv.WindowUpdate(now, c.srtt()); ok {
 		c.ctrl.maxData = true

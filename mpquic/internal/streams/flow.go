@@ -137,6 +137,15 @@ func (f *ConnRecvFlow) OnConsumed(n uint64) {
 // Limit returns the MAX_DATA value currently advertised.
 func (f *ConnRecvFlow) Limit() uint64 { return f.w.limit }
 
+// Window returns the size of the window the limit slides by.
+func (f *ConnRecvFlow) Window() uint64 { return f.w.window }
+
+// EnsureWindow grows the window to at least w, within its maximum; the
+// next WindowUpdate advertises it.
+func (f *ConnRecvFlow) EnsureWindow(w uint64) {
+	f.w.window = max(f.w.window, min(w, f.w.maxWindow))
+}
+
 // WindowUpdate raises the limit once more than half the window was consumed
 // since the last update, with the auto-tuning of RecvStream.WindowUpdate,
 // and returns the new MAX_DATA value.

@@ -277,6 +277,10 @@ func (r *RecvStream) ReadOffset() uint64 { return r.readOff }
 // Limit returns the MAX_STREAM_DATA value currently advertised.
 func (r *RecvStream) Limit() uint64 { return r.w.limit }
 
+// Window returns the size of the window the stream's limit slides by,
+// as auto-tuning has grown it.
+func (r *RecvStream) Window() uint64 { return r.w.window }
+
 // WindowUpdate raises the limit after reads: once the application has
 // consumed more than half the window since the last advertised limit, the
 // limit becomes the consumed offset plus the window, and the new limit is
