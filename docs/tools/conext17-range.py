@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""conext17-range.py GRID CLASS TOML [LO HI]: the share of entries where
+multipath beat the better single path (download completion time), over
+all entries and over those whose two paths' rates are within [LO, HI]
+Mbit/s (default 1-50, the thesis's range), and the same for the entries
+started on the worse path. GRID is an --out of mpq run of a CoNEXT'17
+class; TOML the class's file, for the rates. Its "all" shares are those of
+mpq plot --kind aggregation."""
+import json, os, re, sys
+grid, cls, toml = sys.argv[1:4]
+lo, hi = (float(sys.argv[4]), float(sys.argv[5])) if len(sys.argv) > 5 else (1, 50)
+txt = open(toml).read()
+rates = {}
+for m in re.finditer(r'name = "(s\d+[ab])"\n"path\.0\.rate" = "([\d.]+)Mbit"\n(?:.*\n){3}"path\.1\.rate" = "([\d.]+)Mbit"', txt):
+    rates[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+d = [x for x in os.listdir(grid) if x.startswith('conext17') and x.endswith(cls)][0]
+def t(e, mode):
+    s = json.load(open(os.path.join(grid, d, f'scenario={e},mode={mode}', 'summary.json')))
+    src = s['sources'][0]
+    return src['response_ms']['max'] if src['completed'] == 1 else float('inf')
+n = above = nin = abovein = 0
+wn = wabove = wnin = wabovein = 0
+for e in sorted(rates):
+    other = e[:-1] + ('b' if e[-1] == 'a' else 'a')
+    best = min(t(e, 'single'), t(other, 'single'))
+    win = t(e, 'multi') < best
+    worse = t(e, 'single') > t(other, 'single')  # started on the worse path
+    r = rates[e]
+    inr = lo <= r[0] <= hi and lo <= r[1] <= hi
+    n += 1; above += win; nin += inr; abovein += win and inr
+    if worse:
+        wn += 1; wabove += win; wnin += inr; wabovein += win and inr
+pc = lambda a, b: f'{100*a/max(b,1):.1f} % of {b}'
+print(f'{cls}: all {pc(above,n)}, {lo:g}-{hi:g} Mbit/s {pc(abovein,nin)}; worse path {pc(wabove,wn)}, {lo:g}-{hi:g} Mbit/s {pc(wabovein,wnin)}')
