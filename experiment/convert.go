@@ -627,9 +627,9 @@ func convertTransport(t *table, backend string) Transport {
 
 // convertReadings reads the congestion controllers' readings of another
 // implementation (transport.initial_window, emulated_connections,
-// loss_reduction, cwnd_limited, rto_collapse: MPQUIC's; cubic_alpha:
-// RFC 9438's or Linux's against ours) and checks them against the
-// controller cc.
+// loss_reduction, cwnd_limited, rto_collapse, cubic_target: MPQUIC's;
+// cubic_alpha: RFC 9438's or Linux's against ours) and checks them
+// against the controller cc.
 func convertReadings(t *table, cc string) congestion.Readings {
 	r := congestion.Readings{
 		InitialWindow:       int(t.integer("initial_window", 0, 0, 1<<20)),

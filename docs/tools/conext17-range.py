@@ -13,7 +13,10 @@ txt = open(toml).read()
 rates = {}
 for m in re.finditer(r'name = "(s\d+[ab])"\n"path\.0\.rate" = "([\d.]+)Mbit"\n(?:.*\n){3}"path\.1\.rate" = "([\d.]+)Mbit"', txt):
     rates[m.group(1)] = (float(m.group(2)), float(m.group(3)))
-d = [x for x in os.listdir(grid) if x.startswith('conext17') and x.endswith(cls)][0]
+names = [x for x in os.listdir(grid) if x in ('conext17-' + cls, 'conext17-mpquic-' + cls)]
+if len(names) != 1:
+    sys.exit(f'{grid}: want one of conext17-{cls} and conext17-mpquic-{cls}, found {names}')
+d = names[0]
 def t(e, mode):
     s = json.load(open(os.path.join(grid, d, f'scenario={e},mode={mode}', 'summary.json')))
     src = s['sources'][0]

@@ -9,7 +9,7 @@ import (
 // connection window is at least 1.5 times its stream's whenever
 // auto-tuning grows the stream's (windows starting at 32 and 48 KiB, as
 // MPQUIC's, a 4 MB download over 20 ms RTT); without it the connection's
-// window grows on its own and ends below that.
+// window grows on its own and falls below that for part of the transfer.
 func TestConnWindowFollowsStream(t *testing.T) {
 	for _, follow := range []bool{true, false} {
 		ccfg, scfg := testConfigs(t)

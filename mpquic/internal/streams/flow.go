@@ -141,9 +141,14 @@ func (f *ConnRecvFlow) Limit() uint64 { return f.w.limit }
 func (f *ConnRecvFlow) Window() uint64 { return f.w.window }
 
 // EnsureWindow grows the window to at least w, within its maximum; the
-// next WindowUpdate advertises it.
+// next WindowUpdate advertises it without doubling it first (a window
+// just grown for a stream is not grown again by auto-tuning at once, as
+// quic-go's and MPQUIC's connection windows are not).
 func (f *ConnRecvFlow) EnsureWindow(w uint64) {
-	f.w.window = max(f.w.window, min(w, f.w.maxWindow))
+	if w = min(w, f.w.maxWindow); w > f.w.window {
+		f.w.window = w
+		f.w.lastUpdate = time.Time{}
+	}
 }
 
 // WindowUpdate raises the limit once more than half the window was consumed

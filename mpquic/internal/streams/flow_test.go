@@ -151,3 +151,37 @@ func TestSetMax(t *testing.T) {
 		})
 	}
 }
+
+// TestConnRecvEnsureWindow: EnsureWindow grows the connection's window
+// to what a stream's needs (within the maximum, never shrinking it), and
+// the next update advertises consumed + that window without auto-tuning
+// doubling it, though the last update was within 2 srtt. A 48 KiB
+// window updated at 32 KiB consumed (limit 80 KiB); ensured to 96 KiB,
+// 40 KiB consumed 10 ms later (srtt 50 ms): the limit becomes 40 + 96 =
+// 136 KiB (auto-tuning alone would have doubled the window to 192).
+func TestConnRecvEnsureWindow(t *testing.T) {
+	const srtt = 50 * time.Millisecond
+	t0 := time.Unix(1000, 0)
+	f := NewConnRecvFlow(48<<10, 24<<20)
+	if err := f.OnReceived(48 << 10); err != nil {
+		t.Fatal(err)
+	}
+	f.OnConsumed(32 << 10)
+	if l, ok := f.WindowUpdate(t0, srtt); !ok || l != 80<<10 || f.Window() != 48<<10 {
+		t.Fatalf("first update: limit %d (%v), window %d; want %d, %d", l, ok, f.Window(), 80<<10, 48<<10)
+	}
+	f.EnsureWindow(16 << 10) // smaller: unchanged
+	if f.Window() != 48<<10 {
+		t.Fatalf("window %d after ensuring less, want %d", f.Window(), 48<<10)
+	}
+	f.EnsureWindow(96 << 10)
+	f.OnConsumed(8 << 10) // 40 KiB consumed, 10 ms later
+	l, ok := f.WindowUpdate(t0.Add(10*time.Millisecond), srtt)
+	if !ok || l != 136<<10 || f.Window() != 96<<10 {
+		t.Fatalf("update after EnsureWindow: limit %d (%v), window %d; want %d, %d (not doubled)", l, ok, f.Window(), 136<<10, 96<<10)
+	}
+	f.EnsureWindow(64 << 20) // beyond the maximum
+	if f.Window() != 24<<20 {
+		t.Fatalf("window %d, want the maximum %d", f.Window(), 24<<20)
+	}
+}
