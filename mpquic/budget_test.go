@@ -331,7 +331,13 @@ func TestIdleConnMemory(t *testing.T) {
 // the test ends.
 func dialStream(ctx context.Context, t *testing.T, addr string) (*mpquic.Conn, *mpquic.Stream) {
 	t.Helper()
-	c, err := mpquic.Dial(ctx, addr, &mpquic.Config{TLS: clientTLS(t)})
+	return dialStreamWith(ctx, t, addr, &mpquic.Config{TLS: clientTLS(t)})
+}
+
+// dialStreamWith is dialStream with the client's configuration cfg.
+func dialStreamWith(ctx context.Context, t *testing.T, addr string, cfg *mpquic.Config) (*mpquic.Conn, *mpquic.Stream) {
+	t.Helper()
+	c, err := mpquic.Dial(ctx, addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,15 +397,7 @@ func TestReadFromReservesRoom(t *testing.T) {
 		_, err = s.ReadFrom(&squeezeReader{squeeze: func() { close(need); <-ready }})
 		done <- err
 	}()
-	c, err := mpquic.Dial(ctx, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t), InitialStreamWindow: 8 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := c.OpenStreamSync(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := dialStreamWith(ctx, t, l.Addr().String(), &mpquic.Config{TLS: clientTLS(t), InitialStreamWindow: 8 << 10})
 	if _, err := s.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
