@@ -60,6 +60,8 @@ type fixture struct {
 	changes []trafficgen.LinkChangeSummary
 	// competitors are the run's competing connections.
 	competitors []trafficgen.CompetitorSummary
+	// sha is the configuration's hash ("": one per point).
+	sha string
 }
 
 // writeFixture writes the run f into dir/<point>/rep<rep> as mpq run
@@ -70,8 +72,12 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 	if err := os.MkdirAll(rd, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	sha := f.sha
+	if sha == "" {
+		sha = fmt.Sprintf("sha%d", f.point)
+	}
 	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2, BaseSeed: f.baseSeed,
-		ConfigSHA256: fmt.Sprintf("sha%d", f.point), DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
+		ConfigSHA256: sha, DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
 			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times) - f.warmup, WarmupExcluded: f.warmup,
 				MCTMS: trafficgen.DistributionOf(f.times[f.warmup:])},

@@ -139,19 +139,42 @@ func bulkGoodput(p *Point) (float64, bool) {
 	return sum / float64(len(p.Runs)), true
 }
 
+// robustnessRefOf picks the lowrtt point a point's share divides by,
+// among those of its grid point: the one of the same variant (see
+// Point.Variant), else the only one; several reports that there were
+// several and none of the variant.
+func robustnessRefOf(refs []*Point, variant string) (ref *Point, several bool) {
+	for _, r := range refs {
+		if r.Variant == variant {
+			return r, false
+		}
+	}
+	if len(refs) == 1 {
+		return refs[0], false
+	}
+	return nil, len(refs) > 1
+}
+
 // RobustnessCells computes the cell of every point, in the order of the
 // points. Points of the same experiment and varied values but the path
 // scheduler form a grid point; each needs a lowrtt point for its shares.
 func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
-	ref := map[string]*Point{}
+	refs := map[string][]*Point{}
 	for _, p := range points {
 		if p.Scheduler == robustnessRef {
-			ref[p.Name+"\x00"+pointKey(p)] = p
+			k := p.experiment() + "\x00" + pointKey(p)
+			refs[k] = append(refs[k], p)
 		}
 	}
 	cells := make([]RobustnessCell, 0, len(points))
 	for _, p := range points {
-		c := RobustnessCell{Name: p.Name, Point: pointKey(p), Scheduler: p.Scheduler, Runs: len(p.Runs),
+		// Variants of an experiment (Point.Variant) share its columns and
+		// have rows of their own.
+		sched := p.Scheduler
+		if p.Variant != "" {
+			sched += " (" + p.Variant + ")"
+		}
+		c := RobustnessCell{Name: p.experiment(), Point: pointKey(p), Scheduler: sched, Runs: len(p.Runs),
 			Repeat: max(p.Runs[0].Summary.Repeat, 1), Share: math.NaN(), RefMbps: math.NaN()}
 		vals, src, err := PooledTimes(p, o)
 		if err != nil {
@@ -201,8 +224,10 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 			return nil, inputErr("%s: the robustness map needs a bulk source", p.Runs[0].Dir)
 		}
 		c.GoodputMbps = g
-		r := ref[p.Name+"\x00"+c.Point]
+		r, several := robustnessRefOf(refs[p.experiment()+"\x00"+c.Point], p.Variant)
 		switch {
+		case r == nil && several:
+			why = append(why, "several "+robustnessRef+" variants at this point, none of its own")
 		case r == nil:
 			why = append(why, "no "+robustnessRef+" at this point")
 		case len(r.Runs) < max(r.Runs[0].Summary.Repeat, 1):

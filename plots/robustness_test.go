@@ -240,3 +240,26 @@ func TestRobustnessShown(t *testing.T) {
 		}
 	}
 }
+
+// TestRobustnessRefOf: a cell's share divides by the lowrtt of its own
+// variant, else by the only lowrtt of its grid point; among several of
+// other variants, by none.
+func TestRobustnessRefOf(t *testing.T) {
+	x, y := &Point{Variant: "x"}, &Point{Variant: "y"}
+	for _, tc := range []struct {
+		refs    []*Point
+		variant string
+		want    *Point
+		several bool
+	}{
+		{[]*Point{x, y}, "y", y, false},
+		{[]*Point{x, y}, "z", nil, true},
+		{[]*Point{x}, "z", x, false},
+		{nil, "", nil, false},
+	} {
+		got, several := robustnessRefOf(tc.refs, tc.variant)
+		if got != tc.want || several != tc.several {
+			t.Errorf("variant %q among %d: %v %v, want %v %v", tc.variant, len(tc.refs), got, several, tc.want, tc.several)
+		}
+	}
+}

@@ -30,12 +30,18 @@ type Run struct {
 type Point struct {
 	// Name is the experiment's, Index the grid point's index in its
 	// sweep, Vary its varied keys ("key=value") and Scheduler its path
-	// scheduler.
-	Name      string
-	Index     int
-	Vary      []string
-	Scheduler string
-	Runs      []*Run
+	// scheduler. When runs of the same experiment from several
+	// invocations of mpq run differ in a key no sweep varies (another
+	// --set), their points would share a name and varied values: each
+	// then gets the part of its sweep's directory that tells them apart
+	// as Variant, and Name is the experiment's name followed by it in
+	// parentheses ("conext17-lowbdp (grid-a)"); Experiment is the
+	// experiment's name alone.
+	Name, Variant, Experiment string
+	Index                     int
+	Vary                      []string
+	Scheduler                 string
+	Runs                      []*Run
 	// Label names the point in a figure (SetLabels); Group is the label
 	// without the path scheduler (the bars of one group), GroupValues
 	// the same with the values alone, one per line, and GroupKeys names
@@ -103,7 +109,7 @@ func Load(dirs []string) ([]*Point, error) {
 			}
 			p := byKey[key]
 			if p == nil {
-				p = &Point{Name: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: schedulerOf(s)}
+				p = &Point{Name: s.Name, Experiment: s.Name, Index: s.Point, Vary: s.Vary, Scheduler: schedulerOf(s)}
 				byKey[key] = p
 				points = append(points, p)
 			} else if err := sameInvocation(p.Runs, r); err != nil {
@@ -112,7 +118,123 @@ func Load(dirs []string) ([]*Point, error) {
 			p.Runs = append(p.Runs, r)
 		}
 	}
+	if err := nameVariants(points); err != nil {
+		return nil, err
+	}
 	return points, nil
+}
+
+// nameVariants tells apart the points of an experiment that have the
+// same varied values and path scheduler but different configurations:
+// runs of several invocations of mpq run with different settings of a
+// key no sweep varies (--set). Pooled, paired or compared under one name
+// they would mix (a ratio or a robustness cell would take one of them
+// for the other); each such experiment's points are named after their
+// sweep directories instead (see Point.Variant).
+func nameVariants(points []*Point) error {
+	type same struct{ name, vary, scheduler string }
+	configs := map[same]map[string]*Point{}
+	ambiguous := map[string][2]*Point{}
+	for _, p := range points {
+		k := same{p.Name, strings.Join(p.Vary, "\x00"), p.Scheduler}
+		if configs[k] == nil {
+			configs[k] = map[string]*Point{}
+		}
+		sha := p.Runs[0].Summary.ConfigSHA256
+		for other, q := range configs[k] {
+			if other != sha {
+				if _, ok := ambiguous[p.Name]; !ok {
+					ambiguous[p.Name] = [2]*Point{q, p}
+				}
+			}
+		}
+		configs[k][sha] = p
+	}
+	for name, pair := range ambiguous {
+		var dirs []string
+		for _, p := range points {
+			if p.Name == name {
+				if d := sweepDir(p.Runs[0]); !slices.Contains(dirs, d) {
+					dirs = append(dirs, d)
+				}
+			}
+		}
+		short := distinctParts(dirs)
+		if sweepDir(pair[0].Runs[0]) == sweepDir(pair[1].Runs[0]) {
+			return inputErr("%s and %s: runs of %s with the same varied values and different configurations in one directory: plot each invocation's runs apart", pair[0].Runs[0].Dir, pair[1].Runs[0].Dir, name)
+		}
+		for _, p := range points {
+			if p.Name == name {
+				p.Variant = short[sweepDir(p.Runs[0])]
+				p.Name = name + " (" + p.Variant + ")"
+			}
+		}
+	}
+	return nil
+}
+
+// experiment is the point's experiment's name (Name without the
+// variant).
+func (p *Point) experiment() string {
+	if p.Experiment != "" {
+		return p.Experiment
+	}
+	return p.Name
+}
+
+// sweepDir is the directory of the sweep a run belongs to: mpq run
+// writes a run into SWEEP/POINT, or SWEEP/POINT/repN with repetitions.
+func sweepDir(r *Run) string {
+	d := filepath.Dir(filepath.Clean(r.Dir))
+	if r.Summary.Repeat > 1 {
+		d = filepath.Dir(d)
+	}
+	return d
+}
+
+// distinctParts names each of dirs (distinct paths) by the path
+// elements that tell it from the others: the elements they all share at
+// the start and at the end are left out ("a/x" and "b/x": "a" and "b").
+func distinctParts(dirs []string) map[string]string {
+	parts := make([][]string, len(dirs))
+	for i, d := range dirs {
+		parts[i] = strings.Split(filepath.ToSlash(d), "/")
+	}
+	sharedAt := func(at func([]string) (string, bool)) bool {
+		v0, ok := at(parts[0])
+		if !ok {
+			return false
+		}
+		for _, p := range parts[1:] {
+			if v, ok := at(p); !ok || v != v0 {
+				return false
+			}
+		}
+		return true
+	}
+	lead, trail := 0, 0
+	for sharedAt(func(p []string) (string, bool) {
+		if lead >= len(p)-trail-1 {
+			return "", false
+		}
+		return p[lead], true
+	}) {
+		lead++
+	}
+	for sharedAt(func(p []string) (string, bool) {
+		i := len(p) - 1 - trail
+		if i <= lead {
+			return "", false
+		}
+		return p[i], true
+	}) {
+		trail++
+	}
+	out := map[string]string{}
+	for i, d := range dirs {
+		out[d] = strings.Join(parts[i][lead:len(parts[i])-trail], "/")
+	}
+	return out
 }
 
 // sameInvocation checks that r can be pooled with the runs of its point

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,66 @@ func TestLoadRefusesTwoInvocations(t *testing.T) {
 	writeFixture(t, dir, fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1})
 	if points, err := Load([]string{dir}); err != nil || len(points) != 1 || len(points[0].Runs) != 2 {
 		t.Fatalf("one invocation: %v", err)
+	}
+}
+
+// TestLoadVariants: the same sweep run twice with different settings of
+// a key it does not vary (two --set), into grid-a and grid-b, plotted
+// together. Each scenario's single path and multipath points must pair
+// within their own run: grid-a's ratio 200/100 = 2, grid-b's 300/100 =
+// 3, each named after its directory. Under one name, grid-b's points
+// would replace grid-a's and leave one ratio.
+func TestLoadVariants(t *testing.T) {
+	dir := t.TempDir()
+	for _, g := range []struct {
+		sub, sha string
+		single   float64
+	}{{"grid-a", "a", 200}, {"grid-b", "b", 300}} {
+		d := filepath.Join(dir, g.sub, "fix")
+		writeFixture(t, d, fixture{point: 0, rep: 0, sched: "cwr", vary: []string{"scenario=s1", "mode=single"}, times: []float64{g.single}, baseSeed: 1, sha: g.sha + "0"})
+		writeFixture(t, d, fixture{point: 1, rep: 0, sched: "cwr", vary: []string{"scenario=s1", "mode=multi"}, times: []float64{100}, baseSeed: 1, sha: g.sha + "1"})
+	}
+	points, err := Load([]string{filepath.Join(dir, "grid-a", "fix"), filepath.Join(dir, "grid-b", "fix")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Ratios(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s %g", r.Name, r.Ratio))
+	}
+	if want := "fix (grid-a) 2, fix (grid-b) 3"; strings.Join(got, ", ") != want {
+		t.Fatalf("ratios %q, want %q", strings.Join(got, ", "), want)
+	}
+	if points[0].Experiment != "fix" || points[0].Variant != "grid-a" {
+		t.Fatalf("point 0: experiment %q, variant %q", points[0].Experiment, points[0].Variant)
+	}
+	// Without another configuration of the same points, no variant.
+	points, err = Load([]string{filepath.Join(dir, "grid-a", "fix")})
+	if err != nil || points[0].Name != "fix" || points[0].Variant != "" {
+		t.Fatalf("one run: %v, name %q, variant %q", err, points[0].Name, points[0].Variant)
+	}
+}
+
+func TestDistinctParts(t *testing.T) {
+	for _, tc := range []struct {
+		dirs []string
+		want []string
+	}{
+		{[]string{"grid-a/fix", "grid-b/fix"}, []string{"grid-a", "grid-b"}},
+		{[]string{"/tmp/x/five/c-lowbdp", "/tmp/x/windows/c-lowbdp", "/tmp/x/all/c-lowbdp"}, []string{"five", "windows", "all"}},
+		{[]string{"a/b/c", "a/d/c/e"}, []string{"b/c", "d/c/e"}},
+		{[]string{"more/a", "more/a/b"}, []string{"a", "a/b"}},
+	} {
+		got := distinctParts(tc.dirs)
+		for i, d := range tc.dirs {
+			if got[d] != tc.want[i] {
+				t.Errorf("%q: %q is %q, want %q", tc.dirs, d, got[d], tc.want[i])
+			}
+		}
 	}
 }
 
