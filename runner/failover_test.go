@@ -174,16 +174,16 @@ func TestFailover(t *testing.T) {
 				1000*(times["server failed"]-down.Seconds()), 1000*(times["client failed"]-down.Seconds()),
 				1000*(times["server recovered"]-up.Seconds()), 1000*(times["client recovered"]-up.Seconds()),
 				src.MCTMS.P50, src.MCTMS.P99, src.MCTMS.Max, p99from5, over40, len(late),
-				deref(src.DisruptionMS), derefInt(src.LateAfterChange), 100*share, s.GoodputMbps.Server.Total)
+				derefMillis(src.DisruptionMS), derefInt(src.LateAfterChange), 100*share, s.GoodputMbps.Server.Total)
 		})
 	}
 }
 
-func deref(f *float64) float64 {
-	if f == nil {
+func derefMillis(m *trafficgen.Millis) float64 {
+	if m == nil {
 		return math.NaN()
 	}
-	return *f
+	return float64(*m)
 }
 
 func derefInt(n *int) int {

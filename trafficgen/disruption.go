@@ -10,10 +10,25 @@ import (
 // Disruption is how much longer than its interval a periodic source's
 // receiver waited at worst: the longest time between two consecutive
 // deliveries of the source's messages (delivered, in any order, sorted),
-// minus interval. A message that never arrived leaves a longer gap, which
-// is the point. ok is false with fewer than two deliveries. The value is
-// negative when deliveries never came further apart than the interval.
-func Disruption(delivered []time.Time, interval time.Duration) (d time.Duration, ok bool) {
+// minus interval, in ms. A message that never arrived leaves a longer
+// gap, which is the point; one that never arrived and was created after
+// the last delivery (lost holds the creation times of the messages never
+// delivered) means the wait never ended: +Inf, as when messages were
+// sent and none arrived. ok is false with fewer than two deliveries and
+// no such message. The value is negative when deliveries never came
+// further apart than the interval.
+func Disruption(delivered, lost []time.Time, interval time.Duration) (d Millis, ok bool) {
+	var last time.Time
+	for _, t := range delivered {
+		if t.After(last) {
+			last = t
+		}
+	}
+	for _, c := range lost {
+		if len(delivered) == 0 || c.After(last) {
+			return Inf, true
+		}
+	}
 	if len(delivered) < 2 {
 		return 0, false
 	}
@@ -23,7 +38,7 @@ func Disruption(delivered []time.Time, interval time.Duration) (d time.Duration,
 	for i := 1; i < len(s); i++ {
 		gap = max(gap, s[i].Sub(s[i-1]))
 	}
-	return gap - interval, true
+	return Millis(ms(gap - interval)), true
 }
 
 // LateSince counts the messages created at or after from whose MCT

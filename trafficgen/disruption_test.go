@@ -20,25 +20,30 @@ func TestDisruption(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name      string
-		delivered []time.Time
-		want      time.Duration
-		ok        bool
+		name            string
+		delivered, lost []time.Time
+		want            Millis
+		ok              bool
 	}{
-		{"regular", at(30, 80, 130, 180), 0, true},
+		{"regular", at(30, 80, 130, 180), nil, 0, true},
 		// Messages of 200 and 250 delayed to 520 and 530: the gap
 		// 180 -> 520 is 340 ms, 290 ms more than the interval.
-		{"outage", at(30, 80, 130, 180, 520, 530, 580), 290 * time.Millisecond, true},
+		{"outage", at(30, 80, 130, 180, 520, 530, 580), nil, 290, true},
 		// Order does not matter; a message that never arrived widens the
-		// gap (230 missing: 180 -> 280 is 100 ms).
-		{"missing message, unsorted", at(280, 30, 180, 80, 130), 50 * time.Millisecond, true},
-		{"closer than the interval", at(0, 40, 80), -10 * time.Millisecond, true},
-		{"one delivery", at(30), 0, false},
-		{"none", nil, 0, false},
+		// gap (created at 200, due at 230, missing: 180 -> 280 is 100 ms).
+		{"missing message, unsorted", at(280, 30, 180, 80, 130), at(200), 50, true},
+		{"closer than the interval", at(0, 40, 80), nil, -10, true},
+		// Deliveries stop for good at 130: the messages created at 150
+		// and 200 never arrive, the wait never ends.
+		{"never again", at(30, 80, 130), at(150, 200), Inf, true},
+		{"one delivery, then none", at(30), at(50), Inf, true},
+		{"sent, none delivered", nil, at(0, 50), Inf, true},
+		{"one delivery", at(30), nil, 0, false},
+		{"none", nil, nil, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, ok := Disruption(tc.delivered, 50*time.Millisecond)
+			d, ok := Disruption(tc.delivered, tc.lost, 50*time.Millisecond)
 			if d != tc.want || ok != tc.ok {
 				t.Fatalf("Disruption = %v, %v; want %v, %v", d, ok, tc.want, tc.ok)
 			}

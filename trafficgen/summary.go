@@ -71,8 +71,10 @@ type SourceSummary struct {
 	ReplyGoodputMbps *float64 `json:"reply_goodput_mbps,omitempty"`
 	// DisruptionMS (priority sources with an interval): the longest time
 	// between two consecutive deliveries of the source's messages minus
-	// its interval (Disruption); absent with fewer than two deliveries.
-	DisruptionMS *float64 `json:"disruption_ms,omitempty"`
+	// its interval, +Inf when messages created after the last delivery
+	// never arrived (Disruption); absent with fewer than two deliveries
+	// and no such message.
+	DisruptionMS *Millis `json:"disruption_ms,omitempty"`
 	// LateAfterChange (priority sources, experiments with scheduled link
 	// changes): the messages created at or after one RTT before the first
 	// change whose MCT exceeds one RTT, failed ones included (LateSince;
@@ -641,15 +643,18 @@ func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e
 	if !src.Priority || src.Interval <= 0 || src.Kind == experiment.KindBulk {
 		return
 	}
-	var delivered []time.Time
+	var delivered, lost []time.Time
 	for _, m := range r.msgs[i] {
-		if m != nil && !m.Delivered.IsZero() {
+		switch {
+		case m == nil:
+		case !m.Delivered.IsZero():
 			delivered = append(delivered, m.Delivered)
+		default:
+			lost = append(lost, m.Created)
 		}
 	}
-	if d, ok := Disruption(delivered, src.Interval); ok {
-		v := ms(d)
-		ss.DisruptionMS = &v
+	if d, ok := Disruption(delivered, lost, src.Interval); ok {
+		ss.DisruptionMS = &d
 	}
 	if at, rtt, ok := FirstChange(e); ok {
 		n := LateSince(r.msgs[i], r.start.Add(at-rtt), rtt)
