@@ -190,3 +190,34 @@ func AggregationTable(points []*Point, o Options) (*Table, error) {
 	}
 	return t, nil
 }
+
+// AggregationSummaryTable gives a row per experiment (per invocation
+// when several of one experiment differ, see Point.Variant), for
+// comparing experiments or variants side by side: its entries, those
+// without a benefit, the median benefit over all entries and the
+// fractions above 0 of all entries and of those that started on the
+// better and on the worse path (the aggregation table's "above 0"
+// column of its three rows).
+func AggregationSummaryTable(points []*Point, o Options) (*Table, error) {
+	full, err := AggregationTable(points, o)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{
+		MD: [][]string{{"experiment", "entries", "failed", "median", "above 0", "above 0, started on the better path",
+			"above 0, started on the worse path"}},
+		CSV: [][]string{{"experiment", "n", "failed", "median", "frac_positive", "frac_positive_better", "frac_positive_worse"}},
+	}
+	// The full table has three rows per experiment in a fixed order:
+	// all, started on the better path, started on the worse path.
+	const (
+		colN, colFailed, colMedian, colPositive = 2, 3, 6, 9
+	)
+	for i := 1; i+2 < len(full.MD); i += 3 {
+		all, best, worst := full.MD[i], full.MD[i+1], full.MD[i+2]
+		t.MD = append(t.MD, []string{all[0], all[colN], all[colFailed], all[colMedian], all[colPositive], best[colPositive], worst[colPositive]})
+		all, best, worst = full.CSV[i], full.CSV[i+1], full.CSV[i+2]
+		t.CSV = append(t.CSV, []string{all[0], all[colN], all[colFailed], all[colMedian], all[colPositive], best[colPositive], worst[colPositive]})
+	}
+	return t, nil
+}

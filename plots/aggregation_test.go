@@ -82,6 +82,14 @@ func TestBenefits(t *testing.T) {
 		strings.Join(tb.MD[3], "|") != "g|started on the worse path|1|0|-0.60|-0.60|-0.60|-0.60|-0.60|0.0 %|100.0 %" {
 		t.Fatalf("table %q", tb.MD)
 	}
+	sum, err := AggregationSummaryTable(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.MD) != 2 || strings.Join(sum.MD[1], "|") != "g|7|3|0.00|50.0 %|66.7 %|0.0 %" ||
+		strings.Join(sum.CSV[1], "|") != "g|7|3|0.000|0.500|0.667|0.000" {
+		t.Fatalf("summary %q %q", sum.MD, sum.CSV)
+	}
 	if _, err := Draw("aggregation", points, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a table") {
 		t.Fatalf("Draw: %v", err)
 	}

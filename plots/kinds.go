@@ -20,9 +20,9 @@ func init() {
 var oneRunKinds = []string{"throughput-time", "cwnd", "timeline"}
 
 // Kinds are the figures, by name; tableOnly those that are a table only.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "robustness", "robustness-summary", "metrics"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "aggregation-summary", "robustness", "robustness-summary", "metrics"}
 
-var tableOnly = []string{"aggregation", "robustness-summary", "metrics"}
+var tableOnly = []string{"aggregation", "aggregation-summary", "robustness-summary", "metrics"}
 
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
@@ -69,6 +69,8 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return RatioTable(points, o)
 	case "aggregation":
 		return AggregationTable(points, o)
+	case "aggregation-summary":
+		return AggregationSummaryTable(points, o)
 	case "robustness":
 		return RobustnessTable(points, o)
 	case "robustness-summary":
