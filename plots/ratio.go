@@ -70,8 +70,13 @@ func runTime(r *Run, o Options) (float64, string, error) {
 }
 
 // pointTime is the median of a point's run times (the lower middle of an
-// even number); NaN with the reason when a run has none.
+// even number); NaN with the reason when a run has none or repetitions
+// are missing (a run that failed leaves no results: the median of the
+// others would hide it).
 func pointTime(p *Point, o Options) (float64, string, error) {
+	if want := max(p.Runs[0].Summary.Repeat, 1); len(p.Runs) < want {
+		return math.NaN(), fmt.Sprintf("%s: %d of %d repetitions missing", sweepPointDir(p.Runs[0]), want-len(p.Runs), want), nil
+	}
 	var ts []float64
 	for _, r := range p.Runs {
 		t, why, err := runTime(r, o)
@@ -115,11 +120,15 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 			pairs[key] = pr
 			order = append(order, key)
 		}
+		slot := &pr.multi
 		if mode == ratioSingle {
-			pr.single = p
-		} else {
-			pr.multi = p
+			slot = &pr.single
 		}
+		if *slot != nil { // never replace a point: the figure would hide one
+			return nil, inputErr("%s and %s: two %s points of scenario %q of %s (runs of two invocations that differ in their path scheduler?): plot them apart",
+				(*slot).Runs[0].Dir, p.Runs[0].Dir, mode, strings.Join(rest, ","), p.Name)
+		}
+		*slot = p
 	}
 	var out []Ratio
 	for _, key := range order {

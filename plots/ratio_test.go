@@ -67,6 +67,36 @@ func TestRatios(t *testing.T) {
 	}
 }
 
+// TestRatiosMissingRepetitions: a point of 3 repetitions with 2 runs
+// (a run that failed leaves none) has no time: its scenario counts as
+// failed, not as the median of the two left.
+func TestRatiosMissingRepetitions(t *testing.T) {
+	single := ratioPoint("s1", "single", 10, 5, 100, 300)
+	for _, r := range single.Runs {
+		r.Summary.Repeat = 3
+	}
+	rs, err := Ratios([]*Point{single, ratioPoint("s1", "multi", 10, 5, 100)}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || !math.IsNaN(rs[0].Ratio) || !strings.Contains(rs[0].Failed, "1 of 3 repetitions missing") {
+		t.Fatalf("ratios %+v", rs)
+	}
+}
+
+// TestRatiosRefuseTwoOfAPoint: two single path points of one scenario
+// (two invocations with different path schedulers, which Load does not
+// rename) are refused; one used to replace the other.
+func TestRatiosRefuseTwoOfAPoint(t *testing.T) {
+	a, b := ratioPoint("s1", "single", 10, 5, 100), ratioPoint("s1", "single", 10, 5, 300)
+	a.Scheduler, b.Scheduler = "lowrtt", "blest"
+	_, err := Ratios([]*Point{a, b, ratioPoint("s1", "multi", 10, 5, 100)}, DefaultOptions())
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "two single points of scenario") {
+		t.Fatalf("%v, want an input error", err)
+	}
+}
+
 // TestRatiosNeedPairs: a scenario without its other mode, or points that
 // do not vary the mode, are input errors, not scenarios left out.
 func TestRatiosNeedPairs(t *testing.T) {

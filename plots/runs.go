@@ -192,6 +192,15 @@ func sweepDir(r *Run) string {
 	return d
 }
 
+// sweepPointDir is the directory of a run's grid point (the run's own
+// without repetitions).
+func sweepPointDir(r *Run) string {
+	if r.Summary.Repeat > 1 {
+		return filepath.Dir(filepath.Clean(r.Dir))
+	}
+	return r.Dir
+}
+
 // distinctParts names each of dirs (distinct paths) by the path
 // elements that tell it from the others: the elements they all share at
 // the start and at the end are left out ("a/x" and "b/x": "a" and "b").

@@ -148,8 +148,10 @@ func TestLoadVariants(t *testing.T) {
 		single   float64
 	}{{"grid-a", "a", 200}, {"grid-b", "b", 300}} {
 		d := filepath.Join(dir, g.sub, "fix")
-		writeFixture(t, d, fixture{point: 0, rep: 0, sched: "cwr", vary: []string{"scenario=s1", "mode=single"}, times: []float64{g.single}, baseSeed: 1, sha: g.sha + "0"})
-		writeFixture(t, d, fixture{point: 1, rep: 0, sched: "cwr", vary: []string{"scenario=s1", "mode=multi"}, times: []float64{100}, baseSeed: 1, sha: g.sha + "1"})
+		for rep := range 2 {
+			writeFixture(t, d, fixture{point: 0, rep: rep, sched: "cwr", vary: []string{"scenario=s1", "mode=single"}, times: []float64{g.single}, baseSeed: 1, sha: g.sha + "0"})
+			writeFixture(t, d, fixture{point: 1, rep: rep, sched: "cwr", vary: []string{"scenario=s1", "mode=multi"}, times: []float64{100}, baseSeed: 1, sha: g.sha + "1"})
+		}
 	}
 	points, err := Load([]string{filepath.Join(dir, "grid-a", "fix"), filepath.Join(dir, "grid-b", "fix")})
 	if err != nil {
