@@ -294,14 +294,17 @@ feed:
 		for _, d := range made {
 			os.Remove(d)
 		}
+		removeStaleAggregate(base, stderr)
 		fmt.Fprintf(stderr, "mpq run: interrupted; %d of %d runs finished and kept\n", prog.done-failed, len(runs))
 		return exitInterrupted
 	}
 	if failed > 0 {
+		removeStaleAggregate(base, stderr)
 		fmt.Fprintf(stderr, "mpq run: %d of %d runs failed\n", failed, len(runs))
 		return exitFailure
 	}
 	if shardN > 1 {
+		removeStaleAggregate(base, stderr)
 		fmt.Fprintf(stderr, "mpq run: shard %d/%d complete (%d of %d runs); once every shard is, copy their directories together and run mpq aggregate %s\n",
 			shardK, shardN, len(mine), total, base)
 		if len(figures) > 0 {
@@ -325,6 +328,23 @@ feed:
 		return exitFailure
 	}
 	return 0
+}
+
+// removeStaleAggregate removes the runs.csv and aggregate files an
+// earlier invocation wrote into base when this one writes none (runs
+// failed, interrupted, a shard): they would describe runs that this one
+// replaced. mpq aggregate rebuilds them from the runs in the directory.
+func removeStaleAggregate(base string, stderr io.Writer) {
+	var gone []string
+	for _, f := range []string{resultset.RunsCSV, resultset.AggregateCSV, resultset.AggregateJSON} {
+		if os.Remove(filepath.Join(base, f)) == nil {
+			gone = append(gone, f)
+		}
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(stderr, "mpq run: %s: removed the earlier %s (they described other runs; mpq aggregate %s rebuilds them)\n",
+			base, strings.Join(gone, ", "), base)
+	}
 }
 
 // missingDirs lists dir and those of its parents that do not exist yet,

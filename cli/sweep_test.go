@@ -447,6 +447,49 @@ func TestRerunAggregatesTheWholeDirectory(t *testing.T) {
 	}
 }
 
+// TestFailedRerunRemovesTheAggregate: a second invocation into the same
+// directory whose runs fail (the file edited: every packet lost) replaces
+// the earlier runs it reaches; the earlier runs.csv and aggregate, which
+// describe runs no longer there, go, and so does a shard's.
+func TestFailedRerunRemovesTheAggregate(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "sweep.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 1", 1))
+	base := filepath.Join(dir, "sweep")
+	aggregates := []string{"runs.csv", "aggregate.csv", "aggregate.json"}
+	present := func() (n int) {
+		for _, name := range aggregates {
+			if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		file string
+		args []string
+		code int
+	}{
+		{"runs failed", strings.Replace(strings.Replace(sweepFile, "repeat = 2", "repeat = 1", 1), `loss = "1%"`, `loss = "100%"`, 1),
+			nil, exitFailure},
+		{"a shard", "", []string{"--shard", "1/2"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, dir, "sweep.toml", strings.Replace(sweepFile, "repeat = 2", "repeat = 1", 1))
+			if code, _, errs := runCmd(t, "run", f, "--out", dir); code != 0 || present() != 3 {
+				t.Fatalf("first invocation: exit %d, %d of 3 aggregate files: %s", code, present(), errs)
+			}
+			if tc.file != "" {
+				writeFile(t, dir, "sweep.toml", tc.file)
+			}
+			code, _, errs := runCmd(t, append([]string{"run", f, "--out", dir}, tc.args...)...)
+			if code != tc.code || present() != 0 || !strings.Contains(errs, "removed the earlier runs.csv, aggregate.csv, aggregate.json") {
+				t.Fatalf("second invocation: exit %d, %d aggregate files left: %s", code, present(), errs)
+			}
+		})
+	}
+}
+
 // TestLongRunNames: a run whose label (the sweep's values and the
 // overrides) would make a directory name longer than file systems allow
 // is written under a shortened name that ends in a hash of the whole
