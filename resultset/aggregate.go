@@ -135,6 +135,17 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 	}
 	a.Runs = len(a.runs)
 	a.provenance()
+	// Grid points are numbered from 0 without gaps (experiment.Load): a
+	// number missing below the last one found is a point with no run
+	// at all (every repetition failed, or was not run). A missing last
+	// point cannot be told from here.
+	for i, n := 0, 0; n < len(a.Points); i++ {
+		if byPoint[i] != nil {
+			n++
+			continue
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("grid point %d: no runs (each of its repetitions failed or was not run)", i))
+	}
 	for _, p := range a.Points {
 		if len(p.runs) != p.Repeat {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("grid point %d (%s): %d of %d repetitions", p.Point, p.Dir, len(p.runs), p.Repeat))

@@ -50,6 +50,24 @@ func summary(point, rep, repeat int, sha string, p50 float64, thr float64) *traf
 			MCTMS: &trafficgen.Dist{P50: trafficgen.Millis(p50), P99: trafficgen.Inf, P999: trafficgen.Inf, Mean: trafficgen.Inf}}}}
 }
 
+// TestBuildNamesPointsWithoutRuns: of the grid points 0, 1 and 2 the
+// runs of 0 and 2 are there; point 1 had none (every repetition failed):
+// a warning names it rather than the aggregate leaving it out silently.
+func TestBuildNamesPointsWithoutRuns(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root, "p0", summary(0, 0, 1, "aaa", 20, 10), "20.000")
+	s := summary(1, 0, 1, "ccc", 20, 10)
+	s.Point = 2
+	writeRun(t, root, "p2", s, "20.000")
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Points) != 2 || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "grid point 1: no runs") {
+		t.Fatalf("%d points, warnings %q", len(a.Points), a.Warnings)
+	}
+}
+
 // TestBuild aggregates synthetic runs with values computed by hand:
 // point 0 has two repetitions, point 1 one of two.
 func TestBuild(t *testing.T) {
