@@ -398,15 +398,19 @@ func (p *Point) matches(where []string) *Point {
 // schedulerKey is the key of the path scheduler in a sweep.
 const schedulerKey = "transport.path_scheduler"
 
+// warmupKey is the one output option that changes what the figures
+// show: every per-source statistic leaves out the warm-up's messages.
+const warmupKey = "output.warmup"
+
 // variedKeys are the keys the points vary, in order of appearance,
-// without output options.
+// without the output options but the warm-up.
 func variedKeys(points []*Point) []string {
 	var keys []string
 	seen := map[string]bool{}
 	for _, p := range points {
 		for _, kv := range p.Vary {
 			k, _, _ := strings.Cut(kv, "=")
-			if !seen[k] && experiment.ChangesExperiment(k) {
+			if !seen[k] && (experiment.ChangesExperiment(k) || k == warmupKey) {
 				seen[k] = true
 				keys = append(keys, k)
 			}

@@ -69,6 +69,18 @@ func TestLabels(t *testing.T) {
 	}
 }
 
+// TestLabelsWarmup: a sweep of output.warmup changes every statistic,
+// so its points are told apart like those of any key; other output
+// options are not.
+func TestLabelsWarmup(t *testing.T) {
+	points := loadFixtures(t,
+		fixture{point: 0, sched: "cwr", vary: []string{"output.warmup=0s", "output.qlog=true"}, times: []float64{1}},
+		fixture{point: 1, sched: "cwr", vary: []string{"output.warmup=1s", "output.qlog=false"}, times: []float64{1}})
+	if a, b := points[0].Label, points[1].Label; a != "output.warmup=0s" || b != "output.warmup=1s" {
+		t.Fatalf("labels %q and %q", a, b)
+	}
+}
+
 // TestLoadBadDirectories: a missing, empty or wrong directory, a file,
 // and a malformed summary are input errors that name the path.
 func TestLoadBadDirectories(t *testing.T) {
