@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -39,7 +40,7 @@ func MetricsTable(points []*Point, o Options) (*Table, error) {
 	t := &Table{MD: [][]string{{"run", "runs"}}, CSV: [][]string{{"label", "runs"}}}
 	for _, m := range o.Metrics {
 		t.MD[0] = append(t.MD[0], m)
-		t.CSV[0] = append(t.CSV[0], m, m+"_ci95_lo", m+"_ci95_hi")
+		t.CSV[0] = append(t.CSV[0], m, m+"_ci95_lo", m+"_ci95_hi", m+"_n")
 	}
 	for _, p := range points {
 		n := strconv.Itoa(len(p.Runs))
@@ -49,9 +50,18 @@ func MetricsTable(points []*Point, o Options) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			md = append(md, WithCI(s, precisionOf(float64(s.Mean))))
+			cell, used := WithCI(s, precisionOf(float64(s.Mean))), len(p.Runs)
+			if !pooledMetric.MatchString(m) {
+				// Runs without the value (NaN: a path that never
+				// opened, 0/0) are left out of the mean: say so.
+				used = s.N
+				if s.N < len(p.Runs) {
+					cell += fmt.Sprintf(" (%d of %d runs)", s.N, len(p.Runs))
+				}
+			}
+			md = append(md, cell)
 			f := trafficgen.FormatCSV
-			cs = append(cs, f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1])))
+			cs = append(cs, f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1])), strconv.Itoa(used))
 		}
 		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
 	}

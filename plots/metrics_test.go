@@ -30,9 +30,9 @@ func TestMetricsTable(t *testing.T) {
 		{name: "headline metrics", metrics: []string{"throughput_server_mbps", "path.0.cwnd_growth_ca_bytes_per_rtt"},
 			wantMD: []string{"| run | runs | throughput_server_mbps | path.0.cwnd_growth_ca_bytes_per_rtt |",
 				"| cwr-red | 3 | 22.00 ± 4.97 | 1133 ± 379 |", "| lowrtt | 1 | 30.00 | 1340 |"},
-			wantCSV: "label,runs,throughput_server_mbps,throughput_server_mbps_ci95_lo,throughput_server_mbps_ci95_hi," +
-				"path.0.cwnd_growth_ca_bytes_per_rtt,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_lo,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_hi\n" +
-				"cwr-red,3,22.000,17.032,26.968,1133.333,753.875,1512.792\n"},
+			wantCSV: "label,runs,throughput_server_mbps,throughput_server_mbps_ci95_lo,throughput_server_mbps_ci95_hi,throughput_server_mbps_n," +
+				"path.0.cwnd_growth_ca_bytes_per_rtt,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_lo,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_hi,path.0.cwnd_growth_ca_bytes_per_rtt_n\n" +
+				"cwr-red,3,22.000,17.032,26.968,3,1133.333,753.875,1512.792,3\n"},
 		{name: "pooled quantiles", metrics: []string{"s1.pooled_mct_p50_ms", "s1.pooled_mct_p90_ms"},
 			// 30 messages of cwr-red pooled: rank 15 and 27.
 			wantMD: []string{"| run | runs | s1.pooled_mct_p50_ms | s1.pooled_mct_p90_ms |", "| cwr-red | 3 | 50.00 | 90.00 |"}},
@@ -71,5 +71,27 @@ func TestMetricsTable(t *testing.T) {
 	}
 	if _, err := Draw("metrics", points, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a table") {
 		t.Errorf("drawing the metrics table: %v", err)
+	}
+}
+
+// TestMetricsTableSaysHowManyRuns: a metric some runs lack (a competitor
+// in two of the three) is the mean of those that have it, and the table
+// says over how many: "(2 of 3 runs)" and the CSV's _n.
+func TestMetricsTableSaysHowManyRuns(t *testing.T) {
+	reps := threeReps()
+	for _, i := range []int{0, 1, 3} { // cwr-red's first two, lowrtt's
+		reps[i].competitors = []trafficgen.CompetitorSummary{{Name: "c", GoodputMbps: 10}}
+	}
+	o := DefaultOptions()
+	o.Metrics = []string{"competitor.c.goodput_mbps"}
+	tab, err := Tabulate("metrics", loadFixtures(t, reps...), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := tableText(t, tab, "md"); !strings.Contains(md, "| cwr-red | 3 | 10.00 ± 0.00 (2 of 3 runs) |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	if csv := tableText(t, tab, "csv"); !strings.Contains(csv, "cwr-red,3,10.000,10.000,10.000,2\n") {
+		t.Errorf("csv:\n%s", csv)
 	}
 }
