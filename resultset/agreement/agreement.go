@@ -164,6 +164,18 @@ func (p *Point) pool(dirs []string, source string) error {
 		if err != nil {
 			return err
 		}
+		// A file cut short would pool fewer messages than the run had.
+		s, err := resultset.ReadRun(d)
+		if err != nil {
+			return err
+		}
+		rows := map[string]int{}
+		for name, st := range got {
+			rows[name] = len(st.Times) + st.Warmup
+		}
+		if err := resultset.CheckMessageRows(d, s, rows); err != nil {
+			return err
+		}
 		if st := got[source]; st != nil {
 			times = append(times, st.Times...)
 		}

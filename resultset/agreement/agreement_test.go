@@ -110,6 +110,26 @@ func writeMessages(t *testing.T, dir string, vals []float64) {
 	if err := os.WriteFile(filepath.Join(dir, "messages.csv"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// summary.json counts the rows: the priority source's messages and
+	// its warm-up row; the background is bulk (no rows counted).
+	var sum map[string]any
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &sum)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := sum["sources"].([]any)
+	pr, bg := srcs[0].(map[string]any), srcs[1].(map[string]any)
+	pr["kind"], pr["messages"], pr["warmup_excluded"] = "periodic", len(vals), 1
+	bg["kind"] = "bulk"
+	if raw, err = json.Marshal(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // FromRuns pools the runs' messages: 1..200 and 201..400 (ms) pool to
@@ -136,6 +156,16 @@ func TestFromRunsPooled(t *testing.T) {
 	// The runs' own p99s average to 298: the pooled one is not their mean.
 	if p.P99MS != 298 {
 		t.Errorf("mean p99 %v, want 298", p.P99MS)
+	}
+	// A messages.csv cut short (a line boundary: 150 of the 200 rows
+	// summary.json counts) is an error, not a pool of fewer messages.
+	cut := writeRun(t, 100, 198, 3)
+	writeMessages(t, cut, va)
+	raw, _ := os.ReadFile(filepath.Join(cut, "messages.csv"))
+	lines := strings.SplitAfter(string(raw), "\n")
+	os.WriteFile(filepath.Join(cut, "messages.csv"), []byte(strings.Join(lines[:2+2*150], "")), 0o644)
+	if _, err := FromRuns([]string{cut, b}, "priority", "background"); err == nil || !strings.Contains(err.Error(), "cut short") {
+		t.Errorf("a messages.csv cut short: %v", err)
 	}
 	// One run with messages and one without is an error, not a pool of
 	// half the runs.
