@@ -401,7 +401,7 @@ func CCDFTable(points []*Point, o Options) (*Table, error) {
 			return nil, inputErr("%s: no messages of source %s", pt.Runs[0].Dir, src.Name)
 		}
 		sort.Float64s(vals)
-		md := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
+		md := []string{pt.Label, runsCell(pt), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
 		cs := []string{pt.Label, strconv.Itoa(len(pt.Runs)), strconv.Itoa(d.N), strconv.Itoa(d.Failed)}
 		for _, v := range []float64{float64(d.P50), float64(d.P90)} {
 			md = append(md, FormatNumber(v, 1))

@@ -112,7 +112,7 @@ func GrowthTable(points []*Point, o Options) (*Table, error) {
 	f := trafficgen.FormatCSV
 	for _, p := range points {
 		n := strconv.Itoa(len(p.Runs))
-		row := []string{p.Label, n}
+		row := []string{p.Label, runsCell(p)}
 		for _, id := range ids {
 			s := Growth(p, id)
 			row = append(row, WithCI(s, 0))

@@ -44,7 +44,7 @@ func MetricsTable(points []*Point, o Options) (*Table, error) {
 	}
 	for _, p := range points {
 		n := strconv.Itoa(len(p.Runs))
-		md, cs := []string{p.Label, n}, []string{p.Label, n}
+		md, cs := []string{p.Label, runsCell(p)}, []string{p.Label, n}
 		for _, m := range o.Metrics {
 			s, err := pointMetric(p, m, o)
 			if err != nil {

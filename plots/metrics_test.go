@@ -29,7 +29,7 @@ func TestMetricsTable(t *testing.T) {
 	}{
 		{name: "headline metrics", metrics: []string{"throughput_server_mbps", "path.0.cwnd_growth_ca_bytes_per_rtt"},
 			wantMD: []string{"| run | runs | throughput_server_mbps | path.0.cwnd_growth_ca_bytes_per_rtt |",
-				"| cwr-red | 3 | 22.00 ± 4.97 | 1133 ± 379 |", "| lowrtt | 1 | 30.00 | 1340 |"},
+				"| cwr-red | 3 | 22.00 ± 4.97 | 1133 ± 379 |", "| lowrtt | 1 of 2 | 30.00 | 1340 |"},
 			wantCSV: "label,runs,throughput_server_mbps,throughput_server_mbps_ci95_lo,throughput_server_mbps_ci95_hi,throughput_server_mbps_n," +
 				"path.0.cwnd_growth_ca_bytes_per_rtt,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_lo,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_hi,path.0.cwnd_growth_ca_bytes_per_rtt_n\n" +
 				"cwr-red,3,22.000,17.032,26.968,3,1133.333,753.875,1512.792,3\n"},

@@ -192,6 +192,16 @@ func sweepDir(r *Run) string {
 	return d
 }
 
+// runsCell is a table's "runs" cell of a point: its runs, or "k of n"
+// when repetitions are missing (runs that failed leave no results, and
+// its statistics are of the others).
+func runsCell(p *Point) string {
+	if want := max(p.Runs[0].Summary.Repeat, 1); len(p.Runs) < want {
+		return fmt.Sprintf("%d of %d", len(p.Runs), want)
+	}
+	return strconv.Itoa(len(p.Runs))
+}
+
 // sweepPointDir is the directory of a run's grid point (the run's own
 // without repetitions).
 func sweepPointDir(r *Run) string {

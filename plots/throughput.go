@@ -97,7 +97,7 @@ func ThroughputTable(points []*Point, o Options) (*Table, error) {
 			share = 100 * float64(prio.Mean) / float64(total.Mean)
 		}
 		n := strconv.Itoa(len(p.Runs))
-		t.MD = append(t.MD, []string{p.Label, n, WithCI(total, 1), WithCI(prio, 2), FormatNumber(share, 1) + " %"})
+		t.MD = append(t.MD, []string{p.Label, runsCell(p), WithCI(total, 1), WithCI(prio, 2), FormatNumber(share, 1) + " %"})
 		f := trafficgen.FormatCSV
 		t.CSV = append(t.CSV, []string{p.Label, n, end, f(float64(total.Mean)), f(float64(total.CI95[0])), f(float64(total.CI95[1])),
 			f(float64(prio.Mean)), f(float64(prio.CI95[0])), f(float64(prio.CI95[1]))})
