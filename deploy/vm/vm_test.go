@@ -202,3 +202,26 @@ func TestVMAgreementLowRate(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+// TestRehearseRefusesBadSettings: deploy/vm/rehearse checks its
+// environment before it needs root or any tool, and exits 2 naming the
+// setting (the machines' niceness among them).
+func TestRehearseRefusesBadSettings(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"MPQ_REHEARSE_NICE=x", "MPQ_REHEARSE_NICE=x: want a niceness from -20 to 19"},
+		{"MPQ_REHEARSE_NICE=-21", "MPQ_REHEARSE_NICE=-21: want a niceness"},
+		{"MPQ_REHEARSE_NICE=20", "MPQ_REHEARSE_NICE=20: want a niceness"},
+		{"MPQ_REHEARSE_REPEAT=two", "MPQ_REHEARSE_REPEAT=two: want a whole number"},
+		{"MPQ_REHEARSE_DURATION=1h", "MPQ_REHEARSE_DURATION=1h: want a duration"},
+	} {
+		cmd := exec.Command("bash", "rehearse", filepath.Join(t.TempDir(), "out"))
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: exit %d (%v), want 2 with %q:\n%s", tc.env, code, err, tc.want, out)
+		}
+	}
+}
