@@ -71,6 +71,8 @@ func Benefits(points []*Point, o Options) ([]Benefit, error) {
 		switch {
 		case twin < 0:
 			b.Failed = "no entry of the same scenario with the paths swapped"
+		case r.missing: // a multipath time missing for want of runs is no failed download
+			b.Failed = r.Failed
 		case math.IsNaN(r.Single) || !(r.Single > 0):
 			b.Failed = r.Failed // Ratios' "single path: ..."
 		case math.IsNaN(rs[twin].Single) || !(rs[twin].Single > 0):

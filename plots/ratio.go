@@ -43,6 +43,10 @@ type Ratio struct {
 	// path ran on the faster path), -1 when the lower, 0 when equal or
 	// unknown.
 	FirstFaster int
+	// missing reports that a point of the scenario has repetitions
+	// missing: no time, and no benefit either (a multipath time missing
+	// for that reason is not a download that did not complete).
+	missing bool
 	// paths describes the scenario's first and second path (their
 	// configurations, both directions), to find the entry of the same
 	// scenario with the paths swapped (Benefits); empty when unknown.
@@ -69,13 +73,17 @@ func runTime(r *Run, o Options) (float64, string, error) {
 	return float64(d.MeanCompleted), "", nil
 }
 
+// repetitionsMissing ends the reason of a point without a time because
+// runs of it are missing.
+const repetitionsMissing = "repetitions missing"
+
 // pointTime is the median of a point's run times (the lower middle of an
 // even number); NaN with the reason when a run has none or repetitions
 // are missing (a run that failed leaves no results: the median of the
 // others would hide it).
 func pointTime(p *Point, o Options) (float64, string, error) {
-	if want := max(p.Runs[0].Summary.Repeat, 1); len(p.Runs) < want {
-		return math.NaN(), fmt.Sprintf("%s: %d of %d repetitions missing", sweepPointDir(p.Runs[0]), want-len(p.Runs), want), nil
+	if want := p.wantRuns(); len(p.Runs) < want {
+		return math.NaN(), fmt.Sprintf("%s: %d of %d %s", sweepPointDir(p.Runs[0]), want-len(p.Runs), want, repetitionsMissing), nil
 	}
 	var ts []float64
 	for _, r := range p.Runs {
@@ -99,6 +107,10 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 	type pair struct{ single, multi *Point }
 	pairs := map[string]*pair{}
 	var order []string
+	// An experiment run into several directories (invocations: other
+	// --set values, other scenarios) is a sweep per directory, named
+	// after it: its entries are not pooled, nor paired across them.
+	parts := sweepParts(points)
 	for _, p := range points {
 		var rest []string
 		mode := ""
@@ -113,7 +125,11 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 			return nil, inputErr("%s: the ratio figure needs grid points varying %s=%s and %s=%s (as experiments/conext17 does); this one varies %v",
 				p.Runs[0].Dir, ratioKey, ratioSingle, ratioKey, ratioMulti, p.Vary)
 		}
-		key := p.Name + "\x00" + strings.Join(rest, ",")
+		name := p.Name
+		if part, ok := parts[p]; ok {
+			name += " (" + part + ")"
+		}
+		key := name + "\x00" + strings.Join(rest, ",")
 		pr := pairs[key]
 		if pr == nil {
 			pr = &pair{}
@@ -152,6 +168,7 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 			return nil, err
 		}
 		r.Ratio = r.Single / r.Multi
+		r.missing = strings.HasSuffix(why1, repetitionsMissing) || strings.HasSuffix(why2, repetitionsMissing)
 		switch {
 		case why1 != "":
 			r.Ratio, r.Failed = math.NaN(), "single path: "+why1

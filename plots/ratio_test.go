@@ -22,8 +22,14 @@ func ratioPoint(scen, mode string, rate0, rate1 float64, times ...float64) *Poin
 			d.Failed = 1
 		}
 		cfg := &experiment.Experiment{Paths: []experiment.Path{{Down: experiment.Link{Rate: rate0}}, {Down: experiment.Link{Rate: rate1}}}}
-		p.Runs = append(p.Runs, &Run{Dir: filepath.Join(scen, mode, "rep"+string(rune('0'+i))), config: cfg,
-			Summary: &trafficgen.Summary{Name: "g", Sources: []trafficgen.SourceSummary{{Name: "download", Kind: experiment.KindFile, ResponseMS: d}}}})
+		// As mpq run lays a sweep out: SWEEP/POINT, or SWEEP/POINT/repN
+		// with repetitions.
+		dir := filepath.Join("sweep", scen+","+mode)
+		if len(times) > 1 {
+			dir = filepath.Join(dir, "rep"+string(rune('0'+i)))
+		}
+		p.Runs = append(p.Runs, &Run{Dir: dir, config: cfg,
+			Summary: &trafficgen.Summary{Name: "g", Repeat: len(times), Sources: []trafficgen.SourceSummary{{Name: "download", Kind: experiment.KindFile, ResponseMS: d}}}})
 	}
 	return p
 }
@@ -75,12 +81,36 @@ func TestRatiosMissingRepetitions(t *testing.T) {
 	for _, r := range single.Runs {
 		r.Summary.Repeat = 3
 	}
-	rs, err := Ratios([]*Point{single, ratioPoint("s1", "multi", 10, 5, 100)}, DefaultOptions())
+	rs, err := Ratios([]*Point{single, ratioPoint("s1", "multi", 10, 5, 100, 100, 100)}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rs) != 1 || !math.IsNaN(rs[0].Ratio) || !strings.Contains(rs[0].Failed, "1 of 3 repetitions missing") {
 		t.Fatalf("ratios %+v", rs)
+	}
+}
+
+// TestBenefitMissingRepetitions: an entry whose multipath point has a
+// repetition missing has no benefit (failed, with the reason), not the -1
+// of a multipath download that did not complete; nor has its twin.
+func TestBenefitMissingRepetitions(t *testing.T) {
+	multi := ratioPoint("s1a", "multi", 10, 5, 80, 80)
+	for _, r := range multi.Runs {
+		r.Summary.Repeat = 3
+	}
+	points := []*Point{
+		ratioPoint("s1a", "single", 10, 5, 100, 100, 100), multi,
+		ratioPoint("s1b", "single", 5, 10, 200, 200, 200), ratioPoint("s1b", "multi", 5, 10, 250, 250, 250),
+	}
+	bs, err := Benefits(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 2 || !math.IsNaN(bs[0].EAB) || !strings.Contains(bs[0].Failed, "1 of 3 repetitions missing") {
+		t.Fatalf("s1a: %+v", bs)
+	}
+	if math.IsNaN(bs[1].EAB) || bs[1].Failed != "" {
+		t.Fatalf("s1b (its twin's single path is complete): %+v", bs[1])
 	}
 }
 

@@ -141,18 +141,16 @@ func bulkGoodput(p *Point) (float64, bool) {
 
 // robustnessRefOf picks the lowrtt point a point's share divides by,
 // among those of its grid point: the one of the same variant (see
-// Point.Variant), else the only one; several reports that there were
-// several and none of the variant.
-func robustnessRefOf(refs []*Point, variant string) (ref *Point, several bool) {
+// Point.Variant: runs of the same grid point in another configuration
+// are no reference); others reports that there were lowrtt points of
+// other variants only.
+func robustnessRefOf(refs []*Point, variant string) (ref *Point, others bool) {
 	for _, r := range refs {
 		if r.Variant == variant {
 			return r, false
 		}
 	}
-	if len(refs) == 1 {
-		return refs[0], false
-	}
-	return nil, len(refs) > 1
+	return nil, len(refs) > 0
 }
 
 // RobustnessCells computes the cell of every point, in the order of the
@@ -175,7 +173,7 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 			sched += " (" + p.Variant + ")"
 		}
 		c := RobustnessCell{Name: p.experiment(), Point: pointKey(p), Scheduler: sched, Runs: len(p.Runs),
-			Repeat: max(p.Runs[0].Summary.Repeat, 1), Share: math.NaN(), RefMbps: math.NaN()}
+			Repeat: p.wantRuns(), Share: math.NaN(), RefMbps: math.NaN()}
 		vals, src, err := PooledTimes(p, o)
 		if err != nil {
 			return nil, err
@@ -227,11 +225,11 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 		r, several := robustnessRefOf(refs[p.experiment()+"\x00"+c.Point], p.Variant)
 		switch {
 		case r == nil && several:
-			why = append(why, "several "+robustnessRef+" variants at this point, none of its own")
+			why = append(why, "no "+robustnessRef+" of its own invocation at this point (only of others, in another configuration)")
 		case r == nil:
 			why = append(why, "no "+robustnessRef+" at this point")
-		case len(r.Runs) < max(r.Runs[0].Summary.Repeat, 1):
-			why = append(why, fmt.Sprintf("%s: %d of %d repetitions missing", robustnessRef, max(r.Runs[0].Summary.Repeat, 1)-len(r.Runs), max(r.Runs[0].Summary.Repeat, 1)))
+		case len(r.Runs) < r.wantRuns():
+			why = append(why, fmt.Sprintf("%s: %d of %d repetitions missing", robustnessRef, r.wantRuns()-len(r.Runs), r.wantRuns()))
 		case c.Runs == c.Repeat:
 			c.RefMbps, _ = bulkGoodput(r)
 			if c.RefMbps > 0 {

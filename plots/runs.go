@@ -38,10 +38,13 @@ type Point struct {
 	// parentheses ("conext17-lowbdp (grid-a)"); Experiment is the
 	// experiment's name alone.
 	Name, Variant, Experiment string
-	Index                     int
-	Vary                      []string
-	Scheduler                 string
-	Runs                      []*Run
+	// Want is the number of runs a filter chose (--where
+	// repetition=N: 1); 0 for the sweep's repetitions.
+	Want      int
+	Index     int
+	Vary      []string
+	Scheduler string
+	Runs      []*Run
 	// Label names the point in a figure (SetLabels); Group is the label
 	// without the path scheduler (the bars of one group), GroupValues
 	// the same with the values alone, one per line, and GroupKeys names
@@ -133,24 +136,17 @@ func Load(dirs []string) ([]*Point, error) {
 // sweep directories instead (see Point.Variant).
 func nameVariants(points []*Point) error {
 	type same struct{ name, vary, scheduler string }
-	configs := map[same]map[string]*Point{}
-	ambiguous := map[string][2]*Point{}
+	configs := map[same]string{}
+	ambiguous := map[string]bool{}
 	for _, p := range points {
 		k := same{p.Name, strings.Join(p.Vary, "\x00"), p.Scheduler}
-		if configs[k] == nil {
-			configs[k] = map[string]*Point{}
-		}
 		sha := p.Runs[0].Summary.ConfigSHA256
-		for other, q := range configs[k] {
-			if other != sha {
-				if _, ok := ambiguous[p.Name]; !ok {
-					ambiguous[p.Name] = [2]*Point{q, p}
-				}
-			}
+		if other, ok := configs[k]; ok && other != sha {
+			ambiguous[p.Name] = true
 		}
-		configs[k][sha] = p
+		configs[k] = sha
 	}
-	for name, pair := range ambiguous {
+	for name := range ambiguous {
 		var dirs []string
 		for _, p := range points {
 			if p.Name == name {
@@ -160,15 +156,22 @@ func nameVariants(points []*Point) error {
 			}
 		}
 		short := distinctParts(dirs)
-		if sweepDir(pair[0].Runs[0]) == sweepDir(pair[1].Runs[0]) {
-			return inputErr("%s and %s: runs of %s with the same varied values and different configurations in one directory: plot each invocation's runs apart", pair[0].Runs[0].Dir, pair[1].Runs[0].Dir, name)
-		}
 		for _, p := range points {
 			if p.Name == name {
 				p.Variant = short[sweepDir(p.Runs[0])]
 				p.Name = name + " (" + p.Variant + ")"
 			}
 		}
+	}
+	// Named apart, no two points may still be the same grid point in
+	// two configurations: one directory holding runs of two.
+	seen := map[same]*Point{}
+	for _, p := range points {
+		k := same{p.Name, strings.Join(p.Vary, "\x00"), p.Scheduler}
+		if q := seen[k]; q != nil && q.Runs[0].Summary.ConfigSHA256 != p.Runs[0].Summary.ConfigSHA256 {
+			return inputErr("%s and %s: runs of %s with the same varied values and different configurations in one directory: plot each invocation's runs apart", q.Runs[0].Dir, p.Runs[0].Dir, p.experiment())
+		}
+		seen[k] = p
 	}
 	return nil
 }
@@ -184,19 +187,56 @@ func (p *Point) experiment() string {
 
 // sweepDir is the directory of the sweep a run belongs to: mpq run
 // writes a run into SWEEP/POINT, or SWEEP/POINT/repN with repetitions.
+// It is absolute (when the working directory is known), so that "." and
+// "../x" name directories apart by what differs in them.
 func sweepDir(r *Run) string {
 	d := filepath.Dir(filepath.Clean(r.Dir))
 	if r.Summary.Repeat > 1 {
 		d = filepath.Dir(d)
 	}
+	if abs, err := filepath.Abs(d); err == nil {
+		d = abs
+	}
 	return d
+}
+
+// sweepParts names, for each experiment whose points (without a
+// Variant) come from several sweep directories, each point's directory by
+// what tells it from the others (distinctParts); experiments from one
+// directory are not in the map.
+func sweepParts(points []*Point) map[*Point]string {
+	dirs := map[string][]string{}
+	for _, p := range points {
+		if p.Variant != "" {
+			continue
+		}
+		if d := sweepDir(p.Runs[0]); !slices.Contains(dirs[p.Name], d) {
+			dirs[p.Name] = append(dirs[p.Name], d)
+		}
+	}
+	out := map[*Point]string{}
+	for _, p := range points {
+		if ds := dirs[p.Name]; len(ds) > 1 {
+			out[p] = distinctParts(ds)[sweepDir(p.Runs[0])]
+		}
+	}
+	return out
+}
+
+// wantRuns is how many runs the point should have: its sweep's
+// repetitions, or those --where repetition=N chose.
+func (p *Point) wantRuns() int {
+	if p.Want > 0 {
+		return p.Want
+	}
+	return max(p.Runs[0].Summary.Repeat, 1)
 }
 
 // runsCell is a table's "runs" cell of a point: its runs, or "k of n"
 // when repetitions are missing (runs that failed leave no results, and
 // its statistics are of the others).
 func runsCell(p *Point) string {
-	if want := max(p.Runs[0].Summary.Repeat, 1); len(p.Runs) < want {
+	if want := p.wantRuns(); len(p.Runs) < want {
 		return fmt.Sprintf("%d of %d", len(p.Runs), want)
 	}
 	return strconv.Itoa(len(p.Runs))
@@ -391,6 +431,7 @@ func (p *Point) matches(where []string) *Point {
 			if len(c.Runs) == 0 {
 				return nil
 			}
+			c.Want = 1 // the repetition chosen is all the point should have
 			q = &c
 			continue
 		}

@@ -190,6 +190,51 @@ func TestLoadVariants(t *testing.T) {
 	}
 }
 
+// TestLoadSetApart: the same sweep run twice with --set KEY=A and
+// --set KEY=B (the values in each point's varied keys, so no point has
+// the same name and values as another) into grid-a and grid-b: each
+// directory is a sweep of its own, not one pooled: grid-a's ratio 2,
+// grid-b's 3.
+func TestLoadSetApart(t *testing.T) {
+	dir := t.TempDir()
+	for _, g := range []struct {
+		sub, set string
+		single   float64
+	}{{"grid-a", "transport.x=A", 200}, {"grid-b", "transport.x=B", 300}} {
+		d := filepath.Join(dir, g.sub, "fix")
+		for rep := range 2 {
+			writeFixture(t, d, fixture{point: 0, rep: rep, sched: "cwr", vary: []string{g.set, "scenario=s1", "mode=single"}, times: []float64{g.single}, baseSeed: 1, sha: g.sub + "0"})
+			writeFixture(t, d, fixture{point: 1, rep: rep, sched: "cwr", vary: []string{g.set, "scenario=s1", "mode=multi"}, times: []float64{100}, baseSeed: 1, sha: g.sub + "1"})
+		}
+	}
+	points, err := Load([]string{filepath.Join(dir, "grid-a", "fix"), filepath.Join(dir, "grid-b", "fix")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := RatioTable(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.MD) != 7 || tb.MD[1][0] != "fix (grid-a)" || tb.MD[1][6] != "2.00" || tb.MD[4][0] != "fix (grid-b)" || tb.MD[4][6] != "3.00" {
+		t.Fatalf("ratio table %q", tb.MD)
+	}
+}
+
+// TestLoadRefusesTwoConfigurationsInOneDirectory: one directory holding
+// runs of one grid point in two configurations (an edited file rerun
+// beside the old runs' leftovers) is refused, not pooled, whatever other
+// directory beside it.
+func TestLoadRefusesTwoConfigurationsInOneDirectory(t *testing.T) {
+	dir := t.TempDir()
+	writeFixture(t, filepath.Join(dir, "a", "fix"), fixture{point: 0, rep: 0, sched: "cwr", times: []float64{1}, baseSeed: 1, sha: "x"})
+	writeFixture(t, filepath.Join(dir, "b", "fix"), fixture{point: 0, rep: 0, sched: "cwr", times: []float64{1}, baseSeed: 1, sha: "y"})
+	writeFixture(t, filepath.Join(dir, "b", "fix"), fixture{point: 0, rep: 1, sched: "cwr", times: []float64{1}, baseSeed: 1, sha: "z"})
+	_, err := Load([]string{filepath.Join(dir, "a", "fix"), filepath.Join(dir, "b", "fix")})
+	if err == nil || !strings.Contains(err.Error(), "different configurations in one directory") {
+		t.Fatalf("%v, want a refusal", err)
+	}
+}
+
 func TestDistinctParts(t *testing.T) {
 	for _, tc := range []struct {
 		dirs []string
