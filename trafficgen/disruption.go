@@ -11,32 +11,45 @@ import (
 // receiver waited at worst: the longest time between two consecutive
 // deliveries of the source's messages (delivered, in any order, sorted),
 // minus interval, in ms. A message that never arrived leaves a longer
-// gap, which is the point; one that never arrived and was created after
-// the last delivery (lost holds the creation times of the messages never
-// delivered) means the wait never ended: +Inf, as when messages were
-// sent and none arrived. ok is false with fewer than two deliveries and
-// no such message. The value is negative when deliveries never came
-// further apart than the interval.
-func Disruption(delivered, lost []time.Time, interval time.Duration) (d Millis, ok bool) {
-	var last time.Time
+// gap, which is the point. When messages created after the last delivery
+// never arrived (lost holds the creation times of the messages never
+// delivered), the receiver was still waiting when the run ended: that
+// wait, from the last delivery (or from the first message's creation
+// when none arrived) to end, counts as a gap too, so an outage that
+// outlasted the run is not read as none (its value is then a lower
+// bound). ok is false with fewer than two deliveries and no such wait.
+// The value is negative when deliveries never came further apart than
+// the interval.
+func Disruption(delivered, lost []time.Time, end time.Time, interval time.Duration) (d Millis, ok bool) {
+	var last, first time.Time
 	for _, t := range delivered {
 		if t.After(last) {
 			last = t
 		}
 	}
+	var gap time.Duration
 	for _, c := range lost {
 		if len(delivered) == 0 || c.After(last) {
-			return Inf, true
+			from := last
+			if len(delivered) == 0 {
+				if first.IsZero() || c.Before(first) {
+					first = c
+				}
+				from = first
+			}
+			gap, ok = max(gap, end.Sub(from)), true
 		}
 	}
-	if len(delivered) < 2 {
-		return 0, false
+	if len(delivered) >= 2 {
+		s := append([]time.Time(nil), delivered...)
+		sort.Slice(s, func(i, j int) bool { return s[i].Before(s[j]) })
+		for i := 1; i < len(s); i++ {
+			gap = max(gap, s[i].Sub(s[i-1]))
+		}
+		ok = true
 	}
-	s := append([]time.Time(nil), delivered...)
-	sort.Slice(s, func(i, j int) bool { return s[i].Before(s[j]) })
-	var gap time.Duration
-	for i := 1; i < len(s); i++ {
-		gap = max(gap, s[i].Sub(s[i-1]))
+	if !ok {
+		return 0, false
 	}
 	return Millis(ms(gap - interval)), true
 }

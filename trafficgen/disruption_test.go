@@ -19,6 +19,7 @@ func TestDisruption(t *testing.T) {
 		}
 		return out
 	}
+	end := t0.Add(1000 * time.Millisecond) // the run ends at 1000 ms
 	tests := []struct {
 		name            string
 		delivered, lost []time.Time
@@ -34,16 +35,22 @@ func TestDisruption(t *testing.T) {
 		{"missing message, unsorted", at(280, 30, 180, 80, 130), at(200), 50, true},
 		{"closer than the interval", at(0, 40, 80), nil, -10, true},
 		// Deliveries stop for good at 130: the messages created at 150
-		// and 200 never arrive, the wait never ends.
-		{"never again", at(30, 80, 130), at(150, 200), Inf, true},
-		{"one delivery, then none", at(30), at(50), Inf, true},
-		{"sent, none delivered", nil, at(0, 50), Inf, true},
+		// and 200 never arrive, the receiver waits from 130 to the end at
+		// 1000: 870 ms, 820 more than the interval (at least).
+		{"never again", at(30, 80, 130), at(150, 200), 820, true},
+		{"one delivery, then none", at(30), at(50), 920, true},
+		// Messages from 0 on and none delivered: 1000 - 0 - 50.
+		{"sent, none delivered", nil, at(0, 50), 950, true},
+		// A message still on its way when the run ended (created at 990,
+		// 10 ms before the end): a wait of 20 ms, below the interval;
+		// the gaps between deliveries decide.
+		{"in flight at the end", at(880, 930, 980), at(990), 0, true},
 		{"one delivery", at(30), nil, 0, false},
 		{"none", nil, nil, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, ok := Disruption(tc.delivered, tc.lost, 50*time.Millisecond)
+			d, ok := Disruption(tc.delivered, tc.lost, end, 50*time.Millisecond)
 			if d != tc.want || ok != tc.ok {
 				t.Fatalf("Disruption = %v, %v; want %v, %v", d, ok, tc.want, tc.ok)
 			}

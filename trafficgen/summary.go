@@ -70,10 +70,10 @@ type SourceSummary struct {
 	GoodputMbps      float64  `json:"goodput_mbps"`
 	ReplyGoodputMbps *float64 `json:"reply_goodput_mbps,omitempty"`
 	// DisruptionMS (priority sources with an interval): the longest time
-	// between two consecutive deliveries of the source's messages minus
-	// its interval, +Inf when messages created after the last delivery
-	// never arrived (Disruption); absent with fewer than two deliveries
-	// and no such message.
+	// between two consecutive deliveries of the source's messages, or
+	// from the last delivery to the run's end when messages created after
+	// it never arrived, minus its interval (Disruption); absent with
+	// fewer than two deliveries and no such wait.
 	DisruptionMS *Millis `json:"disruption_ms,omitempty"`
 	// LateAfterChange (priority sources, experiments with scheduled link
 	// changes): the messages created at or after one RTT before the first
@@ -406,7 +406,7 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	}
 	for i, src := range r.sources {
 		ss := r.sourceSummary(i, src, dur)
-		r.disruption(&ss, i, src, e)
+		r.disruption(&ss, i, src, e, r.end.Add(in.Drained))
 		s.Sources = append(s.Sources, ss)
 	}
 	if len(in.ReceiveQueueDropped) > 0 {
@@ -639,7 +639,8 @@ func (r *Recorder) sourceSummary(i int, src experiment.Source, dur time.Duration
 
 // disruption fills the disruption fields of the summary of source i, a
 // priority source with an interval.
-func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e *experiment.Experiment) {
+// end is when the run ended (the window and the drain).
+func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e *experiment.Experiment, end time.Time) {
 	if !src.Priority || src.Interval <= 0 || src.Kind == experiment.KindBulk {
 		return
 	}
@@ -653,7 +654,7 @@ func (r *Recorder) disruption(ss *SourceSummary, i int, src experiment.Source, e
 			lost = append(lost, m.Created)
 		}
 	}
-	if d, ok := Disruption(delivered, lost, src.Interval); ok {
+	if d, ok := Disruption(delivered, lost, end, src.Interval); ok {
 		ss.DisruptionMS = &d
 	}
 	if at, rtt, ok := FirstChange(e); ok {
