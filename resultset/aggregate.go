@@ -139,12 +139,14 @@ func Build(root string, dirs []string) (*Aggregate, error) {
 	// number missing below the last one found is a point with no run
 	// at all (every repetition failed, or was not run). A missing last
 	// point cannot be told from here.
-	for i, n := 0, 0; n < len(a.Points); i++ {
-		if byPoint[i] != nil {
-			n++
-			continue
+	last := 0
+	for _, p := range a.Points {
+		last = max(last, p.Point)
+	}
+	for i := 0; i < last; i++ {
+		if byPoint[i] == nil {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("grid point %d: no runs (each of its repetitions failed or was not run)", i))
 		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("grid point %d: no runs (each of its repetitions failed or was not run)", i))
 	}
 	for _, p := range a.Points {
 		if len(p.runs) != p.Repeat {
