@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -260,5 +261,40 @@ func TestRobustnessRefOf(t *testing.T) {
 		if got != tc.want || several != tc.several {
 			t.Errorf("variant %q among %d: %v %v, want %v %v", tc.variant, len(tc.refs), got, several, tc.want, tc.several)
 		}
+	}
+}
+
+// TestRobustnessCellsVariants: the same grid point from two invocations
+// in two configurations (variants "a" and "b", as Load names them): each
+// cwr-plus cell divides by its own invocation's lowrtt (a: 50 / 100,
+// b: 150 / 200), gets a row of its own, and a variant without a lowrtt
+// of its own gets no share. Pooled under one name, both would have
+// divided by the last lowrtt loaded.
+func TestRobustnessCellsVariants(t *testing.T) {
+	variant := func(p *Point, v string) *Point {
+		p.Experiment, p.Variant, p.Name = p.Name, v, p.Name+" ("+v+")"
+		return p
+	}
+	points := []*Point{
+		variant(robustnessPoint("lowrtt", "x", 1, []float64{100}, [][]float64{{25}}), "a"),
+		variant(robustnessPoint("cwr-plus", "x", 1, []float64{50}, [][]float64{{25}}), "a"),
+		variant(robustnessPoint("lowrtt", "x", 1, []float64{200}, [][]float64{{25}}), "b"),
+		variant(robustnessPoint("cwr-plus", "x", 1, []float64{150}, [][]float64{{25}}), "b"),
+		variant(robustnessPoint("cwr-plus", "x", 1, []float64{10}, [][]float64{{25}}), "c"),
+	}
+	cells, err := RobustnessCells(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s %s %.2f", c.Scheduler, c.Point, c.Share))
+	}
+	want := "lowrtt (a) loss=x 1.00, cwr-plus (a) loss=x 0.50, lowrtt (b) loss=x 1.00, cwr-plus (b) loss=x 0.75, cwr-plus (c) loss=x NaN"
+	if strings.Join(got, ", ") != want {
+		t.Fatalf("cells %q, want %q", strings.Join(got, ", "), want)
+	}
+	if !strings.Contains(cells[4].Failed, "no lowrtt of its own invocation") {
+		t.Errorf("variant c: why %q", cells[4].Failed)
 	}
 }
