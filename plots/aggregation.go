@@ -154,33 +154,14 @@ func AggregationTable(points []*Point, o Options) (*Table, error) {
 		CSV: [][]string{{"experiment", "entries", "n", "failed", "p10", "p25", "median", "p75", "p90",
 			"frac_positive", "frac_negative"}},
 	}
-	var names []string
-	groups := map[string][]Benefit{}
-	for _, b := range bs {
-		if _, ok := groups[b.Name]; !ok {
-			names = append(names, b.Name)
-		}
-		groups[b.Name] = append(groups[b.Name], b)
-	}
-	for _, n := range names {
-		var best, worst []Benefit
-		for _, b := range groups[n] {
-			if math.IsNaN(b.EAB) {
-				continue // in "all" only: no better path known
-			}
-			if b.BestFirst {
-				best = append(best, b)
-			} else {
-				worst = append(worst, b)
-			}
-		}
+	for _, g := range benefitGroups(bs) {
 		for _, sub := range []struct {
 			label string
 			bs    []Benefit
-		}{{"all", groups[n]}, {"started on the better path", best}, {"started on the worse path", worst}} {
+		}{{"all", g.all}, {"started on the better path", g.best}, {"started on the worse path", g.worst}} {
 			st := NewBenefitStats(sub.bs)
-			md := []string{n, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed)}
-			cs := []string{n, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed)}
+			md := []string{g.name, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed)}
+			cs := []string{g.name, sub.label, strconv.Itoa(st.N), strconv.Itoa(st.Failed)}
 			for _, v := range []float64{st.P10, st.P25, st.Median, st.P75, st.P90} {
 				md = append(md, FormatNumber(v, 2))
 				cs = append(cs, trafficgen.FormatCSV(v))
@@ -193,15 +174,46 @@ func AggregationTable(points []*Point, o Options) (*Table, error) {
 	return t, nil
 }
 
+// benefitGroup is one experiment's entries (Benefit.Name, in the order
+// met): all of them, and those with a benefit that started on the better
+// and on the worse path.
+type benefitGroup struct {
+	name             string
+	all, best, worst []Benefit
+}
+
+// benefitGroups groups bs by experiment.
+func benefitGroups(bs []Benefit) []benefitGroup {
+	var out []benefitGroup
+	at := map[string]int{}
+	for _, b := range bs {
+		i, ok := at[b.Name]
+		if !ok {
+			i = len(out)
+			at[b.Name] = i
+			out = append(out, benefitGroup{name: b.Name})
+		}
+		g := &out[i]
+		g.all = append(g.all, b)
+		switch {
+		case math.IsNaN(b.EAB): // in "all" only: no better path known
+		case b.BestFirst:
+			g.best = append(g.best, b)
+		default:
+			g.worst = append(g.worst, b)
+		}
+	}
+	return out
+}
+
 // AggregationSummaryTable gives a row per experiment (per invocation
 // when several of one experiment differ, see Point.Variant), for
 // comparing experiments or variants side by side: its entries, those
-// without a benefit, the median benefit over all entries and the
-// fractions above 0 of all entries and of those that started on the
-// better and on the worse path (the aggregation table's "above 0"
-// column of its three rows).
+// without a benefit, the median benefit and the fractions above 0 of
+// the entries with a benefit, all and by start (the aggregation
+// table's "above 0" column of its three rows).
 func AggregationSummaryTable(points []*Point, o Options) (*Table, error) {
-	full, err := AggregationTable(points, o)
+	bs, err := Benefits(points, o)
 	if err != nil {
 		return nil, err
 	}
@@ -210,16 +222,13 @@ func AggregationSummaryTable(points []*Point, o Options) (*Table, error) {
 			"above 0, started on the worse path"}},
 		CSV: [][]string{{"experiment", "n", "failed", "median", "frac_positive", "frac_positive_better", "frac_positive_worse"}},
 	}
-	// The full table has three rows per experiment in a fixed order:
-	// all, started on the better path, started on the worse path.
-	const (
-		colN, colFailed, colMedian, colPositive = 2, 3, 6, 9
-	)
-	for i := 1; i+2 < len(full.MD); i += 3 {
-		all, best, worst := full.MD[i], full.MD[i+1], full.MD[i+2]
-		t.MD = append(t.MD, []string{all[0], all[colN], all[colFailed], all[colMedian], all[colPositive], best[colPositive], worst[colPositive]})
-		all, best, worst = full.CSV[i], full.CSV[i+1], full.CSV[i+2]
-		t.CSV = append(t.CSV, []string{all[0], all[colN], all[colFailed], all[colMedian], all[colPositive], best[colPositive], worst[colPositive]})
+	for _, g := range benefitGroups(bs) {
+		all, best, worst := NewBenefitStats(g.all), NewBenefitStats(g.best), NewBenefitStats(g.worst)
+		n, failed := strconv.Itoa(all.N), strconv.Itoa(all.Failed)
+		t.MD = append(t.MD, []string{g.name, n, failed, FormatNumber(all.Median, 2),
+			percentCell(all.Positive), percentCell(best.Positive), percentCell(worst.Positive)})
+		f := trafficgen.FormatCSV
+		t.CSV = append(t.CSV, []string{g.name, n, failed, f(all.Median), f(all.Positive), f(best.Positive), f(worst.Positive)})
 	}
 	return t, nil
 }

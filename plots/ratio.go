@@ -73,31 +73,27 @@ func runTime(r *Run, o Options) (float64, string, error) {
 	return float64(d.MeanCompleted), "", nil
 }
 
-// repetitionsMissing ends the reason of a point without a time because
-// runs of it are missing.
-const repetitionsMissing = "repetitions missing"
-
 // pointTime is the median of a point's run times (the lower middle of an
-// even number); NaN with the reason when a run has none or repetitions
-// are missing (a run that failed leaves no results: the median of the
-// others would hide it).
-func pointTime(p *Point, o Options) (float64, string, error) {
+// even number); NaN with the reason when a run has none, or when
+// repetitions are missing (a run that failed leaves no results: the
+// median of the others would hide it), which the bool reports.
+func pointTime(p *Point, o Options) (float64, string, bool, error) {
 	if want := p.wantRuns(); len(p.Runs) < want {
-		return math.NaN(), fmt.Sprintf("%s: %d of %d %s", sweepPointDir(p.Runs[0]), want-len(p.Runs), want, repetitionsMissing), nil
+		return math.NaN(), fmt.Sprintf("%s: %d of %d repetitions missing", sweepPointDir(p.Runs[0]), want-len(p.Runs), want), true, nil
 	}
 	var ts []float64
 	for _, r := range p.Runs {
 		t, why, err := runTime(r, o)
 		if err != nil {
-			return 0, "", err
+			return 0, "", false, err
 		}
 		if why != "" {
-			return math.NaN(), r.Dir + ": " + why, nil
+			return math.NaN(), r.Dir + ": " + why, false, nil
 		}
 		ts = append(ts, t)
 	}
 	sort.Float64s(ts)
-	return trafficgen.NearestRank(ts, 0.5), "", nil
+	return trafficgen.NearestRank(ts, 0.5), "", false, nil
 }
 
 // Ratios pairs the single path and multipath points of each scenario,
@@ -160,15 +156,16 @@ func Ratios(points []*Point, o Options) ([]Ratio, error) {
 		}
 		r := Ratio{Name: name, Scenario: scen}
 		var why1, why2 string
+		var miss1, miss2 bool
 		var err error
-		if r.Single, why1, err = pointTime(pr.single, o); err != nil {
+		if r.Single, why1, miss1, err = pointTime(pr.single, o); err != nil {
 			return nil, err
 		}
-		if r.Multi, why2, err = pointTime(pr.multi, o); err != nil {
+		if r.Multi, why2, miss2, err = pointTime(pr.multi, o); err != nil {
 			return nil, err
 		}
 		r.Ratio = r.Single / r.Multi
-		r.missing = strings.HasSuffix(why1, repetitionsMissing) || strings.HasSuffix(why2, repetitionsMissing)
+		r.missing = miss1 || miss2
 		switch {
 		case why1 != "":
 			r.Ratio, r.Failed = math.NaN(), "single path: "+why1

@@ -222,9 +222,9 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 			return nil, inputErr("%s: the robustness map needs a bulk source", p.Runs[0].Dir)
 		}
 		c.GoodputMbps = g
-		r, several := robustnessRefOf(refs[p.experiment()+"\x00"+c.Point], p.Variant)
+		r, others := robustnessRefOf(refs[p.experiment()+"\x00"+c.Point], p.Variant)
 		switch {
-		case r == nil && several:
+		case r == nil && others:
 			why = append(why, "no "+robustnessRef+" of its own invocation at this point (only of others, in another configuration)")
 		case r == nil:
 			why = append(why, "no "+robustnessRef+" at this point")

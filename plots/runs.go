@@ -190,10 +190,7 @@ func (p *Point) experiment() string {
 // It is absolute (when the working directory is known), so that "." and
 // "../x" name directories apart by what differs in them.
 func sweepDir(r *Run) string {
-	d := filepath.Dir(filepath.Clean(r.Dir))
-	if r.Summary.Repeat > 1 {
-		d = filepath.Dir(d)
-	}
+	d := filepath.Dir(filepath.Clean(sweepPointDir(r)))
 	if abs, err := filepath.Abs(d); err == nil {
 		d = abs
 	}

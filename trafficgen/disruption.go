@@ -21,24 +21,26 @@ import (
 // The value is negative when deliveries never came further apart than
 // the interval.
 func Disruption(delivered, lost []time.Time, end time.Time, interval time.Duration) (d Millis, ok bool) {
-	var last, first time.Time
+	var last time.Time
 	for _, t := range delivered {
 		if t.After(last) {
 			last = t
 		}
 	}
+	// The wait still on at the end: from the last delivery, or from the
+	// first message when none arrived.
 	var gap time.Duration
+	var from time.Time
 	for _, c := range lost {
-		if len(delivered) == 0 || c.After(last) {
-			from := last
-			if len(delivered) == 0 {
-				if first.IsZero() || c.Before(first) {
-					first = c
-				}
-				from = first
-			}
-			gap, ok = max(gap, end.Sub(from)), true
+		switch {
+		case len(delivered) > 0 && c.After(last):
+			from, ok = last, true
+		case len(delivered) == 0 && (!ok || c.Before(from)):
+			from, ok = c, true
 		}
+	}
+	if ok {
+		gap = end.Sub(from)
 	}
 	if len(delivered) >= 2 {
 		s := append([]time.Time(nil), delivered...)
