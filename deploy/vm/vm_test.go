@@ -207,7 +207,8 @@ func TestVMAgreementLowRate(t *testing.T) {
 // environment before it needs root or any tool, and exits 2 naming the
 // setting (the machines' niceness among them).
 func TestRehearseRefusesBadSettings(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
 		t.Skip("no bash")
 	}
 	for _, tc := range []struct{ env, want string }{
@@ -217,8 +218,11 @@ func TestRehearseRefusesBadSettings(t *testing.T) {
 		{"MPQ_REHEARSE_REPEAT=two", "MPQ_REHEARSE_REPEAT=two: want a whole number"},
 		{"MPQ_REHEARSE_DURATION=1h", "MPQ_REHEARSE_DURATION=1h: want a duration"},
 	} {
-		cmd := exec.Command("bash", "rehearse", filepath.Join(t.TempDir(), "out"))
-		cmd.Env = append(os.Environ(), tc.env)
+		cmd := exec.Command(bash, "rehearse", filepath.Join(t.TempDir(), "out"))
+		// No tools on the PATH: should a check let the setting through,
+		// the script stops at its root and tool checks instead of
+		// building disks and booting machines.
+		cmd.Env = append(os.Environ(), "PATH=/nonexistent", tc.env)
 		out, err := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s: exit %d (%v), want 2 with %q:\n%s", tc.env, code, err, tc.want, out)
