@@ -14,6 +14,8 @@ aggregation benefit can be set beside mpq's on the same entries.
       MAX_S seconds together in mpq's simulator run of the class in SIM_DIR
       (mpq run CLASS_TOML --repeat 1 --out ...; its runs.csv); writes the
       class file cut down to them (the same keys, `sample-` before its name)
+  conext17.py pick CLASS_TOML OUT_TOML PAIR...
+      the class file cut down to the named scenario pairs (s010 s019 ...)
   conext17.py run CLASS_TOML OUT_DIR [--slots K] [--mpq BIN] [--bin DIR]
       one single path and one multipath download of the class's file per
       scenario with MPQUIC (root; BIN is mpq, DIR holds build.sh's binaries
@@ -22,7 +24,14 @@ aggregation benefit can be set beside mpq's on the same entries.
   conext17.py eab [--response] RUNS_CSV...
       the aggregation benefit of the entries of each runs.csv: this
       script's, or mpq's (mpq run's runs.csv beside its run directories);
-      --response: mpq's times from the request, as mpq plot takes them
+      --response: mpq's times from the request, as mpq plot takes them;
+      RUNS_CSV may join several with commas, as one set (an entry in two
+      of them counts once, from the first)
+  conext17.py compare [--response] RUNS_A RUNS_B
+      the two sets (as eab's) on the entries both have: each one's share
+      of entries above 0, the difference A - B with a 95 % bootstrap
+      interval over scenario pairs (10,000 resamples, seed 1), and the
+      entries above 0 in one set only
 
 Download time: from the client's start (before the handshake) to the last
 byte: MPQUIC's client_benchmarker measures it so, and the thesis used it.
@@ -70,19 +79,29 @@ def sample(cls, sim_dir, max_s, n, seed, out):
             total[pair] = total.get(pair, 0.0) + float(r['download.response_p50_ms']) / 1000
     fit = sorted(p for p, t in total.items() if t <= max_s)
     pick = set(random.Random(seed).sample(fit, min(n, len(fit))))
+    cut(cls, pick, out)
+    print(f'{len(fit)} of {len(total)} scenario pairs within {max_s:g} s; sampled {len(pick)} '
+          f'(seed {seed}): {" ".join(sorted(pick))}', file=sys.stderr)
+
+
+def cut(cls, pairs, out):
+    """Write the class file cls cut down to the scenario pairs (sNNN) in
+    pairs, its name prefixed with "sample-"."""
     text = open(cls).read()
     first = text.index('[[sweep.scenario]]')
     blocks = re.findall(r'(\[\[sweep\.scenario\]\]\nname = "([^"]+)"\n.*?\n\n)', text, re.S)
+    known = {name[:-1] for _, name in blocks}
+    missing = sorted(set(pairs) - known)
+    if missing:
+        raise SystemExit(f'{cls}: no scenario pair {", ".join(missing)}')
     modes = text.index('[[sweep.mode]]')
     tail = text.rfind('\n\n', 0, modes) + 2  # the comment above the modes
-    head = re.sub(r'\nname = "', '\nname = "sample-', text[:first], count=1)
-    kept = [b for b, name in blocks if name[:-1] in pick]
+    head = re.sub(r'^name = "', 'name = "sample-', text[:first], count=1, flags=re.M)
+    kept = [b for b, name in blocks if name[:-1] in pairs]
     tmp = out + '.tmp'
     with open(tmp, 'w') as f:
         f.write(head + ''.join(kept) + text[tail:])
     os.replace(tmp, out)
-    print(f'{len(fit)} of {len(total)} scenario pairs within {max_s:g} s; sampled {len(pick)} '
-          f'(seed {seed}): {" ".join(sorted(pick))}', file=sys.stderr)
 
 
 def go_duration(s):
@@ -248,6 +267,19 @@ def times(path, response=False):
     return out
 
 
+def merged(spec, response=False):
+    """The times of the runs.csv files of spec, joined by commas; an entry
+    in several counts once, from the first."""
+    out = {}
+    for path in spec.split(','):
+        t = times(path, response)
+        for pair in sorted({s[:-1] for s, _ in t}):
+            if any(s[:-1] == pair for s, _ in out):
+                continue
+            out.update({k: v for k, v in t.items() if k[0][:-1] == pair})
+    return out
+
+
 def entries(t):
     """(scenario, benefit or None, started on the better path) per entry;
     the twin of sNNNa is sNNNb."""
@@ -274,9 +306,33 @@ def summary(es):
     return len(es), len(es) - len(b), share(b), share(better), share(worse)
 
 
+def compare(a, b, resamples=10000, seed=1):
+    """Shares above 0 of times a and b on their common entries, the
+    difference with its 95 % bootstrap interval over scenario pairs, and
+    the entries above 0 in a only and in b only."""
+    ea = {s: v for s, v, _ in entries(a)}
+    eb = {s: v for s, v, _ in entries(b)}
+    common = sorted(s for s in ea if s in eb and ea[s] is not None and eb[s] is not None)
+    pairs = sorted({s[:-1] for s in common})
+    by_pair = {p: [s for s in common if s[:-1] == p] for p in pairs}
+
+    def shares(ps):
+        xs = [s for p in ps for s in by_pair[p]]
+        return (100 * sum(ea[s] > 0 for s in xs) / len(xs), 100 * sum(eb[s] > 0 for s in xs) / len(xs))
+    sa, sb = shares(pairs)
+    rng = random.Random(seed)
+    diffs = sorted(x - y for x, y in (shares([rng.choice(pairs) for _ in pairs]) for _ in range(resamples)))
+    lo, hi = diffs[int(0.025 * resamples)], diffs[int(0.975 * resamples) - 1]
+    only_a = sum(1 for s in common if ea[s] > 0 >= eb[s])
+    only_b = sum(1 for s in common if eb[s] > 0 >= ea[s])
+    return len(common), len(pairs), sa, sb, sa - sb, lo, hi, only_a, only_b
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == 'sample' and len(argv) == 8:
         sample(argv[2], argv[3], float(argv[4]), int(argv[5]), int(argv[6]), argv[7])
+    elif len(argv) >= 5 and argv[1] == 'pick':
+        cut(argv[2], set(argv[4:]), argv[3])
     elif len(argv) >= 4 and argv[1] == 'run':
         opts = {'--slots': '2', '--mpq': 'mpq', '--bin': 'mp-quic-build'}
         rest = argv[4:]
@@ -291,8 +347,15 @@ def main(argv):
         print('| runs | entries | failed | above 0 | started on the better path | on the worse path |')
         print('| --- | --- | --- | --- | --- | --- |')
         for p in argv[3 if response else 2:]:
-            n, failed, a, b, w = summary(entries(times(p, response)))
+            n, failed, a, b, w = summary(entries(merged(p, response)))
             print(f'| {p} | {n} | {failed} | {a:.1f} % | {b:.1f} % | {w:.1f} % |')
+    elif len(argv) in (4, 5) and argv[1] == 'compare' and (len(argv) == 4 or argv[2] == '--response'):
+        response = argv[2] == '--response'
+        a, b = argv[-2], argv[-1]
+        n, pairs, sa, sb, d, lo, hi, only_a, only_b = compare(merged(a, response), merged(b, response))
+        print('| A | B | entries (pairs) | A above 0 | B above 0 | A - B (95 % interval) | above 0 in A only | in B only |')
+        print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+        print(f'| {a} | {b} | {n} ({pairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} | {only_b} |')
     else:
         print(__doc__, file=sys.stderr)
         return 2

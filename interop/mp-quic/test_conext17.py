@@ -34,6 +34,59 @@ class TestBenefit(unittest.TestCase):
         self.assertEqual((n, failed, above, better, worse), (4, 2, 50.0, 100.0, 0.0))
 
 
+class TestCompare(unittest.TestCase):
+    @staticmethod
+    def times(multi):
+        # Single path 4 s on a, 10 s on b: the better path's goodput is
+        # 1/4, so a multipath time under 4 s is above 0, over 4 s below.
+        t = {}
+        for pair, (ta, tb) in multi.items():
+            t.update({(pair + 'a', 'single'): 4.0, (pair + 'b', 'single'): 10.0,
+                      (pair + 'a', 'multi'): ta, (pair + 'b', 'multi'): tb})
+        return t
+
+    def test_compare(self):
+        a = self.times({'s001': (3, 3), 's002': (5, 3)})  # +, +, -, +
+        b = self.times({'s001': (3, 5), 's002': (5, 5)})  # +, -, -, -
+        # 75 % against 25 %; every resample of the two pairs differs by 50
+        # points (pair 1 alone: 100 - 50, pair 2 alone: 50 - 0).
+        self.assertEqual(conext17.compare(a, b, resamples=200), (4, 2, 75.0, 25.0, 50.0, 50.0, 50.0, 2, 0))
+        # Entries the other set lacks are left out.
+        b.pop(('s002b', 'multi'))
+        n, pairs = conext17.compare(a, b, resamples=10)[:2]
+        self.assertEqual((n, pairs), (3, 2))
+        del b[('s002a', 'single')]  # s002a and s002b have no benefit then
+        self.assertEqual(conext17.compare(a, b, resamples=10)[:4], (2, 1, 100.0, 50.0))
+
+    def test_merged_and_cut(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, rows in [('x.csv', [('s001a', 'single', '4'), ('s001a', 'multi', '3')]),
+                               ('y.csv', [('s001a', 'single', '9'), ('s002a', 'single', '5')])]:
+                with open(os.path.join(d, name), 'w', newline='') as f:
+                    w = csv.writer(f)
+                    w.writerow(['scenario', 'mode', 'status', 'seconds'])
+                    for s, m, sec in rows:
+                        w.writerow([s, m, 'completed', sec])
+            # s001 from x.csv only (its pair is there); s002 from y.csv.
+            self.assertEqual(conext17.merged(os.path.join(d, 'x.csv') + ',' + os.path.join(d, 'y.csv')),
+                             {('s001a', 'single'): 4.0, ('s001a', 'multi'): 3.0, ('s002a', 'single'): 5.0})
+            cls = os.path.join(d, 'c.toml')
+            with open(cls, 'w') as f:
+                f.write('name = "c"\nrepeat = 3\n\n[[sweep.scenario]]\nname = "s001a"\n"path.0.rate" = "5Mbit"\n\n'
+                        '[[sweep.scenario]]\nname = "s001b"\n"path.0.rate" = "1Mbit"\n\n'
+                        '[[sweep.scenario]]\nname = "s002a"\n"path.0.rate" = "2Mbit"\n\n'
+                        '# the modes\n[[sweep.mode]]\nname = "single"\n')
+            out = os.path.join(d, 'o.toml')
+            conext17.cut(cls, {'s001'}, out)
+            with open(out) as f:
+                got = f.read()
+            self.assertEqual(got, 'name = "sample-c"\nrepeat = 3\n\n[[sweep.scenario]]\nname = "s001a"\n'
+                             '"path.0.rate" = "5Mbit"\n\n[[sweep.scenario]]\nname = "s001b"\n"path.0.rate" = "1Mbit"\n\n'
+                             '# the modes\n[[sweep.mode]]\nname = "single"\n')
+            with self.assertRaises(SystemExit):
+                conext17.cut(cls, {'s009'}, out)
+
+
 class TestParse(unittest.TestCase):
     def test_go_duration(self):
         for s, want in [('1.052497824s', 1.052497824), ('850.5ms', 0.8505), ('1m2.5s', 62.5),
