@@ -162,9 +162,15 @@ class Runner:
         cl, sv = f'{tag}-client', f'{tag}-server'
         # MPQUIC opens its paths on the interfaces whose names hold "eth"
         # (pconn_manager.go); the testbed names the client's veths p0, p1.
+        # Renaming takes a link down, which drops its neighbour entry and
+        # routes: they are put back as the testbed had them.
         for i in (0, 1):
+            link = self.sh(['ip', '-n', sv, '-o', 'link', 'show', f'p{i}'], f'{name}: server interface').stdout
+            mac = re.search(r'link/ether (\S+)', link)
+            if not mac:
+                raise RuntimeError(f'{name}: no address of the server\'s p{i} in {link!r}')
             for cmd in (f'link set p{i} down', f'link set p{i} name eth{i}', f'link set eth{i} up',
-                        f'neigh replace 10.{i}.0.2 lladdr 02:6d:70:0{i}:02:01 dev eth{i} nud permanent',
+                        f'neigh replace 10.{i}.0.2 lladdr {mac.group(1)} dev eth{i} nud permanent',
                         f'route replace default via 10.{i}.0.2 dev eth{i} table {100 + i}'):
                 self.sh(['ip', '-n', cl] + cmd.split(), f'{name}: client interfaces')
         with open(os.path.join(self.logs, f'{name}-server.log'), 'w') as slog:
