@@ -30,11 +30,14 @@ aggregation benefit can be set beside mpq's on the same entries.
   conext17.py compare [--response] RUNS_A RUNS_B
       the two sets (as eab's) on the entries both have: each one's share
       of entries above 0, the difference A - B with a 95 % bootstrap
-      interval over scenario pairs (10,000 resamples, seed 1), and the
-      entries above 0 in one set only
+      interval over scenario pairs (10,000 resamples, seed 1), the
+      entries above 0 in one set only, and the entries left out: those of
+      one set only, and those without a benefit in either
 
 Download time: from the client's start (before the handshake) to the last
-byte: MPQUIC's client_benchmarker measures it so, and the thesis used it.
+byte, as MPQUIC's client_benchmarker prints it. Each download makes one
+connection with a full handshake; the authors' scripts (minitopo) cached
+the handshake with a first connection and timed a second with -c.
 For mpq's runs `eab` takes the same span, messages.csv's replied_ms (the
 connection starts at 0), not the response time that mpq plot's aggregation
 uses (from the request, after the handshake).
@@ -50,6 +53,7 @@ import csv
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -188,9 +192,9 @@ class Runner:
                     srv.wait(5)
                 except subprocess.TimeoutExpired:
                     srv.kill()
-        r = subprocess.run(['cat', f'/run/mpq/testbed/{tag}/emulator.json'], capture_output=True, text=True)
-        with open(os.path.join(self.logs, f'{name}-emulator.json'), 'w') as f:
-            f.write(r.stdout)
+        stats = f'/run/mpq/testbed/{tag}/emulator.json'
+        if os.path.exists(stats):
+            shutil.copyfile(stats, os.path.join(self.logs, f'{name}-emulator.json'))
 
     def download(self, slot, name, mode, cl):
         args = ['ip', 'netns', 'exec', cl, 'timeout', '3600', os.path.join(self.bindir, 'client_benchmarker')]
@@ -276,13 +280,12 @@ def times(path, response=False):
 def merged(spec, response=False):
     """The times of the runs.csv files of spec, joined by commas; an entry
     in several counts once, from the first."""
-    out = {}
+    out, seen = {}, set()
     for path in spec.split(','):
         t = times(path, response)
-        for pair in sorted({s[:-1] for s, _ in t}):
-            if any(s[:-1] == pair for s, _ in out):
-                continue
-            out.update({k: v for k, v in t.items() if k[0][:-1] == pair})
+        new = {s[:-1] for s, _ in t} - seen
+        out.update({k: v for k, v in t.items() if k[0][:-1] in new})
+        seen |= new
     return out
 
 
@@ -358,10 +361,19 @@ def main(argv):
     elif len(argv) in (4, 5) and argv[1] == 'compare' and (len(argv) == 4 or argv[2] == '--response'):
         response = argv[2] == '--response'
         a, b = argv[-2], argv[-1]
-        n, pairs, sa, sb, d, lo, hi, only_a, only_b = compare(merged(a, response), merged(b, response))
-        print('| A | B | entries (pairs) | A above 0 | B above 0 | A - B (95 % interval) | above 0 in A only | in B only |')
-        print('| --- | --- | --- | --- | --- | --- | --- | --- |')
-        print(f'| {a} | {b} | {n} ({pairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} | {only_b} |')
+        ta, tb = merged(a, response), merged(b, response)
+        n, pairs, sa, sb, d, lo, hi, only_a, only_b = compare(ta, tb)
+        # What the shares leave out: entries of one set that the other
+        # lacks, and entries without a benefit (a single path download
+        # that failed) in either.
+        ea, eb = dict((s, v) for s, v, _ in entries(ta)), dict((s, v) for s, v, _ in entries(tb))
+        unpaired = len(set(ea) ^ set(eb))
+        nobenefit = sum(1 for s in set(ea) & set(eb) if ea[s] is None or eb[s] is None)
+        print('| A | B | entries (pairs) | A above 0 | B above 0 | A - B (95 % interval) | above 0 in A only | in B only '
+              '| left out: in one set only, no benefit |')
+        print('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+        print(f'| {a} | {b} | {n} ({pairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} '
+              f'| {only_b} | {unpaired}, {nobenefit} |')
     else:
         print(__doc__, file=sys.stderr)
         return 2
