@@ -627,7 +627,8 @@ func convertTransport(t *table, backend string) Transport {
 
 // convertReadings reads the congestion controllers' readings of another
 // implementation (transport.initial_window, emulated_connections,
-// loss_reduction, cwnd_limited, rto_collapse, cubic_target: MPQUIC's;
+// loss_reduction, cwnd_limited, rto_collapse, cubic_target,
+// olia_best_overflow: MPQUIC's;
 // cubic_alpha: RFC 9438's or Linux's against ours) and checks them
 // against the controller cc.
 func convertReadings(t *table, cc string) congestion.Readings {
@@ -639,6 +640,7 @@ func convertReadings(t *table, cc string) congestion.Readings {
 		RTOCollapse:         t.boolean("rto_collapse", false),
 		CubicAlpha:          congestion.CubicAlphaRule(t.str("cubic_alpha", "wmax", congestion.CubicAlphaRules()...)),
 		CubicTarget:         t.boolean("cubic_target", false),
+		OLIABestOverflow:    t.boolean("olia_best_overflow", false),
 	}
 	if r.CubicAlpha == "wmax" {
 		r.CubicAlpha = congestion.CubicAlphaWMax
@@ -665,6 +667,9 @@ func convertReadings(t *table, cc string) congestion.Readings {
 	}
 	if r.CubicTarget && cc != "cubic" {
 		t.fail("cubic_target", "applies to congestion = \"cubic\", not %q", cc)
+	}
+	if r.OLIABestOverflow && cc != "olia" {
+		t.fail("olia_best_overflow", "applies to congestion = \"olia\", not %q", cc)
 	}
 	if r.LossReduction != 0 && cc == "balia" {
 		t.fail("loss_reduction", "balia's reduction on a loss is its own; it takes no loss_reduction")

@@ -222,6 +222,8 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		{"congestion = \"cubic\"\ncubic_target = true", congestion.Readings{CubicTarget: true}, ""},
 		{"congestion = \"cubic\"\ncubic_target = false", congestion.Readings{}, ""},
 		{"congestion = \"olia\"\ncubic_target = true", congestion.Readings{}, `e.toml:20: transport.cubic_target: applies to congestion = "cubic", not "olia"`},
+		{"congestion = \"olia\"\nolia_best_overflow = true", congestion.Readings{OLIABestOverflow: true}, ""},
+		{"congestion = \"lia\"\nolia_best_overflow = true", congestion.Readings{}, `e.toml:20: transport.olia_best_overflow: applies to congestion = "olia", not "lia"`},
 	} {
 		e := parseTransport(t, tc.transport, tc.err)
 		if e == nil {
@@ -238,7 +240,7 @@ func TestCongestionReadingsAtLoad(t *testing.T) {
 		if tc.want.IsZero() && (e.PointSHA256() != base[0].PointSHA256() && !strings.Contains(tc.transport, "congestion")) {
 			t.Errorf("%q: the published algorithms change the configuration's hash", tc.transport)
 		}
-		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse", "cubic_alpha", "cubic_target"} {
+		for _, k := range []string{"initial_window", "emulated_connections", "loss_reduction", "cwnd_limited", "rto_collapse", "cubic_alpha", "cubic_target", "olia_best_overflow"} {
 			if tc.want.IsZero() && strings.Contains(resolved, k) {
 				t.Errorf("%q: %s written into the resolved file", tc.transport, k)
 			}

@@ -165,6 +165,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 		if r.CubicTarget {
 			w("cubic_target", "true")
 		}
+		if r.OLIABestOverflow {
+			w("olia_best_overflow", "true")
+		}
 		if r.CubicAlpha != congestion.CubicAlphaWMax {
 			w("cubic_alpha", q(string(r.CubicAlpha)))
 		}

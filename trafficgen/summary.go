@@ -292,7 +292,7 @@ type ZeroRTTSummary struct {
 // CongestionReadings are the congestion controllers' readings of another
 // implementation a run used (transport.initial_window,
 // emulated_connections, loss_reduction, cwnd_limited, rto_collapse,
-// cubic_alpha).
+// cubic_alpha, cubic_target, olia_best_overflow).
 type CongestionReadings struct {
 	// InitialWindow is the initial window in datagrams (0: RFC 9002's).
 	InitialWindow int `json:"initial_window,omitempty"`
@@ -308,6 +308,9 @@ type CongestionReadings struct {
 	// CubicTarget: cubic's window set to its target at each
 	// acknowledgement (MPQUIC's reading).
 	CubicTarget bool `json:"cubic_target,omitempty"`
+	// OLIABestOverflow: OLIA's best paths decided by MPQUIC's int64
+	// comparison, which overflows (MPQUIC's reading).
+	OLIABestOverflow bool `json:"olia_best_overflow,omitempty"`
 }
 
 // TransportSummary describes the transport of a run.
@@ -388,7 +391,8 @@ func (r *Recorder) Summarise(e *experiment.Experiment, in SummaryInput) *Summary
 	s.SlowStart = e.Transport.SlowStart
 	if r := e.Transport.CongestionReadings; !r.IsZero() {
 		s.CongestionReadings = &CongestionReadings{InitialWindow: r.InitialWindow, EmulatedConnections: max(r.EmulatedConnections, 1),
-			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse, CubicAlpha: string(r.CubicAlpha), CubicTarget: r.CubicTarget}
+			LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse, CubicAlpha: string(r.CubicAlpha), CubicTarget: r.CubicTarget,
+			OLIABestOverflow: r.OLIABestOverflow}
 	}
 	s.Transport = TransportSummary{Kind: e.Transport.Kind}
 	if s.Transport.Kind == "" {

@@ -155,6 +155,12 @@ type Config struct {
 	// reaches the cubic curve at once, about one round trip ahead. Only
 	// cubic takes it.
 	CubicTarget bool
+	// OLIABestOverflow decides OLIA's presumably best paths as MPQUIC's
+	// OLIA does: comparing ell_p*srtt_q^2 with ell_q*srtt_p^2 in int64
+	// bytes times nanoseconds squared, products that wrap past 2^63 at
+	// the byte counts and RTTs of most paths, so that the set is about
+	// arbitrary (mpquicOLIABest). Only olia takes it.
+	OLIABestOverflow bool
 }
 
 // CubicAlphaRule is a reading of when cubic's Reno-friendly increase
@@ -198,6 +204,7 @@ type Readings struct {
 	RTOCollapse         bool
 	CubicAlpha          CubicAlphaRule
 	CubicTarget         bool
+	OLIABestOverflow    bool
 }
 
 // IsZero reports whether r is the published algorithms.
@@ -354,7 +361,7 @@ func New(name string, cfg Config) (Controller, error) {
 
 // checkReadings checks the readings of cfg (EmulatedConnections,
 // LossReduction, CwndLimited, RTOCollapse, CubicAlpha, CubicTarget,
-// InitialWindowPackets) for the
+// OLIABestOverflow, InitialWindowPackets) for the
 // controller name.
 func checkReadings(name string, cfg Config) error {
 	if cfg.InitialWindowPackets < 0 {
@@ -380,6 +387,9 @@ func checkReadings(name string, cfg Config) error {
 	}
 	if cfg.CubicTarget && name != "cubic" {
 		return fmt.Errorf("congestion: the window set to the cubic target applies to cubic, not %q", name)
+	}
+	if cfg.OLIABestOverflow && name != "olia" {
+		return fmt.Errorf("congestion: MPQUIC's best-path test applies to olia, not %q", name)
 	}
 	if name == "balia" && cfg.LossReduction != 0 {
 		return fmt.Errorf("congestion: balia's reduction is its own; it takes no loss reduction")

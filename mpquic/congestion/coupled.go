@@ -7,7 +7,13 @@ import (
 
 func init() {
 	Register("lia", func(cfg Config) (Controller, error) { return newCoupled(cfg, liaIncrease, nil), nil })
-	Register("olia", func(cfg Config) (Controller, error) { return newCoupled(cfg, oliaIncrease, nil), nil })
+	Register("olia", func(cfg Config) (Controller, error) {
+		best := oliaBest
+		if cfg.OLIABestOverflow {
+			best = mpquicOLIABest
+		}
+		return newCoupled(cfg, oliaIncrease(best), nil), nil
+	})
 	Register("balia", func(cfg Config) (Controller, error) { return newCoupled(cfg, baliaIncrease, baliaDecrease), nil })
 }
 
@@ -43,11 +49,14 @@ func (g *Group) Leave(c Controller) {
 func (g *Group) Len() int { return len(g.members) }
 
 // pathView is what a coupled increase reads of one path: the window in
-// bytes, the smoothed RTT in seconds and, for OLIA, ell, the bytes
-// acknowledged between losses (the larger of those since the last loss and
-// those between the two losses before it).
+// bytes, the smoothed RTT in seconds (and in nanoseconds, srttNS) and, for
+// OLIA, ell, the bytes acknowledged between losses (the larger of those
+// since the last loss and those between the two losses before it; ellBytes
+// the same in whole bytes).
 type pathView struct {
 	cwnd, rtt, ell float64
+	srttNS         int64
+	ellBytes       uint64
 }
 
 // increaseFunc is the congestion avoidance increase in bytes of path self
@@ -97,7 +106,8 @@ func (c *coupled) snapshot() ([]pathView, int) {
 		if m == c {
 			self = len(v)
 		}
-		v = append(v, pathView{cwnd: float64(m.r.cwnd), rtt: m.srtt.Seconds(), ell: float64(max(m.sinceLoss, m.betweenLosses))})
+		ell := max(m.sinceLoss, m.betweenLosses)
+		v = append(v, pathView{cwnd: float64(m.r.cwnd), rtt: m.srtt.Seconds(), ell: float64(ell), srttNS: int64(m.srtt), ellBytes: ell})
 	}
 	c.g.views = v
 	return v, self
@@ -156,43 +166,77 @@ func liaIncrease(acked, mds float64, self int, paths []pathView) float64 {
 // IEEE/ACM ToN 2013, Section V): for each ACK on path r, w_r grows by
 // (w_r/rtt_r^2)/(sum_p w_p/rtt_p)^2 + alpha_r/w_r packets (windows in
 // packets), where, with n paths, M the paths of largest window and B the
-// presumably best paths (largest ell_p/rtt_p^2, ell_p the bytes acked
-// between losses, so that sqrt(ell_p)/rtt_p is the rate a regular TCP
-// would get there), alpha_r is 1/(n|B\M|) for r in B\M, -1/(n|M|) for r
-// in M when B\M is not empty, and 0 otherwise. The increase is counted
-// per acknowledged byte (acked/mds packets at once).
-func oliaIncrease(acked, mds float64, self int, paths []pathView) float64 {
-	var sum, maxW, maxBest float64
+// presumably best paths (those best tells: oliaBest, the largest
+// ell_p/rtt_p^2, ell_p the bytes acked between losses, so that
+// sqrt(ell_p)/rtt_p is the rate a regular TCP would get there), alpha_r
+// is 1/(n|B\M|) for r in B\M, -1/(n|M|) for r in M when B\M is not
+// empty, and 0 otherwise. The increase is counted per acknowledged byte
+// (acked/mds packets at once).
+func oliaIncrease(best func(paths []pathView) func(pathView) bool) increaseFunc {
+	return func(acked, mds float64, self int, paths []pathView) float64 {
+		var sum, maxW float64
+		for _, p := range paths {
+			sum += p.cwnd / mds / p.rtt
+			maxW = max(maxW, p.cwnd)
+		}
+		inM := func(p pathView) bool { return p.cwnd == maxW }
+		inB := best(paths)
+		var nM, nBnotM int
+		for _, p := range paths {
+			switch {
+			case inM(p):
+				nM++
+			case inB(p):
+				nBnotM++
+			}
+		}
+		me := paths[self]
+		w := me.cwnd / mds
+		alpha := 0.0
+		n := float64(len(paths))
+		if nBnotM > 0 {
+			switch {
+			case inM(me):
+				alpha = -1 / (n * float64(nM))
+			case inB(me):
+				alpha = 1 / (n * float64(nBnotM))
+			}
+		}
+		perPacket := (w/(me.rtt*me.rtt))/(sum*sum) + alpha/w
+		return perPacket * acked
+	}
+}
+
+// oliaBest is OLIA's set B: the paths of largest ell_p/rtt_p^2.
+func oliaBest(paths []pathView) func(pathView) bool {
+	var maxBest float64
 	for _, p := range paths {
-		sum += p.cwnd / mds / p.rtt
-		maxW = max(maxW, p.cwnd)
 		maxBest = max(maxBest, p.ell/(p.rtt*p.rtt))
 	}
-	inM := func(p pathView) bool { return p.cwnd == maxW }
-	inB := func(p pathView) bool { return p.ell/(p.rtt*p.rtt) == maxBest }
-	var nM, nBnotM int
-	for _, p := range paths {
-		switch {
-		case inM(p):
-			nM++
-		case inB(p):
-			nBnotM++
+	return func(p pathView) bool { return p.ell/(p.rtt*p.rtt) == maxBest }
+}
+
+// mpquicOLIABest is MPQUIC's reading of B (Config.OLIABestOverflow):
+// path p is at least as good as q when ell_p*srtt_q^2 >= ell_q*srtt_p^2,
+// each product taken in int64 bytes times nanoseconds squared, which
+// wraps past 2^63 (9.2e18: 28 kB of ell at an 18 ms smoothed RTT, 5.8 kB
+// at 40 ms). MPQUIC (congestion/olia_sender.go, getEpsilon) walks its
+// paths keeping the last one at least as good as the best so far, then
+// counts a path in B when it is at least as good as that one. It walks a
+// Go map, in no fixed order; with two paths the set does not depend on
+// the order (p is in B, for either order, exactly when it is at least as
+// good as q); with more, this walks the paths in the order they joined.
+func mpquicOLIABest(paths []pathView) func(pathView) bool {
+	atLeast := func(p, q pathView) bool {
+		return int64(p.ellBytes)*(q.srttNS*q.srttNS) >= int64(q.ellBytes)*(p.srttNS*p.srttNS)
+	}
+	var best pathView
+	for i, p := range paths {
+		if i == 0 || atLeast(p, best) {
+			best = p
 		}
 	}
-	me := paths[self]
-	w := me.cwnd / mds
-	alpha := 0.0
-	n := float64(len(paths))
-	if nBnotM > 0 {
-		switch {
-		case inM(me):
-			alpha = -1 / (n * float64(nM))
-		case inB(me):
-			alpha = 1 / (n * float64(nBnotM))
-		}
-	}
-	perPacket := (w/(me.rtt*me.rtt))/(sum*sum) + alpha/w
-	return perPacket * acked
+	return func(p pathView) bool { return atLeast(p, best) }
 }
 
 // baliaIncrease is BALIA (Peng, Walid, Hwang and Low, "Multipath TCP:

@@ -2,6 +2,7 @@ package congestion
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,10 +12,17 @@ import (
 // and, for OLIA, bytes acknowledged between losses.
 func coupledPaths(t *testing.T, name string, ws []float64, rtts []time.Duration, ells []uint64) (*Group, []*NewReno) {
 	t.Helper()
+	return coupledPathsWith(t, name, Config{}, ws, rtts, ells)
+}
+
+// coupledPathsWith is coupledPaths with the readings of cfg.
+func coupledPathsWith(t *testing.T, name string, cfg Config, ws []float64, rtts []time.Duration, ells []uint64) (*Group, []*NewReno) {
+	t.Helper()
 	g := NewGroup()
 	var out []*NewReno
 	for i, w := range ws {
-		c, err := New(name, Config{MaxDatagramSize: mds, Group: g})
+		cfg.MaxDatagramSize, cfg.Group = mds, g
+		c, err := New(name, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +91,58 @@ func TestOLIAIncrease(t *testing.T) {
 	_, rs = coupledPaths(t, "olia", []float64{20, 10}, rtt, []uint64{4e6, 1e6})
 	if got := increaseOf(rs[1]); !near(got, 4000.0/360000*mds) {
 		t.Errorf("alpha 0: path B increase %v bytes, want %v", got, 4000.0/360000*mds)
+	}
+}
+
+// TestOLIABestOverflow: A with 20 datagrams at 20 ms, B with 10 at
+// 40 ms, each with 100 kB acknowledged between losses. A has the largest
+// window (M = {A}) and is the best path: ell/rtt^2 is 1e5/0.02^2 = 2.5e8
+// for A against 1e5/0.04^2 = 6.25e7 for B, so B\M is empty and alpha is
+// 0: with sum(w_p/rtt_p) = 1000 + 250 = 1250 packets/s, an ACK of one
+// datagram grows A by (20/0.02^2)/1250^2 = 0.032 datagrams (43.2 bytes)
+// and B by (10/0.04^2)/1250^2 = 0.004 (5.4 bytes). MPQUIC's test compares
+// ell_A*srtt_B^2 = 1e5 * (4e7 ns)^2 = 1.6e20, which wraps in int64 to
+// -6,020,696,663,385,964,544, with ell_B*srtt_A^2 = 1e5 * (2e7)^2 = 4e19,
+// which wraps to 3,106,511,852,580,896,768: B is at least as good as A
+// and A not as good as B, so B\M = {B}, alpha_A = -1/2 and alpha_B =
+// +1/2: A grows by 0.032 - 0.5/20 = 0.007 datagrams (9.45 bytes) and B by
+// 0.004 + 0.5/10 = 0.054 (72.9 bytes). Where the products do not wrap
+// (1 kB each: 1.6e18 and 4e17) the test is OLIA's.
+func TestOLIABestOverflow(t *testing.T) {
+	rtt := []time.Duration{20 * time.Millisecond, 40 * time.Millisecond}
+	for _, tc := range []struct {
+		what     string
+		overflow bool
+		ell      uint64
+		wantA    float64
+		wantB    float64
+	}{
+		{"published", false, 1e5, 43.2, 5.4},
+		{"MPQUIC's, wrapped", true, 1e5, 9.45, 72.9},
+		{"MPQUIC's, not wrapped", true, 1e3, 43.2, 5.4},
+	} {
+		cfg := Config{OLIABestOverflow: tc.overflow}
+		for i, want := range []float64{tc.wantA, tc.wantB} {
+			_, rs := coupledPathsWith(t, "olia", cfg, []float64{20, 10}, rtt, []uint64{tc.ell, tc.ell})
+			if got := increaseOf(rs[i]); !near(got, want) {
+				t.Errorf("%s: path %c: increase %v bytes, want %v", tc.what, 'A'+i, got, want)
+			}
+		}
+	}
+	if _, err := New("lia", Config{MaxDatagramSize: mds, OLIABestOverflow: true}); err == nil || !strings.Contains(err.Error(), "applies to olia") {
+		t.Errorf("lia with MPQUIC's best-path test: error %v, want it refused", err)
+	}
+}
+
+// TestOLIAEllCountsUnusedWindow: with CwndLimited, an ACK while the
+// window is not used grows no window but still counts its bytes in ell
+// (MPQUIC's OnPacketAcked adds them before its cwnd-limited test).
+func TestOLIAEllCountsUnusedWindow(t *testing.T) {
+	_, rs := coupledPathsWith(t, "olia", Config{CwndLimited: true}, []float64{20}, []time.Duration{50 * time.Millisecond}, []uint64{1000})
+	r := rs[0]
+	ackOne(r, t0.Add(time.Second), t0.Add(time.Second-50*time.Millisecond), 50*time.Millisecond) // nothing in flight
+	if r.cwnd != 20*mds || r.coupled.sinceLoss != 1000+mds {
+		t.Errorf("window %d, ell %d after an ACK with the window unused, want %d and %d", r.cwnd, r.coupled.sinceLoss, 20*mds, 1000+mds)
 	}
 }
 

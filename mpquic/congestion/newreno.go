@@ -125,12 +125,15 @@ func (r *NewReno) OnAck(now time.Time, acked []AckedPacket, priorInFlight uint64
 			continue
 		}
 		r.inRecovery = false
-		if limited {
-			continue
-		}
 		size := uint64(p.Size)
 		if r.coupled != nil {
+			// OLIA's ell counts the bytes acknowledged outside
+			// recovery whether the window was used or not, as
+			// MPQUIC's does (CwndLimited gates the growth only).
 			r.coupled.sinceLoss += size
+		}
+		if limited {
+			continue
 		}
 		if r.hs.on {
 			// Still in the initial slow start (ssthresh unset):

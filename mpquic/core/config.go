@@ -359,5 +359,5 @@ func (c *Config) congestionConfig(g *congestion.Group) congestion.Config {
 	return congestion.Config{MaxDatagramSize: c.MaxPacketSize, Group: g, RenoGrowth: congestion.Growth(c.NewRenoGrowth),
 		SlowStart: congestion.SlowStartMode(c.SlowStart), Paced: c.Pacing, InitialWindowPackets: r.InitialWindow,
 		EmulatedConnections: r.EmulatedConnections, LossReduction: r.LossReduction, CwndLimited: r.CwndLimited, RTOCollapse: r.RTOCollapse,
-		CubicAlpha: r.CubicAlpha, CubicTarget: r.CubicTarget}
+		CubicAlpha: r.CubicAlpha, CubicTarget: r.CubicTarget, OLIABestOverflow: r.OLIABestOverflow}
 }
