@@ -122,7 +122,9 @@ const (
 // per connection (quic-go's of 2017) and grow by auto-tuning, the
 // connection's kept at 1.5 times the stream's. Its CUBIC sets the window
 // to the cubic target at each ACK (MPQUICSingleReadings: the single path
-// mode's controller alone).
+// mode's controller alone), and its OLIA decides its best paths by an
+// int64 comparison that overflows (MPQUICMultiReadings: the multipath
+// mode's).
 const MPQUICReadings = `initial_window = 32
 emulated_connections = 2
 loss_reduction = 0.7
@@ -135,6 +137,12 @@ conn_window_follows_stream = true
 // MPQUICSingleReadings are the keys of the MPQUIC variant's single path
 // mode beside its controller, cubic: readings cubic alone takes.
 const MPQUICSingleReadings = `"transport.cubic_target" = true
+`
+
+// MPQUICMultiReadings are the keys of the MPQUIC variant's multipath mode
+// beside its controller, olia: MPQUIC's OLIA decides its best paths by a
+// comparison in int64 that overflows (olia_best_overflow).
+const MPQUICMultiReadings = `"transport.olia_best_overflow" = true
 `
 
 // Dir is the directory of a variant's files under experiments/.
@@ -212,6 +220,7 @@ func mpquicExperiment(d *Design, source string) []byte {
 	body = strings.Replace(body, "single path (CUBIC) vs multipath (OLIA) download completion time", "single path (CUBIC) vs multipath (OLIA) with MPQUIC's readings", 1)
 	body = strings.Replace(body, "[transport]\npath_scheduler = \"lowrtt\"\n", "[transport]\npath_scheduler = \"lowrtt\"\n# MPQUIC's readings of the controllers and receive windows\n# (conext17.MPQUICReadings).\n"+MPQUICReadings, 1)
 	body = strings.Replace(body, "\"transport.congestion\" = \"cubic\"\n", "\"transport.congestion\" = \"cubic\"\n"+MPQUICSingleReadings, 1)
+	body = strings.Replace(body, "\"transport.congestion\" = \"olia\"\n", "\"transport.congestion\" = \"olia\"\n"+MPQUICMultiReadings, 1)
 	b.WriteString(body)
 	return []byte(b.String())
 }

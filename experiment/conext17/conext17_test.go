@@ -90,9 +90,10 @@ func TestFilesCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := congestion.Readings{InitialWindow: 32, EmulatedConnections: 2, LossReduction: 0.7, CwndLimited: true, RTOCollapse: true}
-		wantSingle := want
+		wantSingle, wantMulti := want, want
 		wantSingle.CubicTarget = true
-		if len(mruns) != 2*len(d.Scenarios) || mruns[11].Transport.CongestionReadings != want || mruns[10].Transport.CongestionReadings != wantSingle ||
+		wantMulti.OLIABestOverflow = true
+		if len(mruns) != 2*len(d.Scenarios) || mruns[11].Transport.CongestionReadings != wantMulti || mruns[10].Transport.CongestionReadings != wantSingle ||
 			mruns[11].Transport.Congestion != "olia" || mruns[10].Transport.Congestion != "cubic" || mruns[0].Name != "conext17-mpquic-"+c {
 			t.Fatalf("%s: %d runs, run 11 %+v", mname, len(mruns), mruns[11].Transport)
 		}
