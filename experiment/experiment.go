@@ -229,7 +229,7 @@ type Transport struct {
 	// CongestionReadings are the controllers' readings of another
 	// implementation, MPQUIC's (transport.initial_window,
 	// emulated_connections, loss_reduction, cwnd_limited, rto_collapse,
-	// cubic_target; cubic_alpha: RFC 9438's or Linux's;
+	// cubic_target, olia_best_overflow; cubic_alpha: RFC 9438's or Linux's;
 	// congestion.Readings); the zero value, the default, is the
 	// published algorithms.
 	CongestionReadings congestion.Readings
