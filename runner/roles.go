@@ -152,7 +152,8 @@ func roleTLS(seed uint64, alpn string) (client, server *tls.Config, err error) {
 // waits for the client's start (clock protocol), the client measures the
 // server's clock, starts the run, and measures the clock again after it.
 // The experiment is [t0, t0+duration) on both ends, then its drain
-// period; each end ends on its own.
+// period; each end ends on its own (roleRun.drainDone says when before
+// the period's end).
 func RunRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string) (*RoleInfo, error) {
 	if err := r.Check(e); err != nil {
 		return nil, err
@@ -288,9 +289,8 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 	if err != nil {
 		return nil, err
 	}
-	// The drain: whether the other end's messages are done only the
-	// other end knows, so each end drains the whole period.
-	if err := rr.wait(ctx, end.Add(rr.e.Drain), nil); err != nil {
+	// The drain, at most e.Drain: see drainDone.
+	if err := rr.wait(ctx, end.Add(rr.e.Drain), func() bool { return rr.drainDone(side) }); err != nil {
 		return nil, err
 	}
 	var h *trafficgen.Half
@@ -306,6 +306,28 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 		h = rr.rec.Half(side, in)
 	})
 	return h, nil
+}
+
+// drainDone reports, on the loop, whether side's drain may end before
+// the drain period does. Whether a message is done, only the end that
+// receives its last part knows. The client does for every message of
+// its sources (each kind it sends has a reply), not for the server's
+// (periodic, bulk: how many the server generated it cannot tell). So
+// when no source is the server's, the client's drain ends once its own
+// messages are all done or failed, as in the simulator, and the client
+// then closes the connection; the server's drain ends when the
+// connection has ended, the client gone. With a source of the server's
+// both ends drain the whole period.
+func (rr *roleRun) drainDone(side string) bool {
+	if side == "server" {
+		return len(rr.peers) > 0 && rr.peers[0].Closed()
+	}
+	for _, s := range rr.e.Sources {
+		if trafficgen.SenderSide(s.Kind) == "server" {
+			return false
+		}
+	}
+	return rr.rec.Outstanding() == 0
 }
 
 func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
@@ -383,7 +405,13 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// replaced here, has nothing left to record), so that messages under
 	// way on the client's side do not fail for our close.
 	closed := make(chan struct{})
-	rr.ev.Exec(func() { rr.conn.OnClosed(func(error) { close(closed) }) })
+	rr.ev.Exec(func() {
+		if len(rr.peers) > 0 && rr.peers[0].Closed() {
+			close(closed) // the client's close ended our drain
+			return
+		}
+		rr.conn.OnClosed(func(error) { close(closed) })
+	})
 	select {
 	case <-closed:
 	case <-time.After(2 * time.Second):

@@ -117,6 +117,37 @@ func TestRolesMerge(t *testing.T) {
 	}
 }
 
+// TestRolesDrainEndsWhenDone: a download's drain ends once it completed,
+// as in the simulator, not at the end of its period: the client's own
+// messages are all done, it closes the connection, and the server's drain
+// ends with it. With the whole 60 s drain the run would outlast
+// runRoles's 30 s.
+func TestRolesDrainEndsWhenDone(t *testing.T) {
+	e := load(t, `name = "download"
+duration = "1s"
+drain = "60s"
+seed = 3
+[[path]]
+rate = 0
+rtt = "0s"
+[transport]
+multipath = false
+[[source]]
+name = "download"
+kind = "file"
+size = "300kB"
+count = 1
+`)
+	res, _, _, _, _ := runRoles(t, e)
+	s := res.Summary
+	if len(s.Sources) != 1 || s.Sources[0].Completed != 1 {
+		t.Fatalf("sources %+v: want the download completed", s.Sources)
+	}
+	if s.DrainedS >= 30 {
+		t.Errorf("drained %v s of the 60 s drain after the download completed", s.DrainedS)
+	}
+}
+
 // runRoles runs both roles of e in this process over loopback (a client
 // with an address per path, the server with one) and merges their halves
 // into out.

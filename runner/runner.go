@@ -145,9 +145,17 @@ func packetProtection(e *experiment.Experiment) string {
 const drainStep = 50 * time.Millisecond
 
 // waitReal waits on the wall clock until the time until, or until check
-// (run on ev's loop every drainStep, if not nil) reports true; it returns
-// early with ctx's error or the first error failed receives.
+// (run on ev's loop at once and every drainStep, if not nil) reports
+// true; it returns early with ctx's error or the first error failed
+// receives.
 func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until time.Time, check func() bool) error {
+	if check != nil {
+		done := false
+		ev.Exec(func() { done = check() })
+		if done {
+			return nil
+		}
+	}
 	for {
 		d := time.Until(until)
 		if d <= 0 {

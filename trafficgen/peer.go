@@ -28,7 +28,9 @@ type Peer struct {
 	waiting []*outMessage
 	// stopped: the sources generate nothing more (Stop).
 	stopped bool
-	buf     []byte
+	// closed: the connection has ended (Closed).
+	closed bool
+	buf    []byte
 	// out is where a message's first write is put together with
 	// WriteWhole: its header, then zeros (see chunk); made on first use.
 	out []byte
@@ -56,6 +58,7 @@ func NewPeer(e appenv.Env, conn appenv.Conn, rec *Recorder, side string) *Peer {
 	p := &Peer{env: e, conn: conn, rec: rec, side: side, buf: make([]byte, 64<<10)}
 	conn.OnStream(p.accept)
 	conn.OnClosed(func(error) {
+		p.closed = true
 		// Messages waiting for a stream will not get one; those on
 		// streams learn it from their streams.
 		for _, m := range p.waiting {
@@ -65,6 +68,10 @@ func NewPeer(e appenv.Env, conn appenv.Conn, rec *Recorder, side string) *Peer {
 	})
 	return p
 }
+
+// Closed reports whether the peer's connection has ended, closed by
+// either end.
+func (p *Peer) Closed() bool { return p.closed }
 
 // otherSide is the end that is not side.
 func otherSide(side string) string {
