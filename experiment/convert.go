@@ -598,6 +598,7 @@ func convertTransport(t *table, backend string) Transport {
 		t.fail("initial_receive_window", "set with receive_window, which fixes the windows: give one of the two")
 	}
 	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream", false)
+	tr.SendBelowWindow = t.boolean("send_below_window", false)
 	if tr.ConnWindowFollowsStream && tr.ReceiveWindow != 0 {
 		t.fail("conn_window_follows_stream", "set with receive_window, which fixes the windows: they do not grow")
 	}

@@ -263,6 +263,12 @@ type Transport struct {
 	// stream's whenever auto-tuning grows the stream's, as MPQUIC and
 	// quic-go do; off (the default), it auto-tunes by itself.
 	ConnWindowFollowsStream bool
+	// SendBelowWindow (transport.send_below_window) lets a path send a
+	// packet while its bytes in flight are at most its congestion window,
+	// as MPQUIC does (bytes in flight above the window block it), instead
+	// of only when the whole packet fits within the window: a path may
+	// then have up to a datagram more in flight. Off by default.
+	SendBelowWindow bool
 	// ZeroRTT (transport.zero_rtt): before the experiment's time zero a
 	// warm-up connection obtains a session ticket and closes; the
 	// measured connection then resumes with it and the client sends its

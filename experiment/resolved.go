@@ -137,6 +137,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.ConnWindowFollowsStream {
 		w("conn_window_follows_stream", "true")
 	}
+	if t.SendBelowWindow {
+		w("send_below_window", "true")
+	}
 	if t.ZeroRTT {
 		w("zero_rtt", "true")
 	}

@@ -94,6 +94,7 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		InitialStreamWindow: is, MaxStreamWindow: rw,
 		InitialConnWindow: ic, MaxConnWindow: rw,
 		ConnWindowFollowsStream: t.ConnWindowFollowsStream,
+		SendBelowWindow:         t.SendBelowWindow,
 		MaxPacketSize:           t.MaxPacketSize,
 		Congestion:              t.Congestion,
 		NewRenoGrowth:           t.NewRenoGrowth,

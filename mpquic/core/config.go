@@ -53,6 +53,13 @@ type Config struct {
 	// as quic-go and MPQUIC do (their ConnectionFlowControlMultiplier,
 	// after Chromium); off, the connection's window auto-tunes by itself.
 	ConnWindowFollowsStream bool
+	// SendBelowWindow lets a path send while its bytes in flight are at
+	// most its congestion window, as MPQUIC does, instead of only when
+	// the whole packet fits within the window (RFC 9002 Section 7): the
+	// core and the path scheduler (PathInfo.CWND) see the window plus a
+	// maximum-size datagram, so that a full-size packet goes whenever
+	// the flight is at most the window.
+	SendBelowWindow bool
 	// StreamSendBuffer bounds the unacknowledged bytes buffered per stream.
 	// Default 4 MiB.
 	StreamSendBuffer int

@@ -420,7 +420,17 @@ func (c *Conn) streamWork(w *scheduler.Work, infos []scheduler.StreamInfo, first
 // cwndAllows reports whether path p may send a full-size packet now.
 func (c *Conn) cwndAllows(now time.Time, p *path) bool {
 	size := uint64(c.maxPacketSize(p))
-	return c.bytesInFlight(p)+size <= p.cc.Window() && p.pacingBudget(now) >= size
+	return c.bytesInFlight(p)+size <= c.sendWindow(p) && p.pacingBudget(now) >= size
+}
+
+// sendWindow is the window path p's packets must fit in: the congestion
+// window, plus a maximum-size datagram with Config.SendBelowWindow
+// (MPQUIC's test, bytes in flight at most the window).
+func (c *Conn) sendWindow(p *path) uint64 {
+	if c.cfg.SendBelowWindow {
+		return p.cc.Window() + uint64(c.maxPacketSize(p))
+	}
+	return p.cc.Window()
 }
 
 func (c *Conn) hasProbe(p *path) bool {

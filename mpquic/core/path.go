@@ -198,7 +198,7 @@ func (c *Conn) fillInfo(i *scheduler.PathInfo, p *path, now time.Time) {
 	i.MinRTT = p.rtt.Min()
 	i.LatestRTT = p.rtt.Latest()
 	i.HasRTTSample = p.rtt.HasSample()
-	i.CWND = p.cc.Window()
+	i.CWND = c.sendWindow(p)
 	i.BytesInFlight = c.bytesInFlight(p)
 	i.SSThresh = p.cc.SlowStartThreshold()
 	i.LeftStartup = p.leftStartup
