@@ -20,7 +20,11 @@ if len(names) != 1:
     sys.exit(f'{grid}: want one of conext17-{cls} and conext17-mpquic-{cls}, found {names}')
 d = names[0]
 def t(e, mode):
-    s = json.load(open(os.path.join(grid, d, f'scenario={e},mode={mode}', 'summary.json')))
+    # the run's directory: its varied keys, --set ones first
+    run = [x for x in os.listdir(os.path.join(grid, d)) if x == f'scenario={e},mode={mode}' or x.endswith(f',scenario={e},mode={mode}')]
+    if len(run) != 1:
+        sys.exit(f'{grid}/{d}: want one run of scenario {e}, mode {mode}, found {run}')
+    s = json.load(open(os.path.join(grid, d, run[0], 'summary.json')))
     src = s['sources'][0]
     return src['response_ms']['max'] if src['completed'] == 1 else float('inf')
 pairs = {}  # in-range entries by scenario pair: [(beat the best path, started on the worse path)]
