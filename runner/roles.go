@@ -320,7 +320,7 @@ func (rr *roleRun) finish(ctx context.Context, t0 time.Time, side string) (*traf
 // both ends drain the whole period.
 func (rr *roleRun) drainDone(side string) bool {
 	if side == "server" {
-		return len(rr.peers) > 0 && rr.peers[0].Closed()
+		return rr.peerClosed()
 	}
 	for _, s := range rr.e.Sources {
 		if trafficgen.SenderSide(s.Kind) == "server" {
@@ -329,6 +329,10 @@ func (rr *roleRun) drainDone(side string) bool {
 	}
 	return rr.rec.Outstanding() == 0
 }
+
+// peerClosed reports, on the loop, whether the run's connection has
+// ended.
+func (rr *roleRun) peerClosed() bool { return len(rr.peers) > 0 && rr.peers[0].Closed() }
 
 func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir string, cfg *core.Config, tlsConf *tls.Config, obs *observerQueue, info *RoleInfo) error {
 	sampling, stopSampling := context.WithCancel(ctx)
@@ -406,7 +410,7 @@ func runServerRole(ctx context.Context, e *experiment.Experiment, r *Role, dir s
 	// way on the client's side do not fail for our close.
 	closed := make(chan struct{})
 	rr.ev.Exec(func() {
-		if len(rr.peers) > 0 && rr.peers[0].Closed() {
+		if rr.peerClosed() {
 			close(closed) // the client's close ended our drain
 			return
 		}

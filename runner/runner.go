@@ -150,14 +150,14 @@ const drainStep = 50 * time.Millisecond
 // true; it returns early with ctx's error or the first error failed
 // receives.
 func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until time.Time, check func() bool) error {
-	if check != nil {
-		done := false
-		ev.Exec(func() { done = check() })
-		if done {
-			return nil
-		}
-	}
 	for {
+		if check != nil {
+			done := false
+			ev.Exec(func() { done = check() })
+			if done {
+				return nil
+			}
+		}
 		d := time.Until(until)
 		if d <= 0 {
 			return nil
@@ -174,13 +174,6 @@ func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until ti
 		case err := <-failed:
 			timer.Stop()
 			return err
-		}
-		if check != nil {
-			done := false
-			ev.Exec(func() { done = check() })
-			if done {
-				return nil
-			}
 		}
 	}
 }

@@ -408,3 +408,31 @@ kind = "bulk"
 	}
 	t.Logf("stopped after %v: %v", time.Since(start), err)
 }
+
+// TestDrainCheckedAtOnce: a loopback run whose download was done before
+// the window's end reports no drain, not the drainStep waited before the
+// first look.
+func TestDrainCheckedAtOnce(t *testing.T) {
+	res, _ := run(t, `name = "done-early"
+duration = "1s"
+drain = "10s"
+backend = "loopback"
+[[path]]
+rate = 0
+rtt = "0s"
+[transport]
+multipath = false
+[[source]]
+name = "download"
+kind = "file"
+size = "100kB"
+count = 1
+`)
+	s := res.Summary
+	if len(s.Sources) != 1 || s.Sources[0].Completed != 1 {
+		t.Fatalf("sources %+v: want the download completed", s.Sources)
+	}
+	if s.DrainedS >= drainStep.Seconds() {
+		t.Errorf("drained %v s, want less than the %v of a wait before the first look", s.DrainedS, drainStep)
+	}
+}

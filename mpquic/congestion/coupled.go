@@ -51,12 +51,11 @@ func (g *Group) Len() int { return len(g.members) }
 // pathView is what a coupled increase reads of one path: the window in
 // bytes, the smoothed RTT in seconds (and in nanoseconds, srttNS) and, for
 // OLIA, ell, the bytes acknowledged between losses (the larger of those
-// since the last loss and those between the two losses before it; ellBytes
-// the same in whole bytes).
+// since the last loss and those between the two losses before it).
 type pathView struct {
-	cwnd, rtt, ell float64
-	srttNS         int64
-	ellBytes       uint64
+	cwnd, rtt float64
+	srttNS    int64
+	ell       uint64
 }
 
 // increaseFunc is the congestion avoidance increase in bytes of path self
@@ -106,8 +105,7 @@ func (c *coupled) snapshot() ([]pathView, int) {
 		if m == c {
 			self = len(v)
 		}
-		ell := max(m.sinceLoss, m.betweenLosses)
-		v = append(v, pathView{cwnd: float64(m.r.cwnd), rtt: m.srtt.Seconds(), ell: float64(ell), srttNS: int64(m.srtt), ellBytes: ell})
+		v = append(v, pathView{cwnd: float64(m.r.cwnd), rtt: m.srtt.Seconds(), srttNS: int64(m.srtt), ell: max(m.sinceLoss, m.betweenLosses)})
 	}
 	c.g.views = v
 	return v, self
@@ -211,9 +209,9 @@ func oliaIncrease(best func(paths []pathView) func(pathView) bool) increaseFunc 
 func oliaBest(paths []pathView) func(pathView) bool {
 	var maxBest float64
 	for _, p := range paths {
-		maxBest = max(maxBest, p.ell/(p.rtt*p.rtt))
+		maxBest = max(maxBest, float64(p.ell)/(p.rtt*p.rtt))
 	}
-	return func(p pathView) bool { return p.ell/(p.rtt*p.rtt) == maxBest }
+	return func(p pathView) bool { return float64(p.ell)/(p.rtt*p.rtt) == maxBest }
 }
 
 // mpquicOLIABest is MPQUIC's reading of B (Config.OLIABestOverflow):
@@ -228,7 +226,7 @@ func oliaBest(paths []pathView) func(pathView) bool {
 // good as q); with more, this walks the paths in the order they joined.
 func mpquicOLIABest(paths []pathView) func(pathView) bool {
 	atLeast := func(p, q pathView) bool {
-		return int64(p.ellBytes)*(q.srttNS*q.srttNS) >= int64(q.ellBytes)*(p.srttNS*p.srttNS)
+		return int64(p.ell)*(q.srttNS*q.srttNS) >= int64(q.ell)*(p.srttNS*p.srttNS)
 	}
 	var best pathView
 	for i, p := range paths {
