@@ -25,6 +25,9 @@ const (
 	OptStartupCopies   = "startup_copies"
 	OptAvoidSilent     = "avoid_silent"
 	OptRepay           = "repay"
+	OptRatePace        = "rate_pace"
+	OptPipeRoom        = "pipe_room"
+	OptRateProbe       = "rate_probe"
 )
 
 // The values of cwr-plus's option repay.
@@ -55,7 +58,13 @@ func cwrPlusOptions() []Option {
 		{Name: OptStartupCopies, Default: "true",
 			Doc: "with copies off: priority packets are still copied on every path while some path is in its first slow start, whose overshoot the lowest-RTT path may be queueing"},
 		{Name: OptRateCap, Default: "true",
-			Doc: "once a path has left its first slow start, data of streams without priority (new and retransmitted; priority data pass what it holds back) keep its bytes in flight within its estimated bottleneck rate (the largest delivery rate over a minimum RTT) times its minimum RTT plus 1 ms (RateCapSlack): the window beyond the bandwidth-delay product does not become a standing queue that messages wait behind"},
+			Doc: "once a path has left its first slow start, data of streams without priority (new and retransmitted; priority data pass what it holds back) keep its bytes in flight within its estimated bottleneck rate (the largest delivery rate over a minimum RTT) times its minimum RTT plus 0.25 ms (RateCapSlack): the window beyond the bandwidth-delay product does not become a standing queue that messages wait behind"},
+		{Name: OptRatePace, Default: "true",
+			Doc: "while rate_cap's cap applies to a path (out of its first slow start, its window beyond the cap), data of streams without priority leave it no faster than the cap per minimum RTT (its estimated bottleneck rate times (minimum RTT + 0.25 ms) / minimum RTT), from a bucket of 0.25 ms at that estimate (at least two packets): after a stall (the peer's flow-control credit spent, a gap in the acknowledgements) the bytes in flight refill at the bottleneck's rate, not in one burst that stands in the queue for as long as the stall lasted"},
+		{Name: OptRateProbe, Default: "false",
+			Doc: "after a smoothed RTT in which rate_cap held a path at its cap and its RTT samples showed no queue (the least less than half of RateCapSlack above its minimum), its estimated bottleneck rate grows by 1 % (RateCapProbe); not with bbr, whose own drain phases look like a low estimate: an estimate that a first slow start left below the bottleneck's rate would otherwise keep the path below it, since the estimate grows only with what the cap lets through (a cap at the right rate keeps RateCapSlack of queue, which stops the probe)"},
+		{Name: OptPipeRoom, Default: "true",
+			Doc: "priority data also go on a path whose window, with one message's budget beyond it, is full while its bytes in flight with the packet stay within its estimated bandwidth-delay product (its largest delivery rate over a minimum RTT, as rate_cap's, times its minimum RTT), once its controller has had a congestion event (not with bbr, whose ProbeRTT window is deliberate): a window that a loss has just cut, with more in flight than it now allows, holds no message back from a path with no queue to wait in (else the message takes a slower path)"},
 		{Name: OptQueuedCopies, Default: "false",
 			Doc: "with copies = false: a priority packet is still copied when its lowest-RTT path shows a queue (as queue_guard) or has lost no packet yet (its first slow start)"},
 		{Name: OptDrain, Default: "false",
@@ -94,8 +103,11 @@ const QueueGuard = 2 * time.Millisecond
 // the standing queue that a loss-based controller's window beyond the
 // bandwidth-delay product builds on a lossless path. It keeps no window
 // reservation. Its defaults are the rules that did best over the grid
-// (rate_cap, parity with its fallback to copies, startup_copies,
-// stagger_startup, credit, unpaced_priority; copies and queue_guard off);
+// (rate_cap, rate_pace, pipe_room, parity with its fallback to copies,
+// startup_copies, stagger_startup, credit, unpaced_priority; copies,
+// queue_guard and rate_probe off), and with credit it has the receiving
+// end's connection window follow its stream windows
+// (StreamWindowFollower);
 // every rule is an option (cwrPlusOptions). Its rules, among the
 // candidate paths (as for lowrtt: usable available paths, else usable
 // backup paths, else every validated path):
@@ -169,8 +181,21 @@ const QueueGuard = 2 * time.Millisecond
 //     (rule rate_cap, rateCap; new data and retransmissions of streams
 //     without priority) not beyond the path's estimated bottleneck rate
 //     times its minimum RTT plus RateCapSlack, once it has left its first
-//     slow start and while its window exceeds that. If no path
+//     slow start and while its window exceeds that; (rule rate_pace) while
+//     that cap applies, no faster than the cap per minimum RTT (a token
+//     bucket of RateCapSlack's worth; Waker wakes the connection when it
+//     holds a packet), so that the room a stall left (the peer's
+//     flow-control credit spent, a gap in the acknowledgements) refills
+//     at the bottleneck's rate and not in one burst that stands in the
+//     queue; (rule rate_probe, off by default) the estimate grows by
+//     RateCapProbe after a round at the cap without a queue. If no path
 //     qualifies, nothing is sent now.
+//   - Rule pipe_room: a priority packet also goes on a path whose window
+//     and budget are full while its bytes in flight with the packet stay
+//     within the path's estimated bandwidth-delay product, once its
+//     controller has had a congestion event (not bbr): a window that a
+//     loss has just cut holds no message back from a path with no queue
+//     (it would take the slower path).
 //   - Control-only packets (ClassControl) go on the lowest-RTT candidate
 //     whose window and pacer let them out.
 //
@@ -199,7 +224,7 @@ func newCWRPlus(o Options) *CWRPlus {
 	return &CWRPlus{ledger: newBorrowLedger(), copies: o.Bool(OptCopies), credit: newCreditRule(o), queueGuard: o.Bool(OptQueueGuard),
 		parity: o.Bool(OptParity), queuedCopies: o.Bool(OptQueuedCopies), drain: o.Bool(OptDrain), guardOne: o.Bool(OptGuardOne),
 		startupGuard: o[OptStartupGuard], unpacedPriority: o.Bool(OptUnpacedPriority),
-		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap)}, startupCopies: o.Bool(OptStartupCopies),
+		stagger: newStartupStagger(o), rateCap: rateCap{on: o.Bool(OptRateCap), pace: o.Bool(OptRatePace), pipe: o.Bool(OptPipeRoom), probing: o.Bool(OptRateProbe)}, startupCopies: o.Bool(OptStartupCopies),
 		avoidSilent: o.Bool(OptAvoidSilent), repay: o[OptRepay]}
 }
 
@@ -255,7 +280,8 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		copies := s.copies || s.parity && !w.Waiting.Repair || s.startupCopies && s.someInStartup(paths)
 		for _, i := range s.order {
 			p := &paths[i]
-			if !p.Validated || !s.unpacedPriority && p.PacingBudget < uint64(w.Size) || p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) {
+			if !p.Validated || !s.unpacedPriority && p.PacingBudget < uint64(w.Size) ||
+				p.BytesInFlight+uint64(w.Size) > p.CWND+s.budget(p) && !s.rateCap.pipeRoom(p, w.Size) {
 				continue
 			}
 			dst = append(dst, p.ID)
@@ -274,6 +300,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 	if s.credit.holds(now, paths, s.cand, s.sources, w) {
 		return dst
 	}
+	s.rateCap.wake = time.Time{}
 	best := -1
 	for _, i := range s.cand {
 		p := &paths[i]
@@ -286,7 +313,7 @@ func (s *CWRPlus) Select(now time.Time, paths []PathInfo, w Work, dst []uint64) 
 		if s.stagger.holds(paths, s.cand, i, w) {
 			continue
 		}
-		if s.rateCap.holds(p, w.Size) {
+		if s.rateCap.holds(now, p, w.Size) {
 			continue
 		}
 		if best < 0 || p.SRTT < paths[best].SRTT {
@@ -332,11 +359,16 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 // SkipsHeldBack implements HeldBackSkipper: with stagger_startup or
 // rate_cap the retransmissions of background data held off a path let
 // priority data pass.
-func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on }
+func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on || s.rateCap.pace }
 
 // KeepsIdle implements IdleKeeper: stagger_startup kept the data without
 // priority off path id in the latest decision.
 func (s *CWRPlus) KeepsIdle(id uint64) bool { return s.stagger.keepsIdle(id) }
+
+// FollowsStreamWindow implements StreamWindowFollower: with rule credit,
+// the receiving end's connection window should grow with its stream
+// windows (transport.conn_window_follows_stream then defaults to true).
+func (s *CWRPlus) FollowsStreamWindow() bool { return s.credit.on }
 
 // OffersRepair implements RepairOfferer: option parity.
 func (s *CWRPlus) OffersRepair() bool { return s.parity }
@@ -402,7 +434,7 @@ func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint
 	best := -1
 	for _, i := range s.order {
 		p := &paths[i]
-		if !p.Validated || p.BytesInFlight > p.CWND+s.budget(p) {
+		if !p.Validated || p.BytesInFlight > p.CWND+s.budget(p) && !s.rateCap.pipeRoom(p, int(p.MaxPacketSize)) {
 			continue
 		}
 		if best < 0 {
@@ -426,7 +458,18 @@ func (s *CWRPlus) Repair(_ time.Time, paths []PathInfo, req RepairRequest) (uint
 func (s *CWRPlus) OnPacketSent(_ time.Time, info *PathInfo, pn uint64, size int, class Class) {
 	if class == ClassPriority || class == ClassRetransmission && s.lastPriority {
 		s.ledger.sent(info, pn, size)
+	} else if class == ClassBackground || class == ClassRetransmission {
+		s.rateCap.sent(info.ID, size)
 	}
+}
+
+// NextWakeup implements Waker: when a packet that rule rate_pace held
+// becomes due.
+func (s *CWRPlus) NextWakeup(now time.Time) time.Time {
+	if s.rateCap.wake.After(now) {
+		return s.rateCap.wake
+	}
+	return time.Time{}
 }
 
 // OnPacketAcked implements PacketObserver.
@@ -441,6 +484,9 @@ var (
 	_ Repairer        = (*CWRPlus)(nil)
 	_ HeldBackSkipper = (*CWRPlus)(nil)
 	_ RepairOfferer   = (*CWRPlus)(nil)
+	_ Waker           = (*CWRPlus)(nil)
+
+	_ StreamWindowFollower = (*CWRPlus)(nil)
 )
 
 // silentLast moves the silent paths of order (PathInfo.Silent) behind the

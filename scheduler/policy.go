@@ -276,3 +276,28 @@ func OffersRepair(name string, o Options) bool {
 	}
 	return true
 }
+
+// StreamWindowFollower is implemented by a path scheduler whose rules
+// rely on the receiving end's connection flow-control window growing
+// with its stream windows (transport.conn_window_follows_stream):
+// FollowsStreamWindow reports whether they do with its options, so that
+// an experiment turns that rule of the receiving end on by default then
+// (FollowsStreamWindow). cwr-plus's credit rule keeps the connection's
+// credit of the messages due soon, which a connection window that lags
+// the bulk stream's runs out of at once.
+type StreamWindowFollower interface {
+	FollowsStreamWindow() bool
+}
+
+// FollowsStreamWindow reports whether the path scheduler name with the
+// options o asks for the connection's receive window to follow the
+// stream windows (StreamWindowFollower). Unknown names and bad options
+// report false.
+func FollowsStreamWindow(name string, o Options) bool {
+	s, err := NewPath(name, o)
+	if err != nil {
+		return false
+	}
+	f, ok := s.(StreamWindowFollower)
+	return ok && f.FollowsStreamWindow()
+}

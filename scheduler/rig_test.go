@@ -284,6 +284,7 @@ var cwrPlusV1 = map[string]any{
 	scheduler.OptCopies: true, scheduler.OptQueueGuard: true, scheduler.OptParity: false,
 	scheduler.OptStaggerStartup: false, scheduler.OptRateCap: false, scheduler.OptStartupCopies: false,
 	scheduler.OptUnpacedPriority: false, scheduler.OptRepay: scheduler.RepayRTT,
+	scheduler.OptRatePace: false, scheduler.OptPipeRoom: false, scheduler.OptRateProbe: false,
 }
 
 func rigOptions(t *testing.T, sched string) (string, map[string]any) {

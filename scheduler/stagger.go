@@ -189,6 +189,12 @@ type deliveryRate struct {
 	n     int // samples kept (at most len(t)); the newest at (head-1)
 	head  int
 	max   float64 // bytes per second
+	// probed is when rate_cap's probe round began, roundRTT the least
+	// latest RTT seen in it and held whether the cap held the path back
+	// in it (rateCap.probe).
+	probed   time.Time
+	roundRTT time.Duration
+	held     bool
 }
 
 // pathRates are delivery-rate estimates by path ID.
