@@ -597,16 +597,20 @@ func convertTransport(t *table, backend string) Transport {
 	case tr.InitialReceiveWindow != 0 && tr.ReceiveWindow != 0:
 		t.fail("initial_receive_window", "set with receive_window, which fixes the windows: give one of the two")
 	}
-	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream", false)
 	tr.SendBelowWindow = t.boolean("send_below_window", false)
-	if tr.ConnWindowFollowsStream && tr.ReceiveWindow != 0 {
-		t.fail("conn_window_follows_stream", "set with receive_window, which fixes the windows: they do not grow")
-	}
 	tr.ZeroRTT = t.boolean("zero_rtt", tr.ZeroRTT)
 	tr.Kind = t.str("kind", tr.Kind, TransportKinds()...)
 	// REPAIR is offered by default when the path scheduler sends parity
 	// (cwr-plus's parity), on mpq's own transport.
 	tr.Repair = t.boolean("repair", tr.Kind == KindMPQ && scheduler.OffersRepair(tr.PathScheduler, tr.SchedulerOptions))
+	// The connection's receive window follows the streams' by default
+	// when the path scheduler relies on it (cwr-plus's credit), on mpq's
+	// own transport with windows that grow.
+	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream",
+		tr.Kind == KindMPQ && tr.ReceiveWindow == 0 && scheduler.FollowsStreamWindow(tr.PathScheduler, tr.SchedulerOptions))
+	if tr.ConnWindowFollowsStream && tr.ReceiveWindow != 0 {
+		t.fail("conn_window_follows_stream", "set with receive_window, which fixes the windows: they do not grow")
+	}
 	tr.TCPCongestion = t.str("tcp_congestion", "")
 	tr.Connection = t.str("connection", tr.Connection, ConnectionModes()...)
 	if tr.Connection == ConnectionPool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/mpquic/congestion"
+	"github.com/mpq/mpq/scheduler"
 )
 
 // ResolvedTOML writes the run as an experiment file with every value
@@ -134,8 +135,9 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.InitialReceiveWindow > 0 {
 		w("initial_receive_window", strconv.FormatInt(t.InitialReceiveWindow, 10))
 	}
-	if t.ConnWindowFollowsStream {
-		w("conn_window_follows_stream", "true")
+	if t.ConnWindowFollowsStream || t.Kind == KindMPQ && t.ReceiveWindow == 0 && scheduler.FollowsStreamWindow(t.PathScheduler, t.SchedulerOptions) {
+		// Also when false where the path scheduler's default is true.
+		w("conn_window_follows_stream", strconv.FormatBool(t.ConnWindowFollowsStream))
 	}
 	if t.SendBelowWindow {
 		w("send_below_window", "true")

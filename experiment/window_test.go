@@ -53,3 +53,35 @@ func TestReceiveWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestConnWindowFollowsScheduler: transport.conn_window_follows_stream
+// defaults to true where the path scheduler relies on it
+// (scheduler.FollowsStreamWindow: cwr-plus with its credit rule), on
+// mpq's own transport with windows that grow, and to false elsewhere; a
+// value given wins, and fixed windows leave it off without an error.
+func TestConnWindowFollowsScheduler(t *testing.T) {
+	tests := []struct {
+		set    string // the [transport] lines
+		follow bool
+	}{
+		{`path_scheduler = "lowrtt"`, false},
+		{`path_scheduler = "cwr-plus"`, true},
+		{"path_scheduler = \"cwr-plus\"\nscheduler_options = { credit = false }", false},
+		{"path_scheduler = \"cwr-plus\"\nconn_window_follows_stream = false", false},
+		{"path_scheduler = \"cwr-plus\"\nreceive_window = \"1MB\"", false},
+		{"path_scheduler = \"lowrtt\"\nconn_window_follows_stream = true", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.set, func(t *testing.T) {
+			doc := backupFile + "[transport]\n" + tc.set + "\n"
+			runs, err := Parse("b.toml", []byte(doc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runs[0].Transport.ConnWindowFollowsStream; got != tc.follow {
+				t.Fatalf("conn_window_follows_stream %v, want %v", got, tc.follow)
+			}
+			checkRoundTrip(t, runs[0])
+		})
+	}
+}

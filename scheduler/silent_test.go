@@ -51,10 +51,12 @@ func TestPathInfoSilent(t *testing.T) {
 // before that, with avoid_silent (off by default), the messages created from the cut on
 // go on path 1, whose queue cwr-plus's rate_cap keeps short: every one
 // created in the first 300 ms after the cut completes within 40 ms (each
-// took about 33 ms). Without the rule and with repay = "rtt" the first
-// three took 146, 98 and 49 ms, sent on path 0 after it had stopped
-// delivering. With the default repay = "none" they complete in time
-// without the rule too.
+// took about 33 ms). Without the rule, with repay = "rtt" the first
+// three took 143, 95 and 46 ms, sent on path 0 after it had stopped
+// delivering; with the present defaults the third took 42 ms. (With
+// repay = "rtt" and the receiver's connection window growing by itself,
+// conn_window_follows_stream off, they happen to complete in time: the
+// cut falls elsewhere in the acknowledgement clock.)
 func TestCWRPlusAvoidsSilentPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
@@ -62,7 +64,7 @@ func TestCWRPlusAvoidsSilentPath(t *testing.T) {
 	for _, tc := range []struct {
 		options string
 		late    bool
-	}{{`{ avoid_silent = true, repay = "rtt" }`, false}, {`{ repay = "rtt" }`, true}, {`{}`, false}} {
+	}{{`{ avoid_silent = true, repay = "rtt" }`, false}, {`{ repay = "rtt" }`, true}, {`{ avoid_silent = true }`, false}, {`{}`, true}} {
 		rows, col := readCSV(t, filepath.Join(runStarvation(t, "cwr-plus", tc.options, "standard"), "messages.csv"))
 		var late, n int
 		for _, r := range rows[1:] {
