@@ -68,9 +68,8 @@ func (c *rateCap) observe(now time.Time, paths []PathInfo, cand []int) {
 	}
 }
 
-// RateCapProbe is how much the estimate of a path that rate_cap (or
-// rate_pace) holds at its cap grows per smoothed RTT while the path
-// shows no queue: the estimate may be low (a first slow start that ended
+// RateCapProbe is how much rule rate_probe raises the estimate of a path
+// that rate_cap holds at its cap, per smoothed RTT without a queue: the estimate may be low (a first slow start that ended
 // below the bottleneck's rate, say), and a cap at a low estimate would
 // keep the path below its rate, since the estimate grows by itself only
 // with what the cap lets through.
@@ -79,17 +78,16 @@ const RateCapProbe = 0.01
 // probe raises the estimate of each candidate that the cap held back (its
 // bytes in flight at the cap; not the pacer, which holds a path that
 // refills after a stall too) in a smoothed RTT in which its RTT samples
-// showed no queue (the least
-// latest RTT seen in that round less than RateCapSlack/2 above its
-// minimum; the least, since the peer's acknowledgement delay only adds)
-// by RateCapProbe. A cap at the bottleneck's rate keeps RateCapSlack of
+// showed no queue (the least latest RTT seen in that round less than
+// RateCapSlack/2 above its minimum; the least, since the peer's
+// acknowledgement delay only adds) by RateCapProbe. A cap at the bottleneck's rate keeps RateCapSlack of
 // queue, so the samples then show it and the estimate stays; a probe
 // beyond the rate overshoots by at most RateCapProbe of a minimum RTT.
 // Only for controllers with a slow-start threshold: bbr drains its queue
 // by itself every few rounds (ProbeBW's 0.75 phase, ProbeRTT), which
 // looks like a low estimate, and the estimate never falls (probing it
-// there cost the lossless base point with 0.5 BDP queues a third of
-// its goodput).
+// there, in a first version that probed on one sample, cost the
+// lossless base point with 0.5 BDP queues a third of its goodput).
 func (c *rateCap) probe(now time.Time, paths []PathInfo, cand []int) {
 	for _, i := range cand {
 		p := &paths[i]
