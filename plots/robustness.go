@@ -113,11 +113,13 @@ func RobustnessLimit(e *experiment.Experiment, sender string, length int64) floa
 	return least
 }
 
-// pointKey is the point's varied values without the path scheduler.
+// pointKey is the point's varied values without the path scheduler and
+// without output settings (output.qlog=false given with --set changes
+// which files a run writes, not its point of the grid).
 func pointKey(p *Point) string {
 	var rest []string
 	for _, v := range p.Vary {
-		if k, _, _ := strings.Cut(v, "="); k == "transport.path_scheduler" {
+		if k, _, _ := strings.Cut(v, "="); k == "transport.path_scheduler" || strings.HasPrefix(k, "output.") {
 			continue
 		}
 		rest = append(rest, v)

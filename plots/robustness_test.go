@@ -298,3 +298,14 @@ func TestRobustnessCellsVariants(t *testing.T) {
 		t.Errorf("variant c: why %q", cells[4].Failed)
 	}
 }
+
+// TestPointKeyLeavesOutOutput: a grid point's key leaves out the path
+// scheduler and output settings (mpq run --set output.qlog=false), so
+// that the map groups and labels the points of such a run as those of a
+// run without it.
+func TestPointKeyLeavesOutOutput(t *testing.T) {
+	p := &Point{Vary: []string{"output.qlog=false", "shape=base", "loss=loss0", "transport.path_scheduler=cwr-plus"}}
+	if got, want := pointKey(p), "shape=base,loss=loss0"; got != want {
+		t.Fatalf("pointKey %q, want %q", got, want)
+	}
+}
