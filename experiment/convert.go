@@ -548,6 +548,14 @@ const MinReceiveWindow = 16 << 10
 // the default maximum a stream's receive window grows to, 16 MiB.
 const MaxInitialReceiveWindow = 16 << 20
 
+// followsStreamWindowByDefault is transport.conn_window_follows_stream's
+// default: on where the path scheduler relies on it
+// (scheduler.FollowsStreamWindow: cwr-plus's credit), on mpq's own
+// transport with windows that grow.
+func (tr *Transport) followsStreamWindowByDefault() bool {
+	return tr.Kind == KindMPQ && tr.ReceiveWindow == 0 && scheduler.FollowsStreamWindow(tr.PathScheduler, tr.SchedulerOptions)
+}
+
 func convertTransport(t *table, backend string) Transport {
 	tr := Transport{Kind: KindMPQ, Connection: ConnectionShared, PathScheduler: scheduler.DefaultPath, StreamScheduler: scheduler.DefaultStream, Congestion: "newreno", NewRenoGrowth: string(congestion.GrowthPerAck),
 		SlowStart:     string(congestion.SlowStartStandard),
@@ -603,11 +611,7 @@ func convertTransport(t *table, backend string) Transport {
 	// REPAIR is offered by default when the path scheduler sends parity
 	// (cwr-plus's parity), on mpq's own transport.
 	tr.Repair = t.boolean("repair", tr.Kind == KindMPQ && scheduler.OffersRepair(tr.PathScheduler, tr.SchedulerOptions))
-	// The connection's receive window follows the streams' by default
-	// when the path scheduler relies on it (cwr-plus's credit), on mpq's
-	// own transport with windows that grow.
-	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream",
-		tr.Kind == KindMPQ && tr.ReceiveWindow == 0 && scheduler.FollowsStreamWindow(tr.PathScheduler, tr.SchedulerOptions))
+	tr.ConnWindowFollowsStream = t.boolean("conn_window_follows_stream", tr.followsStreamWindowByDefault())
 	if tr.ConnWindowFollowsStream && tr.ReceiveWindow != 0 {
 		t.fail("conn_window_follows_stream", "set with receive_window, which fixes the windows: they do not grow")
 	}

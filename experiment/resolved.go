@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mpq/mpq/mpquic/congestion"
-	"github.com/mpq/mpq/scheduler"
 )
 
 // ResolvedTOML writes the run as an experiment file with every value
@@ -135,7 +134,7 @@ func writeMPQTransport(b *strings.Builder, w func(key, v string), e *Experiment)
 	if t.InitialReceiveWindow > 0 {
 		w("initial_receive_window", strconv.FormatInt(t.InitialReceiveWindow, 10))
 	}
-	if t.ConnWindowFollowsStream || t.Kind == KindMPQ && t.ReceiveWindow == 0 && scheduler.FollowsStreamWindow(t.PathScheduler, t.SchedulerOptions) {
+	if t.ConnWindowFollowsStream || t.followsStreamWindowByDefault() {
 		// Also when false where the path scheduler's default is true.
 		w("conn_window_follows_stream", strconv.FormatBool(t.ConnWindowFollowsStream))
 	}

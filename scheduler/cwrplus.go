@@ -356,9 +356,9 @@ func (s *CWRPlus) guarding(paths []PathInfo, p *PathInfo) bool {
 	return true
 }
 
-// SkipsHeldBack implements HeldBackSkipper: with stagger_startup or
-// rate_cap the retransmissions of background data held off a path let
-// priority data pass.
+// SkipsHeldBack implements HeldBackSkipper: with stagger_startup,
+// rate_cap or rate_pace the retransmissions of background data held off
+// a path let priority data pass.
 func (s *CWRPlus) SkipsHeldBack() bool { return s.stagger.on || s.rateCap.on || s.rateCap.pace }
 
 // KeepsIdle implements IdleKeeper: stagger_startup kept the data without

@@ -264,10 +264,7 @@ type RepairOfferer interface {
 // is not a RepairOfferer always does. Unknown names and bad options
 // report false.
 func OffersRepair(name string, o Options) bool {
-	s, err := NewPath(name, o)
-	if err != nil {
-		return false
-	}
+	s := pathOrNil(name, o)
 	if _, ok := s.(Repairer); !ok {
 		return false
 	}
@@ -294,10 +291,16 @@ type StreamWindowFollower interface {
 // stream windows (StreamWindowFollower). Unknown names and bad options
 // report false.
 func FollowsStreamWindow(name string, o Options) bool {
+	f, ok := pathOrNil(name, o).(StreamWindowFollower)
+	return ok && f.FollowsStreamWindow()
+}
+
+// pathOrNil is the path scheduler name with the options o, nil for an
+// unknown name or bad options (which implements no interface).
+func pathOrNil(name string, o Options) PathScheduler {
 	s, err := NewPath(name, o)
 	if err != nil {
-		return false
+		return nil
 	}
-	f, ok := s.(StreamWindowFollower)
-	return ok && f.FollowsStreamWindow()
+	return s
 }

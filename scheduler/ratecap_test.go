@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,10 +34,7 @@ func TestCWRPlusRateCap(t *testing.T) {
 		{`{ rate_cap = false }`, false},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
-			doc := prioBesideBulkDoc("ratecap", "8s", basePaths1BDP, fmt.Sprintf(`path_scheduler = "cwr-plus"
-scheduler_options = %s
-stream_scheduler = "priority-fifo"
-`, tc.options), false)
+			doc := prioBesideBulkDoc("ratecap", "8s", basePaths1BDP, cwrPlusTransport(tc.options, ""), false)
 			dir := runDoc(t, "ratecap.toml", doc)
 			late, n, worst := lateMessages(t, dir, settled, limitMs)
 			gp := bulkGoodput(t, dir)

@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// cwrPlusTransport is the [transport] table's lines of a cwr-plus run
+// with options (a TOML inline table) and the extra lines.
+func cwrPlusTransport(options, extra string) string {
+	return fmt.Sprintf("path_scheduler = \"cwr-plus\"\nscheduler_options = %s\nstream_scheduler = \"priority-fifo\"\n%s", options, extra)
+}
+
 // rtt20x100Paths are the robustness grid's Figure 6 shape: 2 x
 // 100 Mbit/s at 20 and 100 ms RTT, with each path's loss and queue (a
 // TOML value: "1bdp", or bytes).
@@ -49,11 +55,7 @@ func TestCWRPlusRatePace(t *testing.T) {
 		{`{ rate_pace = false }`, false},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
-			doc := prioBesideBulkDoc("ratepace", "3s", basePaths1BDP, fmt.Sprintf(`path_scheduler = "cwr-plus"
-scheduler_options = %s
-stream_scheduler = "priority-fifo"
-conn_window_follows_stream = false
-`, tc.options), false)
+			doc := prioBesideBulkDoc("ratepace", "3s", basePaths1BDP, cwrPlusTransport(tc.options, "conn_window_follows_stream = false\n"), false)
 			dir := runDoc(t, "ratepace.toml", doc)
 			late, n, worst := lateMessages(t, dir, 0, limitMs)
 			gp := bulkGoodput(t, dir)
@@ -94,10 +96,7 @@ func TestCWRPlusPipeRoom(t *testing.T) {
 		{`{ pipe_room = false }`, false},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
-			doc := prioBesideBulkDoc("piperoom", "5s", rtt20x100Paths("0.05%", `"1bdp"`), fmt.Sprintf(`path_scheduler = "cwr-plus"
-scheduler_options = %s
-stream_scheduler = "priority-fifo"
-`, tc.options), false)
+			doc := prioBesideBulkDoc("piperoom", "5s", rtt20x100Paths("0.05%", `"1bdp"`), cwrPlusTransport(tc.options, ""), false)
 			dir := runDoc(t, "piperoom.toml", doc)
 			late, n, worst := lateMessages(t, dir, settled, limitMs)
 			t.Logf("%d of %d messages after %v later than %.1f ms (worst %.1f ms)", late, n, settled, limitMs, worst)
@@ -132,11 +131,7 @@ func TestCWRPlusRateProbe(t *testing.T) {
 		{`{}`, false},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
-			doc := prioBesideBulkDoc("rateprobe", "20s", rtt20x100Paths("0%", "75000"), fmt.Sprintf(`path_scheduler = "cwr-plus"
-scheduler_options = %s
-stream_scheduler = "priority-fifo"
-congestion = "cubic"
-`, tc.options), false)
+			doc := prioBesideBulkDoc("rateprobe", "20s", rtt20x100Paths("0%", "75000"), cwrPlusTransport(tc.options, "congestion = \"cubic\"\n"), false)
 			dir := runDoc(t, "rateprobe.toml", doc)
 			gp := bulkGoodput(t, dir)
 			t.Logf("bulk goodput %.1f Mbit/s", gp)
