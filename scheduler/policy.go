@@ -251,6 +251,18 @@ type Repairer interface {
 	Repair(now time.Time, paths []PathInfo, req RepairRequest) (pathID uint64, ok bool)
 }
 
+// SecondRepairer is implemented by a Repairer that may give a burst a
+// second parity, its Reed-Solomon parity (the REPAIR_Q frames, offered
+// with REPAIR by the same transport.repair), so that any two lost
+// packets of the burst are rebuilt. Once a connection has negotiated
+// REPAIR_Q, the core asks SecondRepair about every burst that Repair
+// gave a parity (of at most 255 chunks of ChunkLen), at once after it;
+// when it returns a path, the core sends the second parity there, on the
+// same terms as the first.
+type SecondRepairer interface {
+	SecondRepair(now time.Time, paths []PathInfo, req RepairRequest) (pathID uint64, ok bool)
+}
+
 // RepairOfferer is implemented by a Repairer whose options may leave
 // parity off: OffersRepair reports whether it sends parity, so that a
 // connection offers the REPAIR extension by default only then

@@ -254,19 +254,25 @@ type Summary struct {
 // scheduler that sends parity does without it otherwise (cwr-plus sends
 // whole copies instead).
 type RepairSummary struct {
-	Negotiated      bool              `json:"negotiated"`
-	BurstsAsked     uint64            `json:"bursts_asked"`
-	ParitiesSent    uint64            `json:"parities_sent"`
-	FramesSent      uint64            `json:"frames_sent"`
-	ParityBytesSent uint64            `json:"parity_bytes_sent"`
-	ParitiesDropped map[string]uint64 `json:"parities_dropped,omitempty"`
-	RebuiltBytes    uint64            `json:"rebuilt_bytes"`
-	RebuiltRanges   uint64            `json:"rebuilt_ranges"`
+	Negotiated   bool   `json:"negotiated"`
+	BurstsAsked  uint64 `json:"bursts_asked"`
+	ParitiesSent uint64 `json:"parities_sent"`
+	// SecondNegotiated: both ends offered REPAIR_Q frames too;
+	// SecondParitiesSent: of the parities sent, the second (REPAIR_Q)
+	// ones.
+	SecondNegotiated   bool              `json:"second_negotiated,omitempty"`
+	SecondParitiesSent uint64            `json:"second_parities_sent,omitempty"`
+	FramesSent         uint64            `json:"frames_sent"`
+	ParityBytesSent    uint64            `json:"parity_bytes_sent"`
+	ParitiesDropped    map[string]uint64 `json:"parities_dropped,omitempty"`
+	RebuiltBytes       uint64            `json:"rebuilt_bytes"`
+	RebuiltRanges      uint64            `json:"rebuilt_ranges"`
 }
 
 // NewRepairSummary converts a connection's counts.
 func NewRepairSummary(s core.RepairStats) RepairSummary {
 	r := RepairSummary{Negotiated: s.Negotiated, BurstsAsked: s.Asked, ParitiesSent: s.Sent, FramesSent: s.Frames, ParityBytesSent: s.Bytes,
+		SecondNegotiated: s.SecondNegotiated, SecondParitiesSent: s.SecondSent,
 		RebuiltBytes: s.RebuiltBytes, RebuiltRanges: s.RebuiltRanges}
 	if len(s.Dropped) > 0 {
 		r.ParitiesDropped = maps.Clone(s.Dropped)

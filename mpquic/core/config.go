@@ -133,7 +133,10 @@ type Config struct {
 	// parity, mpquic/internal/wire/repair.go; transport parameter
 	// 0x3fec4). Both ends must offer it; then a path scheduler that is a
 	// scheduler.Repairer decides which streams get parity, and received
-	// parities rebuild lost bytes. Off by default.
+	// parities rebuild lost bytes. It also offers REPAIR_Q frames (a
+	// second, Reed-Solomon parity; transport parameter 0x3fec6), which a
+	// scheduler.SecondRepairer sends where the peer offered them too.
+	// Off by default.
 	Repair bool
 	// DisableMultipath turns the multipath extension off: the connection
 	// is plain RFC 9000 with one path.

@@ -49,6 +49,7 @@ func newConn(cfg *Config, isClient bool, host idHost, now time.Time) (*Conn, err
 	c.skipHeld, _ = ps.path.(scheduler.HeldBackSkipper)
 	c.idleKeeper, _ = ps.path.(scheduler.IdleKeeper)
 	c.repair.policy, _ = ps.path.(scheduler.Repairer)
+	c.repair.second, _ = ps.path.(scheduler.SecondRepairer)
 	c.initStreams()
 	c.idleTimeout = cfg.HandshakeTimeout
 	c.lastStreamAck = now
@@ -171,7 +172,7 @@ func (c *Conn) buildLocalParams() {
 			p.HasRetrySourceConnectionID = true
 		}
 	}
-	p.Repair = c.cfg.Repair
+	p.Repair, p.RepairQ = c.cfg.Repair, c.cfg.Repair
 	if !c.cfg.DisableMultipath {
 		p.InitialMaxPathID, p.HasInitialMaxPathID = c.cfg.MaxPathID, true
 		c.mp.offered = true

@@ -31,14 +31,18 @@ const (
 	RepairPathGone = "path_not_active"
 	// RepairNotBuilt: no packet could be built on that path.
 	RepairNotBuilt = "not_built"
+	// RepairTooManyChunks: a second parity for a burst of more than
+	// wire.MaxRepairQChunks chunks.
+	RepairTooManyChunks = "too_many_chunks"
 )
 
 // RepairStats counts the parities of a connection.
 type RepairStats struct {
 	// Asked: bursts the path scheduler was asked about; Sent: parities
-	// it asked for and the core sent (completely); Frames and Bytes: the
-	// REPAIR frames sent and their parity bytes.
-	Asked, Sent, Frames, Bytes uint64
+	// it asked for and the core sent (completely), of which SecondSent
+	// second (REPAIR_Q) parities; Frames and Bytes: the REPAIR and
+	// REPAIR_Q frames sent and their parity bytes.
+	Asked, Sent, SecondSent, Frames, Bytes uint64
 	// Dropped counts the parities asked for and not sent, by reason.
 	Dropped map[string]uint64
 	// RebuiltBytes and RebuiltRanges count the receiving side: the
@@ -47,8 +51,9 @@ type RepairStats struct {
 	// burst the peer protected) from which at least one byte was
 	// rebuilt (streams.RebuildCounts).
 	RebuiltBytes, RebuiltRanges uint64
-	// Negotiated reports that both ends offered the extension.
-	Negotiated bool
+	// Negotiated reports that both ends offered the extension,
+	// SecondNegotiated that both offered REPAIR_Q frames too.
+	Negotiated, SecondNegotiated bool
 }
 
 // repairJob is a parity waiting to be sent on path.
@@ -61,6 +66,8 @@ type repairJob struct {
 // repairState is a connection's REPAIR sending state.
 type repairState struct {
 	policy scheduler.Repairer
+	// second is policy when it gives second parities.
+	second scheduler.SecondRepairer
 	// ask are the bursts just sent whole.
 	ask   []scheduler.RepairRequest
 	queue []repairJob
@@ -81,11 +88,15 @@ type repairBurst struct {
 // repairNegotiated reports whether both ends offered REPAIR frames.
 func (c *Conn) repairNegotiated() bool { return c.cfg.Repair && c.peerParams.Repair }
 
+// repairQNegotiated reports whether both ends offered REPAIR_Q frames
+// beside REPAIR frames.
+func (c *Conn) repairQNegotiated() bool { return c.repairNegotiated() && c.peerParams.RepairQ }
+
 // RepairStats returns the connection's parity counts.
 func (c *Conn) RepairStats() RepairStats {
 	s := c.repair.stats
 	s.RebuiltBytes, s.RebuiltRanges = c.repair.rebuilt.Bytes, c.repair.rebuilt.Ranges
-	s.Negotiated = c.repairNegotiated()
+	s.Negotiated, s.SecondNegotiated = c.repairNegotiated(), c.repairQNegotiated()
 	if s.Dropped != nil {
 		m := make(map[string]uint64, len(s.Dropped))
 		for k, v := range s.Dropped {
@@ -158,15 +169,33 @@ func (c *Conn) askRepairs(now time.Time) {
 			c.repairDrop(RepairTooLong)
 			continue
 		}
-		parity := make([]byte, min(req.ChunkLen, n))
-		if !s.send.Parity(req.Offset, req.End, parity) {
-			c.repairDrop(RepairReleased)
+		if !c.queueParity(s, req, pid, false) || c.repair.second == nil || !c.repairQNegotiated() {
 			continue
 		}
-		fin := s.send.Closed() && s.send.Written() == req.End
-		c.repair.queue = append(c.repair.queue, repairJob{path: pid, frame: wire.RepairFrame{
-			StreamID: req.StreamID, Offset: req.Offset, ChunkLen: uint64(len(parity)), End: req.End, Fin: fin, Parity: parity}})
+		pid, ok = c.repair.second.SecondRepair(now, c.pathBuf, req)
+		if !ok {
+			continue
+		}
+		if chunk := min(req.ChunkLen, n); (n+chunk-1)/chunk > wire.MaxRepairQChunks {
+			c.repairDrop(RepairTooManyChunks)
+			continue
+		}
+		c.queueParity(s, req, pid, true)
 	}
+}
+
+// queueParity computes the parity of req's burst of s (q: its REPAIR_Q
+// parity) and queues it for path pid; it reports whether it could.
+func (c *Conn) queueParity(s *stream, req scheduler.RepairRequest, pid uint64, q bool) bool {
+	parity := make([]byte, min(req.ChunkLen, req.End-req.Offset))
+	if !s.send.Parity(req.Offset, req.End, parity, q) {
+		c.repairDrop(RepairReleased)
+		return false
+	}
+	fin := s.send.Closed() && s.send.Written() == req.End
+	c.repair.queue = append(c.repair.queue, repairJob{path: pid, frame: wire.RepairFrame{
+		StreamID: req.StreamID, Offset: req.Offset, ChunkLen: uint64(len(parity)), End: req.End, Fin: fin, Q: q, Parity: parity}})
+	return true
 }
 
 // pollRepair builds a datagram with the parity first in the queue on its
@@ -218,6 +247,9 @@ func (c *Conn) appendRepairs(d *dgram, pk *pktBuild, p *path, room int) int {
 		c.repair.stats.Bytes += uint64(n)
 		if j.column == uint64(len(j.frame.Parity)) {
 			c.repair.stats.Sent++
+			if f.Q {
+				c.repair.stats.SecondSent++
+			}
 			c.repair.queue = c.repair.queue[1:]
 		}
 	}
@@ -229,14 +261,14 @@ func (c *Conn) appendRepairs(d *dgram, pk *pktBuild, p *path, room int) int {
 // Section 12.4, checked in handleFrame); one the peer did not offer, a
 // PROTOCOL_VIOLATION.
 func (c *Conn) handleRepairFrame(f *wire.RepairFrame) error {
-	if !c.peerParams.Repair {
+	if !c.peerParams.Repair || f.Q && !c.peerParams.RepairQ {
 		return qerr.NewFrame(qerr.ProtocolViolation, f.Type(), "REPAIR frame without the peer's repair transport parameter")
 	}
 	s, err := c.getStream(f.StreamID, f.Type(), false, true)
 	if err != nil || s == nil {
 		return err
 	}
-	n, err := s.recv.AddRepair(f.Offset, f.End, f.ChunkLen, f.Fin, f.Column, f.Parity)
+	n, err := s.recv.AddRepair(f.Offset, f.End, f.ChunkLen, f.Fin, f.Q, f.Column, f.Parity)
 	if err != nil {
 		return withFrameType(err, f.Type())
 	}

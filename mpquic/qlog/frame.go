@@ -190,6 +190,9 @@ func FrameFromWire(wf wire.Frame) Frame {
 	case *wire.RepairFrame:
 		// The experimental REPAIR extension (not in the qlog drafts).
 		f.FrameType, f.Length = "repair", uint64(len(w.Parity))
+		if w.Q {
+			f.FrameType = "repair_q"
+		}
 		f.u("stream_id", w.StreamID)
 		f.u("offset", w.Offset)
 		f.u("end", w.End)

@@ -14,15 +14,18 @@ import "github.com/mpq/mpq/mpquic/qerr"
 // parity arriving later can still rebuild a missing byte from them.
 const MaxRepairHistory = 1 << 16
 
-// maxParityEntries bounds the parities a receiving stream holds at once;
-// the oldest goes first.
-const maxParityEntries = 8
+// maxParityEntries bounds the parities a receiving stream holds at once
+// (a burst's REPAIR and REPAIR_Q parities are two); the oldest goes
+// first.
+const maxParityEntries = 16
 
 // Parity writes into dst the XOR parity of the stream's bytes [offset,
-// end) in chunks of len(dst) bytes (the last chunk zero-padded) and
-// reports whether it could: false when the range is empty, not all
-// written yet, or partly acknowledged and released from the send buffer.
-func (s *SendStream) Parity(offset, end uint64, dst []byte) bool {
+// end) in chunks of len(dst) bytes (the last chunk zero-padded), with q
+// the REPAIR_Q parity instead (column c: the sum of 2^i times byte c of
+// chunk i, in GF(2^8)), and reports whether it could: false when the
+// range is empty, not all written yet, or partly acknowledged and
+// released from the send buffer.
+func (s *SendStream) Parity(offset, end uint64, dst []byte, q bool) bool {
 	if len(dst) == 0 || offset >= end || offset < s.ackBase || end > s.written || s.reset != resetNone || s.buf.b == nil {
 		return false
 	}
@@ -32,8 +35,15 @@ func (s *SendStream) Parity(offset, end uint64, dst []byte) bool {
 		col := (x - offset) % chunk
 		n := min(end-x, chunk-col)
 		b := s.bytesAt(x, int(n))
-		for i, v := range b {
-			dst[col+uint64(i)] ^= v
+		if q {
+			g := gfPow2((x - offset) / chunk)
+			for i, v := range b {
+				dst[col+uint64(i)] ^= gfMul(g, v)
+			}
+		} else {
+			for i, v := range b {
+				dst[col+uint64(i)] ^= v
+			}
 		}
 		x += uint64(len(b))
 	}
@@ -52,10 +62,10 @@ func (s *SendStream) Written() uint64 { return s.written }
 func (s *SendStream) Unsent() (from, to uint64) { return s.sentHigh, s.written }
 
 // parityEntry is a parity the receiver holds: of [off, end) in chunks of
-// len(parity) bytes, with its columns in have.
+// len(parity) bytes, with its columns in have; q: the REPAIR_Q parity.
 type parityEntry struct {
 	off, end uint64
-	fin      bool
+	fin, q   bool
 	parity   []byte
 	have     rangeSet
 	// used: some byte was rebuilt from it (counted in RebuildCounts).
@@ -109,16 +119,18 @@ func (r *RecvStream) byteAt(x uint64) (byte, bool) {
 }
 
 // AddRepair takes the columns [column, column+len(parity)) of the parity
-// of [offset, end) in chunks of chunk bytes (fin: end is the final size)
-// and rebuilds what it can: every missing byte of the range that is the
-// only missing byte of its column, once that column arrived, is delivered
-// as if received (Push). It returns the growth of the highest received
+// of [offset, end) in chunks of chunk bytes (fin: end is the final size;
+// q: the REPAIR_Q parity) and rebuilds what it can: every missing byte of
+// the range that is the only missing byte of its column, once that
+// column of either parity arrived, and both missing bytes of a column
+// with two, once that column of both parities arrived, is delivered as
+// if received (Push). It returns the growth of the highest received
 // offset, as Push does. The range is checked like a STREAM frame's: beyond
 // the advertised limit is a FLOW_CONTROL_ERROR, beyond or changing a known
 // final size a FINAL_SIZE_ERROR. Nothing is rebuilt beyond end. The caller
 // ensures 0 < chunk, column+len(parity) <= chunk, offset < end (the frame
 // parser does).
-func (r *RecvStream) AddRepair(offset, end, chunk uint64, fin bool, column uint64, parity []byte) (newBytes uint64, err error) {
+func (r *RecvStream) AddRepair(offset, end, chunk uint64, fin, q bool, column uint64, parity []byte) (newBytes uint64, err error) {
 	if end > MaxOffset || chunk == 0 || offset >= end || column+uint64(len(parity)) > chunk {
 		return 0, qerr.New(qerr.FrameEncodingError, "stream %d: malformed repair", r.id)
 	}
@@ -131,7 +143,7 @@ func (r *RecvStream) AddRepair(offset, end, chunk uint64, fin bool, column uint6
 	var e *parityEntry
 	for i := range r.parities {
 		p := &r.parities[i]
-		if p.off == offset && p.end == end && p.fin == fin && uint64(len(p.parity)) == chunk {
+		if p.off == offset && p.end == end && p.fin == fin && p.q == q && uint64(len(p.parity)) == chunk {
 			e = p
 			break
 		}
@@ -140,7 +152,7 @@ func (r *RecvStream) AddRepair(offset, end, chunk uint64, fin bool, column uint6
 		if len(r.parities) == maxParityEntries {
 			r.parities = append(r.parities[:0], r.parities[1:]...)
 		}
-		r.parities = append(r.parities, parityEntry{off: offset, end: end, fin: fin, parity: make([]byte, chunk)})
+		r.parities = append(r.parities, parityEntry{off: offset, end: end, fin: fin, q: q, parity: make([]byte, chunk)})
 		e = &r.parities[len(r.parities)-1]
 	}
 	copy(e.parity[column:], parity)
@@ -189,7 +201,7 @@ func (r *RecvStream) rebuildWith(e *parityEntry) (newBytes uint64, done bool, er
 		count := make([]uint8, chunk)
 		for _, m := range missing {
 			for x := m.start; x < m.end; x++ {
-				if c := (x - e.off) % chunk; count[c] < 2 {
+				if c := (x - e.off) % chunk; count[c] < 3 {
 					count[c]++
 				}
 			}
@@ -242,27 +254,68 @@ func (r *RecvStream) rebuildWith(e *parityEntry) (newBytes uint64, done bool, er
 	return newBytes, len(missing) == 0, nil
 }
 
-// rebuildByte returns the missing byte at x from parity e, if x is the
-// only missing byte of its column (count) and every other byte of the
-// column is still at hand.
+// rebuildByte returns the missing byte at x from parity e: when x is
+// the only missing byte of its column (count: the column's missing
+// bytes when the pass began, 3 standing for more) and e has that column,
+// from e alone; when it is one of two, from e and the stream's other
+// parity of the same range (REPAIR and REPAIR_Q) with that column. Every
+// other byte of the column must still be at hand.
 func (r *RecvStream) rebuildByte(e *parityEntry, x uint64, count []uint8) (byte, bool) {
 	chunk := uint64(len(e.parity))
 	c := (x - e.off) % chunk
-	if count[c] != 1 || !e.have.contains(c, c+1) {
+	if count[c] > 2 || !e.have.contains(c, c+1) {
 		return 0, false
 	}
-	v := e.parity[c]
+	// The column's sums over the bytes at hand: XOR (sp) and with the
+	// chunks' coefficients (sq); other, the second missing byte.
+	var sp, sq byte
+	other, missing := uint64(0), 0
 	for y := e.off + c; y < e.end; y += chunk {
 		if y == x {
 			continue
 		}
 		b, ok := r.byteAt(y)
 		if !ok {
-			return 0, false
+			if missing++; missing > 1 {
+				return 0, false
+			}
+			other = y
+			continue
 		}
-		v ^= b
+		sp ^= b
+		sq ^= gfMul(gfPow2((y-e.off)/chunk), b)
 	}
-	return v, true
+	ix := (x - e.off) / chunk
+	if missing == 0 {
+		if e.q {
+			return gfDiv(e.parity[c]^sq, gfPow2(ix)), true
+		}
+		return e.parity[c] ^ sp, true
+	}
+	f := r.partner(e, c)
+	if f == nil {
+		return 0, false
+	}
+	p, q := e.parity[c], f.parity[c]
+	if e.q {
+		p, q = q, p
+	}
+	// D_x ^ D_o = p ^ sp, and 2^ix D_x ^ 2^io D_o = q ^ sq.
+	gx, gy := gfPow2(ix), gfPow2((other-e.off)/chunk)
+	dp, dq := p^sp, q^sq
+	return gfDiv(dq^gfMul(gy, dp), gx^gy), true
+}
+
+// partner returns the stream's other parity of e's range (REPAIR for a
+// REPAIR_Q one and the other way round) when it has column c, else nil.
+func (r *RecvStream) partner(e *parityEntry, c uint64) *parityEntry {
+	for i := range r.parities {
+		f := &r.parities[i]
+		if f.q != e.q && f.off == e.off && f.end == e.end && len(f.parity) == len(e.parity) && f.have.contains(c, c+1) {
+			return f
+		}
+	}
+	return nil
 }
 
 // missingIn returns the ranges of [lo, end) not received; lo is at least

@@ -23,22 +23,22 @@ func TestSendStreamParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := make([]byte, 3)
-	if !s.Parity(0, 7, dst) || !bytes.Equal(dst, repairParity) {
+	if !s.Parity(0, 7, dst, false) || !bytes.Equal(dst, repairParity) {
 		t.Fatalf("Parity = %x, want %x", dst, repairParity)
 	}
 	// [1, 7) in chunks of 4: "BCDE", "FG\0\0": B^F = 0x04, C^G = 0x04,
 	// D = 0x44, E = 0x45.
 	dst = make([]byte, 4)
-	if !s.Parity(1, 7, dst) || !bytes.Equal(dst, []byte{0x04, 0x04, 0x44, 0x45}) {
+	if !s.Parity(1, 7, dst, false) || !bytes.Equal(dst, []byte{0x04, 0x04, 0x44, 0x45}) {
 		t.Fatalf("Parity(1, 7) = %x", dst)
 	}
-	if s.Parity(0, 8, dst) || s.Parity(3, 3, dst) || s.Parity(0, 7, nil) {
+	if s.Parity(0, 8, dst, false) || s.Parity(3, 3, dst, false) || s.Parity(0, 7, nil, false) {
 		t.Fatal("parity of bytes not written, an empty range or no chunk")
 	}
 	// Acknowledged bytes leave the buffer: no parity over them.
 	s.NextChunk(100, 1<<20)
 	s.OnAcked(0, 3, false)
-	if s.Parity(0, 7, make([]byte, 3)) {
+	if s.Parity(0, 7, make([]byte, 3), false) {
 		t.Fatal("parity over released bytes")
 	}
 }
@@ -99,7 +99,7 @@ func TestRecvStreamRepair(t *testing.T) {
 			r := recvWith(t, tt.got...)
 			var counts RebuildCounts
 			r.CountRebuilds(&counts)
-			n, err := r.AddRepair(0, 7, 3, tt.fin, tt.column, tt.parity)
+			n, err := r.AddRepair(0, 7, 3, tt.fin, false, tt.column, tt.parity)
 			if err != nil || n != tt.newBytes {
 				t.Fatalf("AddRepair = %d, %v; want %d", n, err, tt.newBytes)
 			}
@@ -118,7 +118,7 @@ func TestRecvStreamRepairPartialThenMore(t *testing.T) {
 	r := recvWith(t, [2]uint64{0, 1}, [2]uint64{5, 7})
 	var counts RebuildCounts
 	r.CountRebuilds(&counts)
-	if _, err := r.AddRepair(0, 7, 3, true, 0, repairParity); err != nil {
+	if _, err := r.AddRepair(0, 7, 3, true, false, 0, repairParity); err != nil {
 		t.Fatal(err)
 	}
 	if r.RepairPending() != 1 {
@@ -144,7 +144,7 @@ func TestRecvStreamRepairPartialThenMore(t *testing.T) {
 
 func TestRecvStreamRepairBeforeData(t *testing.T) {
 	r := recvWith(t)
-	if n, err := r.AddRepair(0, 7, 3, true, 0, repairParity); err != nil || n != 0 {
+	if n, err := r.AddRepair(0, 7, 3, true, false, 0, repairParity); err != nil || n != 0 {
 		t.Fatalf("AddRepair = %d, %v", n, err)
 	}
 	for _, g := range [][2]uint64{{0, 3}, {6, 7}} {
@@ -168,7 +168,7 @@ func TestRecvStreamRepairFromHistory(t *testing.T) {
 			t.Fatalf("read %q", out)
 		}
 		r.Push(6, repairData[6:], true)
-		r.AddRepair(0, 7, 3, true, 0, repairParity)
+		r.AddRepair(0, 7, 3, true, false, 0, repairParity)
 		out, err := readAll(r)
 		if enabled && (string(out) != "DEFG" || err != io.EOF) || !enabled && len(out) != 0 {
 			t.Fatalf("enabled %v: read %q, %v", enabled, out, err)
@@ -186,23 +186,24 @@ func TestRecvStreamRepairErrors(t *testing.T) {
 	}
 	r := NewRecvStream(0, 100)
 	r.EnableRepair()
-	if _, err := r.AddRepair(0, 101, 3, false, 0, repairParity); code(err) != qerr.FlowControlError {
+	if _, err := r.AddRepair(0, 101, 3, false, false, 0, repairParity); code(err) != qerr.FlowControlError {
 		t.Fatalf("beyond the limit: %v", err)
 	}
 	r.Push(0, repairData[:5], true) // final size 5
-	if _, err := r.AddRepair(0, 7, 3, true, 0, repairParity); code(err) != qerr.FinalSizeError {
+	if _, err := r.AddRepair(0, 7, 3, true, false, 0, repairParity); code(err) != qerr.FinalSizeError {
 		t.Fatalf("another final size: %v", err)
 	}
-	if _, err := r.AddRepair(0, 7, 3, false, 0, repairParity); code(err) != qerr.FinalSizeError {
+	if _, err := r.AddRepair(0, 7, 3, false, false, 0, repairParity); code(err) != qerr.FinalSizeError {
 		t.Fatalf("beyond the final size: %v", err)
 	}
-	if _, err := r.AddRepair(0, 5, 3, false, 2, repairParity); code(err) != qerr.FrameEncodingError {
+	if _, err := r.AddRepair(0, 5, 3, false, false, 2, repairParity); code(err) != qerr.FrameEncodingError {
 		t.Fatalf("parity beyond the chunk: %v", err)
 	}
 }
 
 // FuzzRecvStreamRepair delivers pieces of a 3,000-byte stream in the
-// order the input says, and parities of its ranges (honest, computed with
+// order the input says, and parities of its ranges (REPAIR or REPAIR_Q;
+// honest, computed with
 // SendStream.Parity, possibly in fragments) in between; the application
 // reads at times. Whatever the order, nothing panics and every byte read
 // is the stream's; a parity never makes the stream fail.
@@ -214,6 +215,7 @@ func TestRecvStreamRepairErrors(t *testing.T) {
 func FuzzRecvStreamRepair(f *testing.F) {
 	f.Add([]byte{0, 0, 100, 1, 0, 0, 200, 2, 0, 0, 1, 0, 3, 10})
 	f.Add([]byte{2, 0, 0, 11, 184, 0, 200, 0, 0, 0, 0, 50, 1, 3, 0})
+	f.Add([]byte{0, 0, 0, 0, 100, 0, 0, 1, 44, 0, 100, 1, 0, 0, 0, 11, 184, 0, 100, 1, 0, 0, 0, 0, 0, 0, 11, 184, 0, 100, 0, 0, 0, 0, 0, 100})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		const size = 3000
 		content := make([]byte, size)
@@ -242,13 +244,14 @@ func FuzzRecvStreamRepair(f *testing.F) {
 				if off >= end {
 					continue
 				}
+				q := fr.u8()%2 == 1 && (end-off+chunk-1)/chunk <= 255 // a REPAIR_Q parity
 				p := make([]byte, chunk)
-				if !s.Parity(off, end, p) {
+				if !s.Parity(off, end, p, q) {
 					t.Fatalf("Parity(%d, %d)", off, end)
 				}
 				col := fr.u16() % chunk
 				m := fr.u16()%(chunk-col) + 1
-				if _, err := r.AddRepair(off, end, chunk, end == size, col, p[col:col+m]); err != nil {
+				if _, err := r.AddRepair(off, end, chunk, end == size, q, col, p[col:col+m]); err != nil {
 					t.Fatalf("AddRepair: %v", err)
 				}
 			case 2: // read

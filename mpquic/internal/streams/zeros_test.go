@@ -77,7 +77,7 @@ func zerosModel(t *testing.T, seed uint64) {
 			end := off + 1 + uint64(rng.Int64N(int64(written-off)))
 			pa := make([]byte, 1+rng.IntN(1500))
 			pb := make([]byte, len(pa))
-			if oka, okb := ref.Parity(off, end, pa), zs.Parity(off, end, pb); oka != okb || !bytes.Equal(pa, pb) {
+			if oka, okb := ref.Parity(off, end, pa, false), zs.Parity(off, end, pb, false); oka != okb || !bytes.Equal(pa, pb) {
 				t.Fatalf("seed %d step %d: parities of [%d, %d) differ", seed, step, off, end)
 			}
 		}

@@ -217,7 +217,7 @@ func parseFrame(b []byte, sc *FrameParser) (Frame, int, error) {
 		f = cc
 	case t == FrameTypeHandshakeDone:
 		return &HandshakeDoneFrame{}, 1, nil
-	case t == FrameTypeRepair || t == FrameTypeRepairFin:
+	case IsRepairType(t):
 		var err error
 		if f, err = parseRepair(&r, t); err != nil {
 			return nil, 0, err

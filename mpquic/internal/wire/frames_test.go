@@ -86,6 +86,7 @@ func frameCases() []frameCase {
 		{"path CIDs blocked", &PathCIDsBlockedFrame{PathID: 7, NextSeq: 3}, false},
 		{"repair", &RepairFrame{StreamID: 4, Offset: 0, ChunkLen: 3, End: 7, Column: 0, Parity: []byte{1, 2, 3}}, false},
 		{"repair fin fragment", &RepairFrame{StreamID: 1 << 40, Offset: 1 << 30, ChunkLen: 1300, End: 1<<30 + 10000, Fin: true, Column: 1290, Parity: bytes.Repeat([]byte{7}, 10)}, false},
+		{"repair q", &RepairFrame{StreamID: 4, Offset: 0, ChunkLen: 3, End: 7, Q: true, Column: 0, Parity: []byte{1, 2, 3}}, false},
 	}
 }
 

@@ -24,6 +24,30 @@ func TestRepairFrameEncoding(t *testing.T) {
 	}
 }
 
+// TestRepairQFrame round-trips a REPAIR_Q frame (type 0x3fec7 with FIN, a
+// 4-byte varint 0x80 0x03 0xfe 0xc7) and refuses one of 256 chunks.
+func TestRepairQFrame(t *testing.T) {
+	f := &RepairFrame{StreamID: 4, Offset: 0, ChunkLen: 3, End: 7, Fin: true, Q: true, Column: 1, Parity: []byte{0xaa, 0xbb}}
+	want := []byte{0x80, 0x03, 0xfe, 0xc7, 4, 0, 3, 7, 1, 2, 0xaa, 0xbb}
+	if got := f.Append(nil); !bytes.Equal(got, want) {
+		t.Fatalf("Append = %x, want %x", got, want)
+	}
+	g, n, err := ParseFrame(want)
+	if err != nil || n != len(want) || !framesEqual(f, g) {
+		t.Fatalf("ParseFrame = %#v, %d, %v", g, n, err)
+	}
+	// [0, 256) in chunks of 1: 256 chunks, one too many.
+	long := []byte{0x80, 0x03, 0xfe, 0xc6, 4, 0, 1, 0x41, 0x00, 0, 1, 9}
+	var te *qerr.TransportError
+	if _, _, err := ParseFrame(long); !errors.As(err, &te) || te.Code != qerr.FrameEncodingError || te.FrameType != FrameTypeRepairQ {
+		t.Fatalf("ParseFrame(256 chunks) = %v, want FRAME_ENCODING_ERROR", err)
+	}
+	// 255 chunks pass.
+	if _, _, err := ParseFrame([]byte{0x80, 0x03, 0xfe, 0xc6, 4, 0, 1, 0x40, 0xff, 0, 1, 9}); err != nil {
+		t.Fatalf("ParseFrame(255 chunks): %v", err)
+	}
+}
+
 func TestRepairFrameErrors(t *testing.T) {
 	typ := []byte{0x80, 0x03, 0xfe, 0xc4}
 	cases := []struct {
@@ -53,26 +77,28 @@ func TestRepairFrameErrors(t *testing.T) {
 
 func TestTransportParameterRepair(t *testing.T) {
 	p := DefaultTransportParameters()
-	p.Repair = true
+	p.Repair, p.RepairQ = true, true
 	b := p.Append(nil)
 	q, err := ParseTransportParameters(b, false)
-	if err != nil || !q.Repair {
-		t.Fatalf("round trip: %v, Repair %v", err, q.Repair)
+	if err != nil || !q.Repair || !q.RepairQ {
+		t.Fatalf("round trip: %v, Repair %v RepairQ %v", err, q.Repair, q.RepairQ)
 	}
 	d := DefaultTransportParameters()
-	if q, err := ParseTransportParameters(d.Append(nil), false); err != nil || q.Repair {
-		t.Fatalf("absent: %v, Repair %v", err, q.Repair)
+	if q, err := ParseTransportParameters(d.Append(nil), false); err != nil || q.Repair || q.RepairQ {
+		t.Fatalf("absent: %v, Repair %v RepairQ %v", err, q.Repair, q.RepairQ)
 	}
 	for name, bad := range map[string][]byte{
-		"value":    {0x80, 0x03, 0xfe, 0xc4, 1, 0},
-		"repeated": {0x80, 0x03, 0xfe, 0xc4, 0, 0x80, 0x03, 0xfe, 0xc4, 0},
+		"value":      {0x80, 0x03, 0xfe, 0xc4, 1, 0},
+		"repeated":   {0x80, 0x03, 0xfe, 0xc4, 0, 0x80, 0x03, 0xfe, 0xc4, 0},
+		"q value":    {0x80, 0x03, 0xfe, 0xc6, 1, 0},
+		"q repeated": {0x80, 0x03, 0xfe, 0xc6, 0, 0x80, 0x03, 0xfe, 0xc6, 0},
 	} {
 		if _, err := ParseTransportParameters(bad, false); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if TPRepair%31 == 27 {
-		t.Fatal("TPRepair is a greasing ID (RFC 9000 Section 18.1)")
+	if TPRepair%31 == 27 || TPRepairQ%31 == 27 {
+		t.Fatal("TPRepair or TPRepairQ is a greasing ID (RFC 9000 Section 18.1)")
 	}
 }
 

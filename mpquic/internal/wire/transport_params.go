@@ -100,8 +100,8 @@ type TransportParameters struct {
 	InitialMaxPathID    uint64
 	HasInitialMaxPathID bool
 	// Repair offers the experimental REPAIR frames (repair.go, TPRepair,
-	// zero-length value).
-	Repair bool
+	// zero-length value), RepairQ the REPAIR_Q frames (TPRepairQ).
+	Repair, RepairQ bool
 }
 
 // DefaultTransportParameters returns the values that absent parameters take
@@ -196,6 +196,9 @@ func (p *TransportParameters) Append(b []byte) []byte {
 	if p.Repair {
 		b = appendBytesParam(b, TPRepair, nil)
 	}
+	if p.RepairQ {
+		b = appendBytesParam(b, TPRepairQ, nil)
+	}
 	return b
 }
 
@@ -247,6 +250,13 @@ func ParseTransportParameters(b []byte, fromServer bool) (TransportParameters, e
 				return p, tpError("repair parameter repeated or with a value")
 			}
 			p.Repair = true
+			continue
+		}
+		if id == TPRepairQ {
+			if p.RepairQ || len(val) != 0 {
+				return p, tpError("repair_q parameter repeated or with a value")
+			}
+			p.RepairQ = true
 			continue
 		}
 		if id >= 64 {
