@@ -285,6 +285,7 @@ var cwrPlusV1 = map[string]any{
 	scheduler.OptStaggerStartup: false, scheduler.OptRateCap: false, scheduler.OptStartupCopies: false,
 	scheduler.OptUnpacedPriority: false, scheduler.OptRepay: scheduler.RepayRTT,
 	scheduler.OptRatePace: false, scheduler.OptPipeRoom: false, scheduler.OptRateProbe: false,
+	scheduler.OptCarefulStart: false, scheduler.OptSecondParity: scheduler.SecondParityOff, scheduler.OptBorrow: scheduler.BorrowMessage,
 }
 
 func rigOptions(t *testing.T, sched string) (string, map[string]any) {
@@ -658,6 +659,15 @@ func (p *probe) RetransmissionSize(w scheduler.Work, paths []scheduler.PathInfo)
 func (p *probe) Repair(now time.Time, paths []scheduler.PathInfo, req scheduler.RepairRequest) (uint64, bool) {
 	if rp, ok := p.inner.(scheduler.Repairer); ok {
 		return rp.Repair(now, paths, req)
+	}
+	return 0, false
+}
+
+// SecondRepair forwards the second parity's policy (SecondRepairer);
+// none without it.
+func (p *probe) SecondRepair(now time.Time, paths []scheduler.PathInfo, req scheduler.RepairRequest) (uint64, bool) {
+	if rp, ok := p.inner.(scheduler.SecondRepairer); ok {
+		return rp.SecondRepair(now, paths, req)
 	}
 	return 0, false
 }

@@ -50,6 +50,10 @@ type startupStagger struct {
 	// idle holds the paths the latest decision (since observe) kept data
 	// without priority off by this rule (keepsIdle).
 	idle map[uint64]bool
+	// careful, when set, reports the paths that start carefully
+	// (cwr-plus's careful_start): their start-up overshoots no queue, so
+	// they hold no other path back.
+	careful func(id uint64) bool
 }
 
 func newStartupStagger(o Options) startupStagger {
@@ -111,7 +115,7 @@ func (g *startupStagger) keepsIdle(id uint64) bool { return g.idle[id] }
 // start or (stagger_clear) not clear of its overshoot.
 func (g *startupStagger) blocked(paths []PathInfo, cand []int, i int) bool {
 	for _, j := range cand {
-		if j < i && (paths[j].InStartup() || g.clear && !g.clearOfOvershoot(&paths[j])) {
+		if j < i && (paths[j].InStartup() && (g.careful == nil || !g.careful(paths[j].ID)) || g.clear && !g.clearOfOvershoot(&paths[j])) {
 			return true
 		}
 	}
