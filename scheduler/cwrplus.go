@@ -106,8 +106,13 @@ func cwrPlusOptions() []Option {
 			Doc: "priority data leave whatever the pacer's budget (transport.pacing, and bbr's own pacing, which would hold a copy on a path whose rate is still low), as parities always do (background data stay paced)"},
 	}, append(staggerOptions(), creditRTTsOption())...)
 	for i := range opts {
-		if opts[i].Name == OptStaggerStartup {
+		switch opts[i].Name {
+		case OptStaggerStartup:
 			opts[i].Default = "true" // cwr-plus staggers by default
+		case OptCreditRTTs:
+			// Over the robustness grid: 116 points with 2 against 110
+			// with 1 (bbr's start-up stalls on the peer's MAX_DATA).
+			opts[i].Default = "2"
 		}
 	}
 	return opts
@@ -130,7 +135,8 @@ const QueueGuard = 2 * time.Millisecond
 // reservation. Its defaults are the rules that did best over the grid
 // (rate_cap, rate_pace, rate_probe, careful_start, pipe_room, borrow =
 // "round_trip", parity with its fallback to copies and second_parity =
-// "budget", startup_copies, stagger_startup, credit, unpaced_priority;
+// "budget", startup_copies, stagger_startup, credit with credit_rtts =
+// 2, unpaced_priority;
 // copies and queue_guard off), and with credit it has the receiving end's
 // connection window follow its stream windows (StreamWindowFollower);
 // every rule is an option (cwrPlusOptions). Its rules, among the

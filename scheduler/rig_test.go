@@ -286,6 +286,7 @@ var cwrPlusV1 = map[string]any{
 	scheduler.OptUnpacedPriority: false, scheduler.OptRepay: scheduler.RepayRTT,
 	scheduler.OptRatePace: false, scheduler.OptPipeRoom: false, scheduler.OptRateProbe: false,
 	scheduler.OptCarefulStart: false, scheduler.OptSecondParity: scheduler.SecondParityOff, scheduler.OptBorrow: scheduler.BorrowMessage,
+	scheduler.OptCreditRTTs: "1",
 }
 
 func rigOptions(t *testing.T, sched string) (string, map[string]any) {
