@@ -266,9 +266,13 @@ func (c *rateCap) sent(pathID uint64, size int) {
 // careful_start lets a path's bytes in flight grow per minimum RTT: the
 // queue one round of growth beyond the bandwidth-delay product can
 // build. The cap grows by CarefulStep/MinRTT of the bytes acknowledged
-// (at most by them, slow start's doubling), so a 20 ms path grows 5 % a
+// (at most by them, slow start's doubling), so a 20 ms path grows 2.5 % a
 // round trip and reaches a 100 Mbit/s path's 250 kB from the initial
-// window in about 62 round trips (1.2 s).
+// window in about 120 round trips (2.4 s); a 100 ms path 0.5 %, which
+// leaves a long-RTT fast path below its rate for much of a 30 s run
+// (docs/results/robustness.md, "Beyond the grid"). Over the robustness
+// grid's 20/100 ms shape a step of 1 ms left 0.4-1.5 ms of queue at the
+// end of the careful start, 0.5 ms none.
 const CarefulStep = 500 * time.Microsecond
 
 // CarefulQueue is the least RTT above its minimum, over a round, that
@@ -313,7 +317,11 @@ type carefulStart struct {
 // path at its estimate (even while its controller is still in its first
 // slow start), and the stagger and startup_copies count it as started. A
 // path that another candidate matches in RTT leaves the rule (its
-// start-up is the stagger's).
+// start-up is the stagger's); with careful_drain (drain) it holds what
+// it has in flight, growing carefully, while such a path drains its own
+// start-up's overshoot (draining), and never hands over meanwhile.
+// Paths are observed in the candidates' order, each one's
+// cleared/left marks before the later paths are judged.
 func (c *rateCap) observeStarts(now time.Time, paths []PathInfo, cand []int) {
 	if c.starts == nil {
 		c.starts = make(map[uint64]*carefulStart)
