@@ -100,7 +100,7 @@ const RateCapProbe = 0.01
 // Only on a path that another candidate undercuts in minimum RTT by more
 // than QueueGuard (undercut): the probe's overshoot is a queue, and
 // priority messages take the faster path (probing every path added
-// 2.3 ms to the pooled p99.9 of seven points of the robustness grid's
+// 2.0-4.4 ms to the pooled p99.9 of six points of the robustness grid's
 // equal paths). Only for controllers with a slow-start threshold: bbr drains its queue
 // by itself every few rounds (ProbeBW's 0.75 phase, ProbeRTT), which
 // looks like a low estimate, and the estimate never falls (probing it
@@ -296,10 +296,10 @@ type carefulStart struct {
 	// will not end the careful start at once).
 	alone bool
 	// handed: the careful start ended in rate_cap's hands (queue found,
-	// or the controller's window within the limit); ended: it ended
-	// because another candidate matched the path's RTT (the path's own
-	// slow start goes on, until such a path drains its overshoot).
-	handed, ended bool
+	// or the controller's window within the limit). A start that another
+	// candidate's RTT ended (the path's own slow start goes on) is
+	// neither active nor handed.
+	handed bool
 }
 
 // observeStarts runs rule careful_start over the candidates: a path in
@@ -350,7 +350,7 @@ func (c *rateCap) observeStarts(now time.Time, paths []PathInfo, cand []int) {
 			continue
 		}
 		if matched(paths, cand, i) && !(c.drain && c.draining(now, paths, cand, i)) {
-			st.active, st.ended, st.interim = false, true, false
+			st.active, st.interim = false, false
 			continue
 		}
 		if !st.active {
@@ -366,24 +366,16 @@ func (c *rateCap) observeStarts(now time.Time, paths []PathInfo, cand []int) {
 		}
 		st.alone = p.HasRTTSample && allSampled(paths, cand)
 		if st.interim {
-			if p.HasRTTSample && p.MinRTT > 0 && float64(p.BytesInFlight) >= st.limit/2 {
-				st.limit += float64(p.BytesAcked-st.acked) * min(1, CarefulStep.Seconds()/p.MinRTT.Seconds())
-			}
-			st.acked = p.BytesAcked
+			st.grow(p)
 			continue
 		}
 		if float64(p.CWND) < st.limit {
 			st.active, st.handed = false, true
 			continue
 		}
-		if !p.HasRTTSample || p.MinRTT <= 0 {
-			st.acked = p.BytesAcked
+		if !st.grow(p) {
 			continue
 		}
-		if float64(p.BytesInFlight) >= st.limit/2 {
-			st.limit += float64(p.BytesAcked-st.acked) * min(1, CarefulStep.Seconds()/p.MinRTT.Seconds())
-		}
-		st.acked = p.BytesAcked
 		if st.round.IsZero() {
 			st.round, st.least = now, p.LatestRTT
 			continue
@@ -398,6 +390,19 @@ func (c *rateCap) observeStarts(now time.Time, paths []PathInfo, cand []int) {
 		}
 		st.round, st.least = now, p.LatestRTT
 	}
+}
+
+// grow raises st's limit by CarefulStep/MinRTT of the bytes acknowledged
+// since the last observation, while p uses at least half of it, and
+// reports whether p has an RTT sample (without one it only notes the
+// bytes acknowledged).
+func (st *carefulStart) grow(p *PathInfo) bool {
+	sampled := p.HasRTTSample && p.MinRTT > 0
+	if sampled && float64(p.BytesInFlight) >= st.limit/2 {
+		st.limit += float64(p.BytesAcked-st.acked) * min(1, CarefulStep.Seconds()/p.MinRTT.Seconds())
+	}
+	st.acked = p.BytesAcked
+	return sampled
 }
 
 // CarefulDrainRTTs bounds, in the draining path's smoothed RTTs since it
