@@ -17,6 +17,10 @@ import (
 // mct or response and Q 50, 99 or 999.
 var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_p(50|90|99|999)_ms$`)
 
+// overMetric matches the name of a count of a source's messages later
+// than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40).
+var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms$`)
+
 // MetricsTable is a table of chosen metrics per grid point (o.Metrics),
 // for a results page whose table no figure gives: a row per point, a
 // column per metric. A metric is
@@ -27,41 +31,175 @@ var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_p(50|90|99|9
 //     ± half its 95 % Student-t interval, as in aggregate.csv;
 //   - a pooled quantile of a source's message times, S.pooled_mct_p99_ms
 //     (or _response_, and p50, p90, p999): the nearest-rank quantile of
-//     the messages of every repetition, failed ones +Inf;
+//     the messages of every repetition, failed ones +Inf, with its 95 %
+//     order-statistic interval (TailCI, as the ccdf table gives it);
+//   - a count of a source's late messages, S.pooled_mct_over_Xms (or
+//     _response_): the messages of every repetition whose time is
+//     above X ms, failed ones included;
 //   - A/B, two headline metrics: their ratio in each run, then its mean
 //     ± half its interval (a connection's goodput over a competitor's).
 //
-// The Markdown rounds a cell to two decimals below 100, one below 1000
-// and none above; the CSV has every digit and each interval's ends.
+// With o.Columns (a varied key, or its last part) the table is pivoted:
+// a row per combination of the other varied keys (a column each, with
+// the experiment first when the points are of several), then for each
+// metric a column per value of o.Columns in the order the points give
+// them ("lowrtt", or "METRIC VALUE" with several metrics); a cell no
+// point fills is "–".
+//
+// The Markdown rounds a mean to two decimals below 100, one below 1000
+// and none above, a pooled quantile to one decimal (ms); the CSV has
+// every digit and each interval's ends.
 func MetricsTable(points []*Point, o Options) (*Table, error) {
 	if len(o.Metrics) == 0 {
 		return nil, inputErr("--kind metrics: name the columns with --metric NAME (repeatable): a headline metric of runs.csv, S.pooled_mct_p99_ms, or A/B")
 	}
+	if o.Columns != "" {
+		return pivotMetrics(points, o)
+	}
 	t := &Table{MD: [][]string{{"run", "runs"}}, CSV: [][]string{{"label", "runs"}}}
 	for _, m := range o.Metrics {
 		t.MD[0] = append(t.MD[0], m)
-		t.CSV[0] = append(t.CSV[0], m, m+"_ci95_lo", m+"_ci95_hi", m+"_n")
+		t.CSV[0] = append(t.CSV[0], csvColumns(m)...)
 	}
 	for _, p := range points {
-		n := strconv.Itoa(len(p.Runs))
-		md, cs := []string{p.Label, runsCell(p)}, []string{p.Label, n}
+		md, cs := []string{p.Label, runsCell(p)}, []string{p.Label, strconv.Itoa(len(p.Runs))}
 		for _, m := range o.Metrics {
-			s, err := pointMetric(p, m, o)
+			cell, csv, err := metricCell(p, m, o)
 			if err != nil {
 				return nil, err
 			}
-			cell, used := WithCI(s, precisionOf(float64(s.Mean))), len(p.Runs)
-			if !pooledMetric.MatchString(m) {
-				// Runs without the value (NaN: a path that never
-				// opened, 0/0) are left out of the mean: say so.
-				used = s.N
-				if s.N < len(p.Runs) {
-					cell += fmt.Sprintf(" (%d of %d runs)", s.N, len(p.Runs))
+			md, cs = append(md, cell), append(cs, csv...)
+		}
+		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
+	}
+	return t, nil
+}
+
+// csvColumns are the CSV columns of a metric named name: the value, its
+// interval's ends and the runs it is of.
+func csvColumns(name string) []string {
+	return []string{name, name + "_ci95_lo", name + "_ci95_hi", name + "_n"}
+}
+
+// metricCell is a metric at a point: its Markdown cell and its CSV
+// columns (csvColumns).
+func metricCell(p *Point, m string, o Options) (string, []string, error) {
+	s, err := pointMetric(p, m, o)
+	if err != nil {
+		return "", nil, err
+	}
+	f := trafficgen.FormatCSV
+	csv := func(used int) []string {
+		return []string{f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1])), strconv.Itoa(used)}
+	}
+	if overMetric.MatchString(m) {
+		return strconv.Itoa(int(s.Mean)), csv(len(p.Runs)), nil
+	}
+	if pooledMetric.MatchString(m) {
+		cell := FormatNumber(float64(s.Mean), 1) + " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
+		return cell, csv(len(p.Runs)), nil
+	}
+	// Runs without the value (NaN: a path that never opened, 0/0) are
+	// left out of the mean: say so.
+	cell := WithCI(s, precisionOf(float64(s.Mean)))
+	if s.N < len(p.Runs) {
+		cell += fmt.Sprintf(" (%d of %d runs)", s.N, len(p.Runs))
+	}
+	return cell, csv(s.N), nil
+}
+
+// pivotMetrics is MetricsTable with o.Columns: the values of that key
+// as columns (see MetricsTable).
+func pivotMetrics(points []*Point, o Options) (*Table, error) {
+	varied := append([]string{schedulerKey}, variedKeys(points)...)
+	col := ""
+	for _, k := range varied {
+		if k == o.Columns || strings.HasSuffix(k, "."+o.Columns) {
+			col = k
+			break
+		}
+	}
+	if col == "" {
+		return nil, inputErr("--columns %s: not a key the runs vary (they vary: %s)", o.Columns, strings.Join(variedKeys(points), ", "))
+	}
+	var rowKeys []string
+	for _, k := range varied {
+		if k != col && !slices.Contains(rowKeys, k) && differs(points, k) {
+			rowKeys = append(rowKeys, k)
+		}
+	}
+	several := false
+	for _, p := range points {
+		several = several || p.Name != points[0].Name
+	}
+	rowOf := func(p *Point) []string {
+		var r []string
+		if several {
+			r = append(r, p.Name)
+		}
+		for _, k := range rowKeys {
+			r = append(r, p.Value(k))
+		}
+		return r
+	}
+	var values []string
+	var rows [][]string
+	cells := map[string]*Point{} // row and value, joined by "\x00"
+	for _, p := range points {
+		v, r := p.Value(col), rowOf(p)
+		if !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+		if !slices.ContainsFunc(rows, func(x []string) bool { return slices.Equal(x, r) }) {
+			rows = append(rows, r)
+		}
+		cells[strings.Join(append(r, v), "\x00")] = p
+	}
+	var head []string
+	if several {
+		head = append(head, "experiment")
+	}
+	for _, k := range rowKeys {
+		head = append(head, shortKey(k))
+	}
+	t := &Table{MD: [][]string{append(slices.Clone(head), "runs")}, CSV: [][]string{append(slices.Clone(head), "runs")}}
+	for _, m := range o.Metrics {
+		for _, v := range values {
+			name := v
+			if len(o.Metrics) > 1 {
+				name = m + " " + v
+			}
+			t.MD[0] = append(t.MD[0], name)
+			t.CSV[0] = append(t.CSV[0], csvColumns(m+"["+v+"]")...)
+		}
+	}
+	for _, r := range rows {
+		md, cs := slices.Clone(r), slices.Clone(r)
+		var runs, nruns []string
+		for _, v := range values {
+			if p := cells[strings.Join(append(slices.Clone(r), v), "\x00")]; p != nil {
+				if c := runsCell(p); !slices.Contains(runs, c) {
+					runs = append(runs, c)
+				}
+				if n := strconv.Itoa(len(p.Runs)); !slices.Contains(nruns, n) {
+					nruns = append(nruns, n)
 				}
 			}
-			md = append(md, cell)
-			f := trafficgen.FormatCSV
-			cs = append(cs, f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1])), strconv.Itoa(used))
+		}
+		md, cs = append(md, strings.Join(runs, ", ")), append(cs, strings.Join(nruns, " "))
+		for _, m := range o.Metrics {
+			for _, v := range values {
+				p := cells[strings.Join(append(slices.Clone(r), v), "\x00")]
+				if p == nil {
+					md, cs = append(md, "–"), append(cs, "", "", "", "0")
+					continue
+				}
+				cell, csv, err := metricCell(p, m, o)
+				if err != nil {
+					return nil, err
+				}
+				md, cs = append(md, cell), append(cs, csv...)
+			}
 		}
 		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
 	}
@@ -69,21 +207,25 @@ func MetricsTable(points []*Point, o Options) (*Table, error) {
 }
 
 // pointMetric is one metric of MetricsTable at a grid point; a pooled
-// quantile has no interval.
+// quantile's interval is its order-statistic one (TailCI).
 func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
-	if m := pooledMetric.FindStringSubmatch(name); m != nil {
-		o.Source = m[1]
-		vals, src, err := PooledTimes(p, o)
+	if m := overMetric.FindStringSubmatch(name); m != nil {
+		vals, err := pooledOf(p, name, m[1], m[2], o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
-		if want := strings.TrimSuffix(timeColumn(src.Kind), "_ms"); want != m[2] {
-			return resultset.Summary{}, inputErr("--metric %s: source %s's messages have a %s time, not %s (%s.pooled_%s_p%s_ms)", name, src.Name, want, m[2], src.Name, want, m[3])
-		}
-		slices.Sort(vals)
-		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
+		bound, _ := strconv.ParseFloat(m[3], 64)
 		nan := resultset.Value(math.NaN())
-		return resultset.Summary{Mean: resultset.Value(trafficgen.NearestRank(vals, q)), CI95: [2]resultset.Value{nan, nan}}, nil
+		return resultset.Summary{Mean: resultset.Value(trafficgen.Beyond(vals, bound)), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
+	}
+	if m := pooledMetric.FindStringSubmatch(name); m != nil {
+		vals, err := pooledOf(p, name, m[1], m[2], o)
+		if err != nil {
+			return resultset.Summary{}, err
+		}
+		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
+		tc := TailCI(vals, q)
+		return resultset.Summary{Mean: resultset.Value(tc.Value), CI95: [2]resultset.Value{resultset.Value(tc.Lo), resultset.Value(tc.Hi)}, N: len(vals)}, nil
 	}
 	if a, b, ok := strings.Cut(name, "/"); ok {
 		if err := knownMetric(p, a); err != nil {
@@ -102,6 +244,22 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		return resultset.Summary{}, err
 	}
 	return metric(p, name), nil
+}
+
+// pooledOf are the times of source src's messages of every repetition
+// of the point, sorted (failed ones +Inf, last), for the metric name,
+// which asks for times of kind ("mct" or "response").
+func pooledOf(p *Point, name, src, kind string, o Options) ([]float64, error) {
+	o.Source = src
+	vals, s, err := PooledTimes(p, o)
+	if err != nil {
+		return nil, err
+	}
+	if want := strings.TrimSuffix(timeColumn(s.Kind), "_ms"); want != kind {
+		return nil, inputErr("--metric %s: source %s's messages have a %s time, not %s (%s)", name, s.Name, want, kind, strings.Replace(name, "_"+kind+"_", "_"+want+"_", 1))
+	}
+	slices.Sort(vals)
+	return vals, nil
 }
 
 // timeColumn is the messages.csv column a source's times come from.
@@ -132,7 +290,7 @@ func knownMetric(p *Point, name string) error {
 		}
 		names = append(names, m.Name)
 	}
-	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999)",
+	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms)",
 		name, p.Runs[0].Dir, strings.Join(names, ", "))
 }
 

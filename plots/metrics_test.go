@@ -34,14 +34,27 @@ func TestMetricsTable(t *testing.T) {
 				"path.0.cwnd_growth_ca_bytes_per_rtt,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_lo,path.0.cwnd_growth_ca_bytes_per_rtt_ci95_hi,path.0.cwnd_growth_ca_bytes_per_rtt_n\n" +
 				"cwr-red,3,22.000,17.032,26.968,3,1133.333,753.875,1512.792,3\n"},
 		{name: "pooled quantiles", metrics: []string{"s1.pooled_mct_p50_ms", "s1.pooled_mct_p90_ms"},
-			// 30 messages of cwr-red pooled: rank 15 and 27.
-			wantMD: []string{"| run | runs | s1.pooled_mct_p50_ms | s1.pooled_mct_p90_ms |", "| cwr-red | 3 | 50.00 | 90.00 |"}},
+			// 30 messages of cwr-red pooled (10 to 100 ms, each three
+			// times): rank 15 and 27. The p50's interval, B ~ Bin(30,
+			// 0.5): P(B <= 9) = 0.021 and P(B >= 21) = 0.021 are the
+			// last within 0.025, ranks 10 and 21: 40 and 70 ms. The
+			// p90's upper end: P(B = 30) = 0.9^30 = 0.042 > 0.025, no
+			// rank bounds it.
+			wantMD: []string{"| run | runs | s1.pooled_mct_p50_ms | s1.pooled_mct_p90_ms |", "| cwr-red | 3 | 50.0 [40.0, 70.0] | 90.0 [80.0, +Inf] |"},
+			wantCSV: "label,runs,s1.pooled_mct_p50_ms,s1.pooled_mct_p50_ms_ci95_lo,s1.pooled_mct_p50_ms_ci95_hi,s1.pooled_mct_p50_ms_n," +
+				"s1.pooled_mct_p90_ms,s1.pooled_mct_p90_ms_ci95_lo,s1.pooled_mct_p90_ms_ci95_hi,s1.pooled_mct_p90_ms_n\n" +
+				"cwr-red,3,50.000,40.000,70.000,3,90.000,80.000,+Inf,3\n"},
+		{name: "late messages", metrics: []string{"s1.pooled_mct_over_75ms", "s1.pooled_mct_over_99.5ms", "s1.pooled_mct_over_100ms"},
+			// 80, 90 and 100 ms in each of the three runs; 100 ms is not
+			// over 100 ms.
+			wantMD: []string{"| run | runs | s1.pooled_mct_over_75ms | s1.pooled_mct_over_99.5ms | s1.pooled_mct_over_100ms |", "| cwr-red | 3 | 9 | 3 | 0 |"}},
 		{name: "a ratio per run", metrics: []string{"throughput_server_mbps/competitor.c.goodput_mbps"},
 			wantMD: []string{"| run | runs | throughput_server_mbps/competitor.c.goodput_mbps |", "| cwr-red | 3 | 2.00 ± 0.00 |"}},
 		{name: "no metric", wantErr: "name the columns with --metric"},
 		{name: "unknown metric", metrics: []string{"goodput_mbps"}, wantErr: "--metric goodput_mbps: no such metric"},
 		{name: "unknown half of a ratio", metrics: []string{"throughput_server_mbps/x"}, wantErr: "--metric x: no such metric"},
-		{name: "the wrong time of a source", metrics: []string{"s1.pooled_response_p99_ms"}, wantErr: "have a mct time, not response"},
+		{name: "the wrong time of a source", metrics: []string{"s1.pooled_response_p99_ms"}, wantErr: "have a mct time, not response (s1.pooled_mct_p99_ms)"},
+		{name: "the wrong time of a late count", metrics: []string{"s1.pooled_response_over_40ms"}, wantErr: "not response (s1.pooled_mct_over_40ms)"},
 		{name: "no such source", metrics: []string{"s9.pooled_mct_p99_ms"}, wantErr: "--source s9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,5 +106,49 @@ func TestMetricsTableSaysHowManyRuns(t *testing.T) {
 	}
 	if csv := tableText(t, tab, "csv"); !strings.Contains(csv, "cwr-red,3,10.000,10.000,10.000,2\n") {
 		t.Errorf("csv:\n%s", csv)
+	}
+}
+
+// TestMetricsPivot: --columns sets a varied key's values side by side:
+// a row per value of the other varied key, a column per scheduler (in
+// the order the points give them) for each metric, "–" where no point
+// is, and a runs column saying each row's runs.
+func TestMetricsPivot(t *testing.T) {
+	var fs []fixture
+	for i, c := range []struct {
+		sched, size string
+		total       float64
+	}{{"lowrtt", "10kB", 20}, {"cwr", "10kB", 30}, {"lowrtt", "50kB", 22}} {
+		fs = append(fs, fixture{point: i, sched: c.sched, times: []float64{25},
+			vary: []string{"transport.path_scheduler=" + c.sched, "source.s1.size=" + c.size}, total: c.total, prio: 1})
+	}
+	points := loadFixtures(t, fs...)
+	o := DefaultOptions()
+	o.Metrics, o.Columns = []string{"throughput_server_mbps"}, "path_scheduler"
+	tab, err := Tabulate("metrics", points, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixtures' sweep repeats twice; each point has one run.
+	want := "| s1.size | runs | lowrtt | cwr |\n|---|---|---|---|\n" +
+		"| 10kB | 1 of 2 | 20.00 | 30.00 |\n| 50kB | 1 of 2 | 22.00 | – |\n"
+	if md := tableText(t, tab, "md"); md != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", md, want)
+	}
+	if csv := tableText(t, tab, "csv"); !strings.HasPrefix(csv, "s1.size,runs,throughput_server_mbps[lowrtt],") ||
+		!strings.Contains(csv, "\n50kB,1,22.000,,,1,,,,0\n") {
+		t.Errorf("csv:\n%s", csv)
+	}
+	o.Metrics = []string{"throughput_server_mbps", "s1.pooled_mct_p50_ms"}
+	tab, err = Tabulate("metrics", points, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := tableText(t, tab, "md"); !strings.HasPrefix(md, "| s1.size | runs | throughput_server_mbps lowrtt | throughput_server_mbps cwr | s1.pooled_mct_p50_ms lowrtt | s1.pooled_mct_p50_ms cwr |\n") {
+		t.Errorf("two metrics:\n%s", md)
+	}
+	o.Columns = "congestion"
+	if _, err := Tabulate("metrics", points, o); err == nil || !strings.Contains(err.Error(), "--columns congestion: not a key the runs vary") {
+		t.Errorf("an unvaried key: %v", err)
 	}
 }

@@ -25,6 +25,9 @@ type Options struct {
 	Vantage string
 	// Metrics are the columns of the metrics table (MetricsTable).
 	Metrics []string
+	// Columns is the varied key whose values the metrics table sets
+	// side by side as columns (MetricsTable); "" for a row per point.
+	Columns string
 }
 
 // DefaultOptions has no window.
