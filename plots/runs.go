@@ -106,7 +106,9 @@ func Load(dirs []string) ([]*Point, error) {
 		})
 		for _, r := range runs {
 			s := r.Summary
-			key := s.Name + "\x00" + s.ConfigSHA256
+			// The configuration's hash leaves the seed out: a sweep
+			// that varies it has one point per seed.
+			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + variedSeed(s.Vary)
 			if s.ConfigSHA256 == "" {
 				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
 			}
@@ -125,6 +127,17 @@ func Load(dirs []string) ([]*Point, error) {
 		return nil, err
 	}
 	return points, nil
+}
+
+// variedSeed is the "seed=N" of a run's varied keys, "" when its sweep
+// does not vary the seed.
+func variedSeed(vary []string) string {
+	for _, kv := range vary {
+		if strings.HasPrefix(kv, "seed=") {
+			return kv
+		}
+	}
+	return ""
 }
 
 // nameVariants tells apart the points of an experiment that have the

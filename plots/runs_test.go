@@ -124,7 +124,7 @@ func TestLoadRefusesTwoInvocations(t *testing.T) {
 		want string
 	}{
 		{"base seed", fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 7}, "different base seeds, 1 and 7"},
-		{"varied keys", fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1, vary: []string{"seed=1"}}, "different varied keys"},
+		{"varied keys", fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1, vary: []string{"source.s1.size=10kB"}}, "different varied keys"},
 		{"same repetition", fixture{point: 0, rep: 0, sched: "cwr", times: []float64{2}, baseSeed: 1}, "the same repetition 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +144,30 @@ func TestLoadRefusesTwoInvocations(t *testing.T) {
 	writeFixture(t, dir, fixture{point: 0, rep: 1, sched: "cwr", times: []float64{2}, baseSeed: 1})
 	if points, err := Load([]string{dir}); err != nil || len(points) != 1 || len(points[0].Runs) != 2 {
 		t.Fatalf("one invocation: %v", err)
+	}
+}
+
+// TestLoadSeedSweep: a sweep that varies the seed (--sweep seed=1,2)
+// has a point per seed although the configuration's hash, which leaves
+// the seed out, is the same; labelled by the seed. With the seed out of
+// the grouping the two points were one, refused as two invocations.
+func TestLoadSeedSweep(t *testing.T) {
+	dir := t.TempDir()
+	for i, seed := range []uint64{1, 2} {
+		for rep := range 2 {
+			writeFixture(t, dir, fixture{point: i, rep: rep, sched: "cwr", times: []float64{1}, baseSeed: seed, sha: "same",
+				vary: []string{fmt.Sprintf("seed=%d", seed)}})
+		}
+	}
+	points, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetLabels(points, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 2 || len(points[0].Runs) != 2 || points[0].Label != "seed=1" || points[1].Label != "seed=2" {
+		t.Fatalf("%d points: %+v", len(points), points)
 	}
 }
 

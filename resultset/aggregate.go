@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,6 +174,10 @@ func (a *Aggregate) provenance() {
 		}
 		c := *pv
 		c.Started, c.Seed = "", r.Summary.BaseSeed
+		if slices.ContainsFunc(r.Summary.Vary, func(kv string) bool { return strings.HasPrefix(kv, "seed=") }) {
+			// A sweep of the seed: one build, several base seeds.
+			c.Seed = a.runs[0].Summary.BaseSeed
+		}
 		found := false
 		for _, d := range distinct {
 			found = found || reflect.DeepEqual(d, c)

@@ -270,6 +270,26 @@ func TestBuildWarnsAboutBuilds(t *testing.T) {
 	}
 }
 
+// TestBuildSeedSweepOneBuild: a sweep of the seed (each point its own
+// base seed) from one build is one provenance, without a warning.
+func TestBuildSeedSweepOneBuild(t *testing.T) {
+	root := t.TempDir()
+	for pt, seed := range []uint64{1, 2} {
+		s := summary(pt, 0, 1, "aaa", 10, 1)
+		s.Vary, s.BaseSeed = []string{fmt.Sprintf("seed=%d", seed)}, seed
+		s.Provenance = &trafficgen.Provenance{Backend: "sim", Started: "2026-01-01T00:00:00Z"}
+		s.Provenance.Revision, s.Provenance.BinarySHA256 = "1672e02bb6ea", "aaaa"
+		writeRun(t, root, fmt.Sprintf("p%d/rep0", pt), s, "1.000")
+	}
+	a, err := Build(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Provenances) != 0 || len(a.Warnings) != 0 {
+		t.Fatalf("provenances %+v, warnings %v", a.Provenances, a.Warnings)
+	}
+}
+
 // TestPooledWarmup: the rows messages.csv marks as warm-up are left out
 // of the pooled times and counted.
 func TestPooledWarmup(t *testing.T) {
