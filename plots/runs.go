@@ -106,9 +106,11 @@ func Load(dirs []string) ([]*Point, error) {
 		})
 		for _, r := range runs {
 			s := r.Summary
-			// The configuration's hash leaves the seed out: a sweep
-			// that varies it has one point per seed.
-			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + variedSeed(s.Vary)
+			// Points of a sweep may share a configuration's hash: the
+			// hash leaves the seed out, and a scheduler leaves out the
+			// options it does not have (lowrtt in a sweep of a
+			// cwr-plus option). Their varied values tell them apart.
+			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + strings.Join(s.Vary, "\x00")
 			if s.ConfigSHA256 == "" {
 				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
 			}
@@ -127,17 +129,6 @@ func Load(dirs []string) ([]*Point, error) {
 		return nil, err
 	}
 	return points, nil
-}
-
-// variedSeed is the "seed=N" of a run's varied keys, "" when its sweep
-// does not vary the seed.
-func variedSeed(vary []string) string {
-	for _, kv := range vary {
-		if strings.HasPrefix(kv, "seed=") {
-			return kv
-		}
-	}
-	return ""
 }
 
 // nameVariants tells apart the points of an experiment that have the
@@ -320,8 +311,6 @@ func sameInvocation(runs []*Run, r *Run) error {
 		what = fmt.Sprintf("seeds derived from different base seeds, %d and %d", first.BaseSeed, s.BaseSeed)
 	case s.Repeat != first.Repeat:
 		what = fmt.Sprintf("sweeps of %d and %d repetitions", first.Repeat, s.Repeat)
-	case strings.Join(s.Vary, "\x00") != strings.Join(first.Vary, "\x00"):
-		what = fmt.Sprintf("different varied keys, %q and %q", strings.Join(first.Vary, " "), strings.Join(s.Vary, " "))
 	}
 	for _, q := range runs {
 		if what == "" && q.Summary.Repetition == s.Repetition {
@@ -549,8 +538,12 @@ func SetLabels(points []*Point, keys []string) error {
 				label = append(label, p.Scheduler)
 				continue
 			}
-			kv := shortKey(k) + "=" + p.Value(k)
-			label, group, values = append(label, kv), append(group, kv), append(values, p.Value(k))
+			v := p.Value(k)
+			if v == "" {
+				v = notSet // a point of another invocation that left it alone
+			}
+			kv := shortKey(k) + "=" + v
+			label, group, values = append(label, kv), append(group, kv), append(values, v)
 		}
 		if len(label) == 0 {
 			label = []string{p.Scheduler}
@@ -560,6 +553,10 @@ func SetLabels(points []*Point, keys []string) error {
 	}
 	return nil
 }
+
+// notSet names the value of a key that a point does not vary, in the
+// label of a point beside others that do.
+const notSet = "(not set)"
 
 // differs tells whether the points have different values of key.
 func differs(points []*Point, key string) bool {
