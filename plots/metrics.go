@@ -37,7 +37,9 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //     _response_): the messages of every repetition whose time is
 //     above X ms, failed ones included;
 //   - A/B, two headline metrics: their ratio in each run, then its mean
-//     ± half its interval (a connection's goodput over a competitor's).
+//     ± half its interval (a connection's goodput over a competitor's);
+//   - NAME@max or NAME@min, a headline metric: its largest or smallest
+//     value over the repetitions (the worst seed's p99).
 //
 // With o.Columns (a varied key, or its last part) the table is pivoted:
 // a row per combination of the other varied keys (a column each, with
@@ -226,6 +228,26 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
 		tc := TailCI(vals, q)
 		return resultset.Summary{Mean: resultset.Value(tc.Value), CI95: [2]resultset.Value{resultset.Value(tc.Lo), resultset.Value(tc.Hi)}, N: len(vals)}, nil
+	}
+	if base, ext, ok := strings.Cut(name, "@"); ok {
+		if ext != "max" && ext != "min" {
+			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max or @min", name, ext)
+		}
+		if err := knownMetric(p, base); err != nil {
+			return resultset.Summary{}, err
+		}
+		pick, n := math.NaN(), 0
+		for _, r := range p.Runs {
+			v := runMetric(r, base)
+			if math.IsNaN(v) {
+				continue
+			}
+			if n++; n == 1 || (ext == "max" && v > pick) || (ext == "min" && v < pick) {
+				pick = v
+			}
+		}
+		nan := resultset.Value(math.NaN())
+		return resultset.Summary{Mean: resultset.Value(pick), CI95: [2]resultset.Value{nan, nan}, N: n}, nil
 	}
 	if a, b, ok := strings.Cut(name, "/"); ok {
 		if err := knownMetric(p, a); err != nil {

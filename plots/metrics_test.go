@@ -50,6 +50,10 @@ func TestMetricsTable(t *testing.T) {
 			wantMD: []string{"| run | runs | s1.pooled_mct_over_75ms | s1.pooled_mct_over_99.5ms | s1.pooled_mct_over_100ms |", "| cwr-red | 3 | 9 | 3 | 0 |"}},
 		{name: "a ratio per run", metrics: []string{"throughput_server_mbps/competitor.c.goodput_mbps"},
 			wantMD: []string{"| run | runs | throughput_server_mbps/competitor.c.goodput_mbps |", "| cwr-red | 3 | 2.00 ± 0.00 |"}},
+		{name: "the worst and best run", metrics: []string{"throughput_server_mbps@max", "throughput_server_mbps@min"},
+			// 20, 22 and 24 Mbit/s in cwr-red's three runs.
+			wantMD: []string{"| run | runs | throughput_server_mbps@max | throughput_server_mbps@min |", "| cwr-red | 3 | 24.00 | 20.00 |"}},
+		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max or @min"},
 		{name: "no metric", wantErr: "name the columns with --metric"},
 		{name: "unknown metric", metrics: []string{"goodput_mbps"}, wantErr: "--metric goodput_mbps: no such metric"},
 		{name: "unknown half of a ratio", metrics: []string{"throughput_server_mbps/x"}, wantErr: "--metric x: no such metric"},
