@@ -14,8 +14,9 @@ import (
 
 // pooledMetric matches the name of a pooled quantile of a source's
 // message times, as aggregate.csv names it: S.pooled_T_pQ_ms, T being
-// mct or response and Q 50, 99 or 999.
-var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_p(50|90|99|999)_ms$`)
+// mct or response and Q 50, 90, 99 or 999; or their largest,
+// S.pooled_T_max_ms.
+var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|max)_ms$`)
 
 // overMetric matches the name of a count of a source's messages later
 // than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40).
@@ -33,6 +34,7 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //     (or _response_, and p50, p90, p999): the nearest-rank quantile of
 //     the messages of every repetition, failed ones +Inf, with its 95 %
 //     order-statistic interval (TailCI, as the ccdf table gives it);
+//     S.pooled_mct_max_ms, the largest of those times;
 //   - a count of a source's late messages, S.pooled_mct_over_Xms (or
 //     _response_): the messages of every repetition whose time is
 //     above X ms, failed ones included;
@@ -96,6 +98,9 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 	}
 	if overMetric.MatchString(m) {
 		return strconv.Itoa(int(s.Mean)), csv(len(p.Runs)), nil
+	}
+	if pooledMetric.MatchString(m) && strings.HasSuffix(m, "_max_ms") {
+		return FormatNumber(float64(s.Mean), 1), csv(len(p.Runs)), nil
 	}
 	if pooledMetric.MatchString(m) {
 		cell := FormatNumber(float64(s.Mean), 1) + " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
@@ -224,6 +229,10 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		vals, err := pooledOf(p, name, m[1], m[2], o)
 		if err != nil {
 			return resultset.Summary{}, err
+		}
+		if m[3] == "" { // the largest, +Inf when a message failed
+			nan := resultset.Value(math.NaN())
+			return resultset.Summary{Mean: resultset.Value(vals[len(vals)-1]), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 		}
 		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
 		tc := TailCI(vals, q)

@@ -44,6 +44,8 @@ func TestMetricsTable(t *testing.T) {
 			wantCSV: "label,runs,s1.pooled_mct_p50_ms,s1.pooled_mct_p50_ms_ci95_lo,s1.pooled_mct_p50_ms_ci95_hi,s1.pooled_mct_p50_ms_n," +
 				"s1.pooled_mct_p90_ms,s1.pooled_mct_p90_ms_ci95_lo,s1.pooled_mct_p90_ms_ci95_hi,s1.pooled_mct_p90_ms_n\n" +
 				"cwr-red,3,50.000,40.000,70.000,3,90.000,80.000,+Inf,3\n"},
+		{name: "the largest", metrics: []string{"s1.pooled_mct_max_ms"},
+			wantMD: []string{"| run | runs | s1.pooled_mct_max_ms |", "| cwr-red | 3 | 100.0 |"}},
 		{name: "late messages", metrics: []string{"s1.pooled_mct_over_75ms", "s1.pooled_mct_over_99.5ms", "s1.pooled_mct_over_100ms"},
 			// 80, 90 and 100 ms in each of the three runs; 100 ms is not
 			// over 100 ms.
