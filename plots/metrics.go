@@ -40,8 +40,10 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //     above X ms, failed ones included;
 //   - A/B, two headline metrics: their ratio in each run, then its mean
 //     ± half its interval (a connection's goodput over a competitor's);
-//   - NAME@max or NAME@min, a headline metric: its largest or smallest
-//     value over the repetitions (the worst seed's p99).
+//   - NAME@max, NAME@min or NAME@median, a headline metric: its
+//     largest, smallest or median value over the repetitions (the worst
+//     seed's p99; the median of an even number of runs is the mean of
+//     the two middle ones).
 //
 // With o.Columns (a varied key, or its last part) the table is pivoted:
 // a row per combination of the other varied keys (a column each, with
@@ -239,24 +241,31 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		return resultset.Summary{Mean: resultset.Value(tc.Value), CI95: [2]resultset.Value{resultset.Value(tc.Lo), resultset.Value(tc.Hi)}, N: len(vals)}, nil
 	}
 	if base, ext, ok := strings.Cut(name, "@"); ok {
-		if ext != "max" && ext != "min" {
-			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max or @min", name, ext)
+		if ext != "max" && ext != "min" && ext != "median" {
+			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max, @min or @median", name, ext)
 		}
 		if err := knownMetric(p, base); err != nil {
 			return resultset.Summary{}, err
 		}
-		pick, n := math.NaN(), 0
+		var vals []float64
 		for _, r := range p.Runs {
-			v := runMetric(r, base)
-			if math.IsNaN(v) {
-				continue
-			}
-			if n++; n == 1 || (ext == "max" && v > pick) || (ext == "min" && v < pick) {
-				pick = v
+			if v := runMetric(r, base); !math.IsNaN(v) {
+				vals = append(vals, v)
 			}
 		}
+		slices.Sort(vals)
+		pick := math.NaN()
+		switch n := len(vals); {
+		case n == 0:
+		case ext == "min":
+			pick = vals[0]
+		case ext == "max":
+			pick = vals[n-1]
+		default: // the middle value, or the mean of the two middle ones
+			pick = (vals[(n-1)/2] + vals[n/2]) / 2
+		}
 		nan := resultset.Value(math.NaN())
-		return resultset.Summary{Mean: resultset.Value(pick), CI95: [2]resultset.Value{nan, nan}, N: n}, nil
+		return resultset.Summary{Mean: resultset.Value(pick), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 	}
 	if a, b, ok := strings.Cut(name, "/"); ok {
 		if err := knownMetric(p, a); err != nil {

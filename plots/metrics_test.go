@@ -52,10 +52,11 @@ func TestMetricsTable(t *testing.T) {
 			wantMD: []string{"| run | runs | s1.pooled_mct_over_75ms | s1.pooled_mct_over_99.5ms | s1.pooled_mct_over_100ms |", "| cwr-red | 3 | 9 | 3 | 0 |"}},
 		{name: "a ratio per run", metrics: []string{"throughput_server_mbps/competitor.c.goodput_mbps"},
 			wantMD: []string{"| run | runs | throughput_server_mbps/competitor.c.goodput_mbps |", "| cwr-red | 3 | 2.00 ± 0.00 |"}},
-		{name: "the worst and best run", metrics: []string{"throughput_server_mbps@max", "throughput_server_mbps@min"},
-			// 20, 22 and 24 Mbit/s in cwr-red's three runs.
-			wantMD: []string{"| run | runs | throughput_server_mbps@max | throughput_server_mbps@min |", "| cwr-red | 3 | 24.00 | 20.00 |"}},
-		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max or @min"},
+		{name: "the worst, best and median run", metrics: []string{"throughput_server_mbps@max", "throughput_server_mbps@min", "path.0.cwnd_growth_ca_bytes_per_rtt@median"},
+			// 20, 22 and 24 Mbit/s in cwr-red's three runs; path 0's
+			// growth 1000, 1100, 1300: the median 1100.
+			wantMD: []string{"| run | runs | throughput_server_mbps@max | throughput_server_mbps@min | path.0.cwnd_growth_ca_bytes_per_rtt@median |", "| cwr-red | 3 | 24.00 | 20.00 | 1100 |"}},
+		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max, @min or @median"},
 		{name: "no metric", wantErr: "name the columns with --metric"},
 		{name: "unknown metric", metrics: []string{"goodput_mbps"}, wantErr: "--metric goodput_mbps: no such metric"},
 		{name: "unknown half of a ratio", metrics: []string{"throughput_server_mbps/x"}, wantErr: "--metric x: no such metric"},
@@ -112,6 +113,22 @@ func TestMetricsTableSaysHowManyRuns(t *testing.T) {
 	}
 	if csv := tableText(t, tab, "csv"); !strings.Contains(csv, "cwr-red,3,10.000,10.000,10.000,2\n") {
 		t.Errorf("csv:\n%s", csv)
+	}
+}
+
+// TestMetricsMedianOfEven: the median of an even number of runs is the
+// mean of the two middle values (22 and 24 of 20, 22, 24, 30: 23).
+func TestMetricsMedianOfEven(t *testing.T) {
+	reps := threeReps()
+	reps = append(reps, fixture{rep: 3, sched: "cwr-red", times: []float64{25}, total: 30, prio: 1.6})
+	o := DefaultOptions()
+	o.Metrics = []string{"throughput_server_mbps@median"}
+	tab, err := Tabulate("metrics", loadFixtures(t, reps...), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := tableText(t, tab, "md"); !strings.Contains(md, "| cwr-red | 4 | 23.00 |") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }
 
