@@ -147,7 +147,11 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 			r = append(r, p.Name)
 		}
 		for _, k := range rowKeys {
-			r = append(r, p.Value(k))
+			v := p.Value(k)
+			if v == "" {
+				v = notSet
+			}
+			r = append(r, v)
 		}
 		return r
 	}

@@ -2,6 +2,8 @@ package plots
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -169,6 +171,25 @@ func TestMetricsPivot(t *testing.T) {
 	}
 	if md := tableText(t, tab, "md"); !strings.HasPrefix(md, "| s1.size | runs | throughput_server_mbps lowrtt | throughput_server_mbps cwr | s1.pooled_mct_p50_ms lowrtt | s1.pooled_mct_p50_ms cwr |\n") {
 		t.Errorf("two metrics:\n%s", md)
+	}
+	// A point of another invocation that does not vary a row's key.
+	fs = append(fs, fixture{point: 0, sched: "lowrtt", times: []float64{25}, total: 25, prio: 1, sha: "other",
+		vary: []string{"transport.path_scheduler=lowrtt"}})
+	dir := t.TempDir()
+	for i, f := range fs {
+		writeFixture(t, filepath.Join(dir, fmt.Sprint(i)), f)
+	}
+	all, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Metrics = []string{"throughput_server_mbps"}
+	tab, err = Tabulate("metrics", all, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := tableText(t, tab, "md"); !strings.Contains(md, "| (not set) | 1 of 2 | 25.00 | – |") {
+		t.Errorf("a key not set:\n%s", md)
 	}
 	o.Columns = "congestion"
 	if _, err := Tabulate("metrics", points, o); err == nil || !strings.Contains(err.Error(), "--columns congestion: not a key the runs vary") {
