@@ -493,6 +493,23 @@ func checkRoundTrip(t *testing.T, e Experiment) {
 	}
 }
 
+// TestValueString: an inline table's value in a label, keys in order,
+// nested tables likewise (Go's "map[k:v]" before).
+func TestValueString(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{"whole", "whole"}, {int64(2), "2"}, {map[string]any{}, "{}"},
+		{map[string]any{"reservation": "whole", "horizon": "next"}, "{horizon=next,reservation=whole}"},
+		{map[string]any{"a": map[string]any{"b": true}}, "{a={b=true}}"},
+	} {
+		if got := valueString(c.v); got != c.want {
+			t.Errorf("valueString(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
 // TestSweepFromCommandLine: mpq run --sweep KEY=V1,V2 adds a dimension
 // to the grid after the file's, replaces the file's sweep of the same
 // key, forms a grid when given twice, and its problems name it (issue
@@ -516,6 +533,9 @@ func TestSweepFromCommandLine(t *testing.T) {
 			[]string{"transport.path_scheduler=cwr-red"}, ""},
 		{"a grid", paperFile, []string{"duration=10s,20s", "seed=1,2"},
 			[]string{"duration=10s,seed=1", "duration=10s,seed=2", "duration=20s,seed=1", "duration=20s,seed=2"}, ""},
+		{"inline tables", paperFile, []string{`transport.scheduler_options={},{reservation="whole"},{idle_escape=false}`},
+			[]string{"transport.scheduler_options={}", "transport.scheduler_options={reservation=whole}",
+				"transport.scheduler_options={idle_escape=false}"}, ""},
 		{"a bad value", paperFile, []string{"transport.congestion=newreno,cubc"}, nil,
 			`transport.congestion (from --sweep transport.congestion=newreno,cubc): unknown congestion controller "cubc"`},
 	} {

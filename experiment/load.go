@@ -33,8 +33,29 @@ type Override struct {
 	Values []any
 }
 
-// String is "key=value".
-func (o Override) String() string { return fmt.Sprintf("%s=%v", o.Key, o.Value) }
+// String is "key=value", an inline table's value as "{k=v,...}" with
+// its keys in order ("{}" for an empty one), as a sweep's labels and
+// run directories name it.
+func (o Override) String() string { return o.Key + "=" + valueString(o.Value) }
+
+// valueString formats a value of a key for a label: scalars as %v, an
+// inline table as "{k=v,...}" (keys sorted, its values likewise).
+func valueString(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + valueString(m[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
 
 // outputKeys are the keys and tables that say what a run writes, not what
 // it does: setting them does not change the experiment (a run's label
