@@ -97,7 +97,7 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 // file out, or writes its table when out is a table format; it returns
 // how many runs and grid points it shows.
 func drawPlot(dirs []string, kind, out string, opts plots.Options, where, labels setFlags) (runs, npoints int, err error) {
-	points, err := plots.Load(dirs)
+	points, err := plots.LoadKind(kind, dirs)
 	if err == nil {
 		points, err = plots.Filter(points, where)
 	}

@@ -24,6 +24,20 @@ var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", 
 
 var tableOnly = []string{"aggregation", "aggregation-summary", "robustness-summary", "metrics"}
 
+// sweepKinds take each sweep directory of an experiment as a sweep of
+// its own, never pairing nor pooling runs across them (LoadSweeps).
+var sweepKinds = []string{"ratio", "aggregation", "aggregation-summary"}
+
+// LoadKind reads the runs below dirs for the figure kind: with
+// LoadSweeps for the kinds that take each sweep directory apart, with
+// Load for the others.
+func LoadKind(kind string, dirs []string) ([]*Point, error) {
+	if slices.Contains(sweepKinds, kind) {
+		return LoadSweeps(dirs)
+	}
+	return Load(dirs)
+}
+
 // Draw draws the figure kind of the points.
 func Draw(kind string, points []*Point, o Options) (*Figure, error) {
 	if len(points) == 0 {

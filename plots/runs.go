@@ -66,7 +66,20 @@ func inputErr(format string, a ...any) error { return &InputError{fmt.Errorf(for
 // order of dirs and then of the grid. Runs are the directories with a
 // summary.json; directories whose names start with "." (runs under way)
 // are skipped.
-func Load(dirs []string) ([]*Point, error) {
+func Load(dirs []string) ([]*Point, error) { return load(dirs, false) }
+
+// LoadSweeps is Load for the kinds that take each sweep directory of an
+// experiment as a sweep of its own (ratio, aggregation,
+// aggregation-summary): a grid point's runs are grouped within their
+// sweep directory only. Two invocations of mpq run may then hold the
+// same configuration of a grid point, as when a --set or an edited file
+// changes one mode of a [[sweep.mode]] list only and the other mode's
+// runs are those of the other invocation: Load refuses such a point as
+// one grid point run twice, LoadSweeps gives each directory its own.
+func LoadSweeps(dirs []string) ([]*Point, error) { return load(dirs, true) }
+
+// load is Load, with each sweep directory's points apart when apart.
+func load(dirs []string, apart bool) ([]*Point, error) {
 	if len(dirs) == 0 {
 		return nil, inputErr("no results directory given")
 	}
@@ -113,6 +126,9 @@ func Load(dirs []string) ([]*Point, error) {
 			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + strings.Join(s.Vary, "\x00")
 			if s.ConfigSHA256 == "" {
 				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
+			}
+			if apart {
+				key += "\x00" + sweepDir(r)
 			}
 			p := byKey[key]
 			if p == nil {

@@ -322,3 +322,68 @@ func TestLoadBaselines(t *testing.T) {
 		t.Errorf("a summary of mpq without a path scheduler: %v", err)
 	}
 }
+
+// TestLoadSweepsApart: two invocations of one sweep into grid-a and
+// grid-b that share a grid point's configuration, because what differs
+// between them changes one mode only (a file edited in its multi mode;
+// a --set of a key that only the single mode's case sets, which puts it
+// among grid-a's varied keys). LoadSweeps gives each directory its own
+// points, so that each scenario pairs within its invocation: single
+// path time over multipath time, computed by hand. Load refuses the
+// shared configuration as one grid point run twice.
+func TestLoadSweepsApart(t *testing.T) {
+	type sweep struct {
+		set                 string // a --set in the varied keys ("": none)
+		single, multi       float64
+		singleSHA, multiSHA string
+	}
+	for _, tc := range []struct {
+		name    string
+		a, b    sweep
+		want    string // the ratios
+		loadErr string // Load's refusal
+	}{
+		{"the single mode the same, multi edited",
+			sweep{"", 200, 100, "s", "m-a"}, sweep{"", 200, 50, "s", "m-b"},
+			"fix (grid-a) 2, fix (grid-b) 4", "the same repetition 0"},
+		{"the multi mode the same, single set",
+			sweep{"transport.x=false", 200, 100, "s-a", "m"}, sweep{"", 300, 100, "s-b", "m"},
+			"fix (grid-a) 2, fix (grid-b) 3", "different varied keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for sub, g := range map[string]sweep{"grid-a": tc.a, "grid-b": tc.b} {
+				d := filepath.Join(dir, sub, "fix")
+				var vary []string
+				if g.set != "" {
+					vary = []string{g.set}
+				}
+				for rep := range 2 {
+					writeFixture(t, d, fixture{point: 0, rep: rep, sched: "cwr", vary: append(slices.Clone(vary), "scenario=s1", "mode=single"),
+						times: []float64{g.single}, baseSeed: 1, sha: g.singleSHA})
+					writeFixture(t, d, fixture{point: 1, rep: rep, sched: "cwr", vary: append(slices.Clone(vary), "scenario=s1", "mode=multi"),
+						times: []float64{g.multi}, baseSeed: 1, sha: g.multiSHA})
+				}
+			}
+			dirs := []string{filepath.Join(dir, "grid-a", "fix"), filepath.Join(dir, "grid-b", "fix")}
+			if _, err := Load(dirs); err == nil || !strings.Contains(err.Error(), tc.loadErr) {
+				t.Errorf("Load: %v, want a refusal: %s", err, tc.loadErr)
+			}
+			points, err := LoadKind("ratio", dirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := Ratios(points, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range rs {
+				got = append(got, fmt.Sprintf("%s %g", r.Name, r.Ratio))
+			}
+			if strings.Join(got, ", ") != tc.want {
+				t.Fatalf("ratios %q, want %q", strings.Join(got, ", "), tc.want)
+			}
+		})
+	}
+}
