@@ -218,11 +218,11 @@ func runDir(t *testing.T, line string) string {
 }
 
 // readsAny says whether an mpq plot line reads a directory below one of
-// dirs.
+// dirs, or one of dirs from a directory above it (an --out directory).
 func readsAny(cmd string, dirs []string) bool {
 	for _, f := range strings.Fields(cmd)[2:] {
 		for _, d := range dirs {
-			if strings.HasPrefix(f+"/", d) {
+			if strings.HasPrefix(f+"/", d) || strings.HasPrefix(d, f+"/") {
 				return true
 			}
 		}
@@ -256,7 +256,8 @@ func TestRunDir(t *testing.T) {
 		}
 	}
 	if !readsAny("mpq plot results/cc-kernel --kind metrics -o x.md", []string{"results/cc-kernel/"}) ||
-		readsAny("mpq plot results/cc-kernel-other --kind metrics -o x.md", []string{"results/cc-kernel/"}) {
+		readsAny("mpq plot results/cc-kernel-other --kind metrics -o x.md", []string{"results/cc-kernel/"}) ||
+		!readsAny("mpq plot ns-a ns-b --kind metrics -o x.md", []string{"ns-b/failover/"}) {
 		t.Error("readsAny: a plot line of the directory, or of another one")
 	}
 }
