@@ -47,13 +47,14 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //
 // With o.Columns (a varied key, or its last part) the table is pivoted:
 // a row per combination of the other varied keys (a column each, with
-// the experiment first when the points are of several), then for each
+// the experiment first when the points are of several; not a key each
+// value of o.Columns fixes, the path scheduler of a transport.kind), then for each
 // metric a column per value of o.Columns in the order the points give
 // them ("lowrtt", or "METRIC VALUE" with several metrics); a cell no
 // point fills is "–".
 //
-// The Markdown rounds a mean to two decimals below 100, one below 1000
-// and none above, a pooled quantile to one decimal (ms); the CSV has
+// The Markdown rounds a mean to three decimals below 0.1, two below 100,
+// one below 1000 and none above, a pooled quantile to one decimal (ms); the CSV has
 // every digit and each interval's ends.
 func MetricsTable(points []*Point, o Options) (*Table, error) {
 	if len(o.Metrics) == 0 {
@@ -133,7 +134,7 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 	}
 	var rowKeys []string
 	for _, k := range varied {
-		if k != col && !slices.Contains(rowKeys, k) && differs(points, k) {
+		if k != col && !slices.Contains(rowKeys, k) && differs(points, k) && !fixedBy(points, col, k) {
 			rowKeys = append(rowKeys, k)
 		}
 	}
@@ -217,6 +218,21 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		t.MD, t.CSV = append(t.MD, md), append(t.CSV, cs)
 	}
 	return t, nil
+}
+
+// fixedBy says whether each value of the key col fixes the value of the
+// key k (the path scheduler of a transport.kind: mpq's lowrtt, the
+// baselines' their own name): then k splits no row of a pivoted table.
+func fixedBy(points []*Point, col, k string) bool {
+	seen := map[string]string{}
+	for _, p := range points {
+		c, v := p.Value(col), p.Value(k)
+		if w, ok := seen[c]; ok && w != v {
+			return false
+		}
+		seen[c] = v
+	}
+	return true
 }
 
 // pointMetric is one metric of MetricsTable at a grid point; a pooled
@@ -338,14 +354,17 @@ func knownMetric(p *Point, name string) error {
 		name, p.Runs[0].Dir, strings.Join(names, ", "))
 }
 
-// precisionOf is the decimals a Markdown cell gives a value: two below
-// 100, one below 1000, none above.
+// precisionOf is the decimals a Markdown cell gives a value: three below
+// 0.1 (a jitter of 0.0077 is 0.008, not 0.01), two below 100, one below
+// 1000, none above.
 func precisionOf(v float64) int {
 	switch a := math.Abs(v); {
 	case a >= 1000:
 		return 0
 	case a >= 100:
 		return 1
+	case a < 0.1 && a > 0:
+		return 3
 	}
 	return 2
 }

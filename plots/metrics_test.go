@@ -134,6 +134,31 @@ func TestMetricsMedianOfEven(t *testing.T) {
 	}
 }
 
+// TestMetricsPivotFixedKey: a key each column's value fixes (the path
+// scheduler of a transport.kind) splits no row; a mean below 0.1 has
+// three decimals.
+func TestMetricsPivotFixedKey(t *testing.T) {
+	var fs []fixture
+	for i, c := range []struct {
+		kind, sched, size string
+		total             float64
+	}{{"mpq", "lowrtt", "10kB", 20}, {"tcp", "tcp", "10kB", 30}, {"mpq", "lowrtt", "50kB", 0.0077}, {"tcp", "tcp", "50kB", 0.0046}} {
+		fs = append(fs, fixture{point: i, sched: c.sched, times: []float64{25},
+			vary: []string{"transport.kind=" + c.kind, "source.s1.size=" + c.size}, total: c.total, prio: 0})
+	}
+	o := DefaultOptions()
+	o.Metrics, o.Columns = []string{"throughput_server_mbps"}, "transport.kind"
+	tab, err := Tabulate("metrics", loadFixtures(t, fs...), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| s1.size | runs | mpq | tcp |\n|---|---|---|---|\n" +
+		"| 10kB | 1 of 2 | 20.00 | 30.00 |\n| 50kB | 1 of 2 | 0.008 | 0.005 |\n"
+	if md := tableText(t, tab, "md"); md != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", md, want)
+	}
+}
+
 // TestMetricsPivot: --columns sets a varied key's values side by side:
 // a row per value of the other varied key, a column per scheduler (in
 // the order the points give them) for each metric, "–" where no point
