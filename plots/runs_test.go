@@ -220,16 +220,8 @@ func TestLoadVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Ratios(points, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rs {
-		got = append(got, fmt.Sprintf("%s %g", r.Name, r.Ratio))
-	}
-	if want := "fix (grid-a) 2, fix (grid-b) 3"; strings.Join(got, ", ") != want {
-		t.Fatalf("ratios %q, want %q", strings.Join(got, ", "), want)
+	if got, want := ratioLine(t, points), "fix (grid-a) 2, fix (grid-b) 3"; got != want {
+		t.Fatalf("ratios %q, want %q", got, want)
 	}
 	if points[0].Experiment != "fix" || points[0].Variant != "grid-a" {
 		t.Fatalf("point 0: experiment %q, variant %q", points[0].Experiment, points[0].Variant)
@@ -376,17 +368,24 @@ func TestLoadSweepsApart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := Ratios(points, DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, r := range rs {
-				got = append(got, fmt.Sprintf("%s %g", r.Name, r.Ratio))
-			}
-			if strings.Join(got, ", ") != tc.want {
-				t.Fatalf("ratios %q, want %q", strings.Join(got, ", "), tc.want)
+			if got := ratioLine(t, points); got != tc.want {
+				t.Fatalf("ratios %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// ratioLine is the points' single path over multipath ratios, "NAME
+// RATIO, ...".
+func ratioLine(t *testing.T, points []*Point) string {
+	t.Helper()
+	rs, err := Ratios(points, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s %g", r.Name, r.Ratio))
+	}
+	return strings.Join(got, ", ")
 }
