@@ -99,14 +99,14 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 	csv := func(used int) []string {
 		return []string{f(float64(s.Mean)), f(float64(s.CI95[0])), f(float64(s.CI95[1])), strconv.Itoa(used)}
 	}
-	if overMetric.MatchString(m) {
+	switch {
+	case overMetric.MatchString(m):
 		return strconv.Itoa(int(s.Mean)), csv(len(p.Runs)), nil
-	}
-	if pooledMetric.MatchString(m) && strings.HasSuffix(m, "_max_ms") {
-		return FormatNumber(float64(s.Mean), 1), csv(len(p.Runs)), nil
-	}
-	if pooledMetric.MatchString(m) {
-		cell := FormatNumber(float64(s.Mean), 1) + " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
+	case pooledMetric.MatchString(m):
+		cell := FormatNumber(float64(s.Mean), 1)
+		if !strings.HasSuffix(m, "_max_ms") { // the largest has no interval
+			cell += " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
+		}
 		return cell, csv(len(p.Runs)), nil
 	}
 	// Runs without the value (NaN: a path that never opened, 0/0) are
@@ -158,7 +158,8 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 	}
 	var values []string
 	var rows [][]string
-	cells := map[string]*Point{} // row and value, joined by "\x00"
+	cells := map[string]*Point{} // by cellKey
+	cellKey := func(row []string, v string) string { return strings.Join(row, "\x00") + "\x00\x00" + v }
 	for _, p := range points {
 		v, r := p.Value(col), rowOf(p)
 		if !slices.Contains(values, v) {
@@ -167,7 +168,7 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		if !slices.ContainsFunc(rows, func(x []string) bool { return slices.Equal(x, r) }) {
 			rows = append(rows, r)
 		}
-		cells[strings.Join(append(r, v), "\x00")] = p
+		cells[cellKey(r, v)] = p
 	}
 	var head []string
 	if several {
@@ -191,7 +192,7 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		md, cs := slices.Clone(r), slices.Clone(r)
 		var runs, nruns []string
 		for _, v := range values {
-			if p := cells[strings.Join(append(slices.Clone(r), v), "\x00")]; p != nil {
+			if p := cells[cellKey(r, v)]; p != nil {
 				if c := runsCell(p); !slices.Contains(runs, c) {
 					runs = append(runs, c)
 				}
@@ -203,7 +204,7 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		md, cs = append(md, strings.Join(runs, ", ")), append(cs, strings.Join(nruns, " "))
 		for _, m := range o.Metrics {
 			for _, v := range values {
-				p := cells[strings.Join(append(slices.Clone(r), v), "\x00")]
+				p := cells[cellKey(r, v)]
 				if p == nil {
 					md, cs = append(md, "–"), append(cs, "", "", "", "0")
 					continue

@@ -123,13 +123,7 @@ func TestMetricsTableSaysHowManyRuns(t *testing.T) {
 func TestMetricsMedianOfEven(t *testing.T) {
 	reps := threeReps()
 	reps = append(reps, fixture{rep: 3, sched: "cwr-red", times: []float64{25}, total: 30, prio: 1.6})
-	o := DefaultOptions()
-	o.Metrics = []string{"throughput_server_mbps@median"}
-	tab, err := Tabulate("metrics", loadFixtures(t, reps...), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if md := tableText(t, tab, "md"); !strings.Contains(md, "| cwr-red | 4 | 23.00 |") {
+	if md := metricsMD(t, loadFixtures(t, reps...), "", "throughput_server_mbps@median"); !strings.Contains(md, "| cwr-red | 4 | 23.00 |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
@@ -146,15 +140,9 @@ func TestMetricsPivotFixedKey(t *testing.T) {
 		fs = append(fs, fixture{point: i, sched: c.sched, times: []float64{25},
 			vary: []string{"transport.kind=" + c.kind, "source.s1.size=" + c.size}, total: c.total, prio: 0})
 	}
-	o := DefaultOptions()
-	o.Metrics, o.Columns = []string{"throughput_server_mbps"}, "transport.kind"
-	tab, err := Tabulate("metrics", loadFixtures(t, fs...), o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := "| s1.size | runs | mpq | tcp |\n|---|---|---|---|\n" +
 		"| 10kB | 1 of 2 | 20.00 | 30.00 |\n| 50kB | 1 of 2 | 0.008 | 0.005 |\n"
-	if md := tableText(t, tab, "md"); md != want {
+	if md := metricsMD(t, loadFixtures(t, fs...), "transport.kind", "throughput_server_mbps"); md != want {
 		t.Errorf("markdown:\n%s\nwant:\n%s", md, want)
 	}
 }
@@ -189,12 +177,7 @@ func TestMetricsPivot(t *testing.T) {
 		!strings.Contains(csv, "\n50kB,1,22.000,,,1,,,,0\n") {
 		t.Errorf("csv:\n%s", csv)
 	}
-	o.Metrics = []string{"throughput_server_mbps", "s1.pooled_mct_p50_ms"}
-	tab, err = Tabulate("metrics", points, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if md := tableText(t, tab, "md"); !strings.HasPrefix(md, "| s1.size | runs | throughput_server_mbps lowrtt | throughput_server_mbps cwr | s1.pooled_mct_p50_ms lowrtt | s1.pooled_mct_p50_ms cwr |\n") {
+	if md := metricsMD(t, points, "path_scheduler", "throughput_server_mbps", "s1.pooled_mct_p50_ms"); !strings.HasPrefix(md, "| s1.size | runs | throughput_server_mbps lowrtt | throughput_server_mbps cwr | s1.pooled_mct_p50_ms lowrtt | s1.pooled_mct_p50_ms cwr |\n") {
 		t.Errorf("two metrics:\n%s", md)
 	}
 	// A point of another invocation that does not vary a row's key.
@@ -208,16 +191,24 @@ func TestMetricsPivot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Metrics = []string{"throughput_server_mbps"}
-	tab, err = Tabulate("metrics", all, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if md := tableText(t, tab, "md"); !strings.Contains(md, "| (not set) | 1 of 2 | 25.00 | – |") {
+	if md := metricsMD(t, all, "path_scheduler", "throughput_server_mbps"); !strings.Contains(md, "| (not set) | 1 of 2 | 25.00 | – |") {
 		t.Errorf("a key not set:\n%s", md)
 	}
 	o.Columns = "congestion"
 	if _, err := Tabulate("metrics", points, o); err == nil || !strings.Contains(err.Error(), "--columns congestion: not a key the runs vary") {
 		t.Errorf("an unvaried key: %v", err)
 	}
+}
+
+// metricsMD is the metrics table of the points, pivoted by columns (""
+// for none), as Markdown.
+func metricsMD(t *testing.T, points []*Point, columns string, metrics ...string) string {
+	t.Helper()
+	o := DefaultOptions()
+	o.Metrics, o.Columns = metrics, columns
+	tab, err := Tabulate("metrics", points, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tableText(t, tab, "md")
 }

@@ -218,13 +218,7 @@ func FuzzRecvStreamRepair(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 100, 0, 0, 1, 44, 0, 100, 1, 0, 0, 0, 11, 184, 0, 100, 1, 0, 0, 0, 0, 0, 0, 11, 184, 0, 100, 0, 0, 0, 0, 0, 100})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		const size = 3000
-		content := make([]byte, size)
-		for i := range content {
-			content[i] = byte(i*7 + i>>8)
-		}
-		s := NewSendStream(0, 1<<20, 1<<20)
-		s.Write(content)
-		s.Close()
+		s, content := closedStream(size, func(i int) byte { return byte(i*7 + i>>8) })
 		r := NewRecvStream(0, 1<<20)
 		r.EnableRepair()
 		fr := &fuzzReader{b: in}
@@ -266,4 +260,17 @@ func FuzzRecvStreamRepair(f *testing.F) {
 			t.Fatalf("read bytes that are not the stream's")
 		}
 	})
+}
+
+// closedStream is a send stream holding size bytes, byte i pattern(i),
+// closed after them; it returns the bytes too.
+func closedStream(size int, pattern func(int) byte) (*SendStream, []byte) {
+	content := make([]byte, size)
+	for i := range content {
+		content[i] = pattern(i)
+	}
+	s := NewSendStream(0, 1<<20, 1<<20)
+	s.Write(content)
+	s.Close()
+	return s, content
 }

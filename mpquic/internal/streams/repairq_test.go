@@ -46,13 +46,7 @@ func TestSendStreamParityQ(t *testing.T) {
 // the REPAIR_Q parity alone; three lost packets do not come back.
 func TestRecvStreamRepairQ(t *testing.T) {
 	const size, chunk = 9000, 1000
-	content := make([]byte, size)
-	for i := range content {
-		content[i] = byte(i*131 + i>>7)
-	}
-	s := NewSendStream(0, 1<<20, 1<<20)
-	s.Write(content)
-	s.Close()
+	s, content := closedStream(size, func(i int) byte { return byte(i*131 + i>>7) })
 	p, q := make([]byte, chunk), make([]byte, chunk)
 	if !s.Parity(0, size, p, false) || !s.Parity(0, size, q, true) {
 		t.Fatal("Parity")
