@@ -104,7 +104,7 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 		return strconv.Itoa(int(s.Mean)), csv(len(p.Runs)), nil
 	case pooledMetric.MatchString(m):
 		cell := FormatNumber(float64(s.Mean), 1)
-		if !strings.HasSuffix(m, "_max_ms") { // the largest has no interval
+		if !strings.HasSuffix(m, "_max_ms") && !math.IsNaN(float64(s.Mean)) { // the largest has no interval, nor has nothing
 			cell += " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
 		}
 		return cell, csv(len(p.Runs)), nil
@@ -253,9 +253,13 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		if err != nil {
 			return resultset.Summary{}, err
 		}
-		if m[3] == "" { // the largest, +Inf when a message failed
+		if m[3] == "" { // the largest, +Inf when a message failed, NaN without any
 			nan := resultset.Value(math.NaN())
-			return resultset.Summary{Mean: resultset.Value(vals[len(vals)-1]), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
+			largest := math.NaN()
+			if len(vals) > 0 {
+				largest = vals[len(vals)-1]
+			}
+			return resultset.Summary{Mean: resultset.Value(largest), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 		}
 		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
 		tc := TailCI(vals, q)

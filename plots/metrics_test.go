@@ -212,3 +212,14 @@ func metricsMD(t *testing.T, points []*Point, columns string, metrics ...string)
 	}
 	return tableText(t, tab, "md")
 }
+
+// TestMetricsNoMessages: a point whose source delivered no message (all
+// in the warm-up, or a run too short) has no pooled quantile and no
+// largest time: "–", not a failure.
+func TestMetricsNoMessages(t *testing.T) {
+	points := loadFixtures(t, fixture{sched: "cwr", times: []float64{30, 40}, warmup: 2})
+	md := metricsMD(t, points, "", "s1.pooled_mct_max_ms", "s1.pooled_mct_p99_ms", "s1.pooled_mct_over_10ms")
+	if !strings.Contains(md, "| cwr | 1 of 2 | – | – | 0 |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
