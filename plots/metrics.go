@@ -16,7 +16,12 @@ import (
 // message times, as aggregate.csv names it: S.pooled_T_pQ_ms, T being
 // mct or response and Q 50, 90, 99 or 999; or their largest,
 // S.pooled_T_max_ms.
-var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|max)_ms$`)
+var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|(max|min))_ms$`)
+
+// ratioMetric matches a metric of a pivoted table relative to another
+// column: NAME/[VALUE], NAME's mean at a point over its mean at the
+// point of the same row whose --columns value is VALUE.
+var ratioMetric = regexp.MustCompile(`^(.+)/\[(.+)\]$`)
 
 // overMetric matches the name of a count of a source's messages later
 // than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40).
@@ -34,7 +39,8 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //     (or _response_, and p50, p90, p999): the nearest-rank quantile of
 //     the messages of every repetition, failed ones +Inf, with its 95 %
 //     order-statistic interval (TailCI, as the ccdf table gives it);
-//     S.pooled_mct_max_ms, the largest of those times;
+//     S.pooled_mct_max_ms and S.pooled_mct_min_ms, the largest and the
+//     smallest of those times;
 //   - a count of a source's late messages, S.pooled_mct_over_Xms (or
 //     _response_): the messages of every repetition whose time is
 //     above X ms, failed ones included;
@@ -43,7 +49,14 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //   - NAME@max, NAME@min or NAME@median, a headline metric: its
 //     largest, smallest or median value over the repetitions (the worst
 //     seed's p99; the median of an even number of runs is the mean of
-//     the two middle ones).
+//     the two middle ones);
+//   - a fact of the runs besides runs.csv's (runfacts.go:
+//     transport.connections, emulator.late_max_ms, ...), as a headline
+//     metric;
+//   - NAME/[VALUE], with o.Columns: a headline metric's mean over its
+//     mean in the column VALUE of the same row (ξ = T / T_tls), with
+//     the smallest and largest ratio of the repetitions paired by their
+//     repetition number.
 //
 // With o.Columns (a varied key, or its last part) the table is pivoted:
 // a row per combination of the other varied keys (a column each, with
@@ -62,6 +75,11 @@ func MetricsTable(points []*Point, o Options) (*Table, error) {
 	}
 	if o.Columns != "" {
 		return pivotMetrics(points, o)
+	}
+	for _, m := range o.Metrics {
+		if ratioMetric.MatchString(m) {
+			return nil, inputErr("--metric %s: a ratio to another column needs --columns KEY", m)
+		}
 	}
 	t := &Table{MD: [][]string{{"run", "runs"}}, CSV: [][]string{{"label", "runs"}}}
 	for _, m := range o.Metrics {
@@ -104,7 +122,7 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 		return strconv.Itoa(int(s.Mean)), csv(len(p.Runs)), nil
 	case pooledMetric.MatchString(m):
 		cell := FormatNumber(float64(s.Mean), 1)
-		if !strings.HasSuffix(m, "_max_ms") && !math.IsNaN(float64(s.Mean)) { // the largest has no interval, nor has nothing
+		if !math.IsNaN(float64(s.CI95[0])) { // the largest and smallest have no interval, nor has nothing
 			cell += " " + FormatInterval(float64(s.CI95[0]), float64(s.CI95[1]), 1)
 		}
 		return cell, csv(len(p.Runs)), nil
@@ -209,6 +227,22 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 					md, cs = append(md, "–"), append(cs, "", "", "", "0")
 					continue
 				}
+				if rm := ratioMetric.FindStringSubmatch(m); rm != nil {
+					if !slices.Contains(values, rm[2]) {
+						return nil, inputErr("--metric %s: %s is not a value of %s (it has %s)", m, rm[2], col, strings.Join(values, ", "))
+					}
+					base := cells[cellKey(r, rm[2])]
+					if base == nil {
+						md, cs = append(md, "–"), append(cs, "", "", "", "0")
+						continue
+					}
+					cell, csv, err := ratioCell(p, base, rm[1])
+					if err != nil {
+						return nil, err
+					}
+					md, cs = append(md, cell), append(cs, csv...)
+					continue
+				}
 				cell, csv, err := metricCell(p, m, o)
 				if err != nil {
 					return nil, err
@@ -253,13 +287,16 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		if err != nil {
 			return resultset.Summary{}, err
 		}
-		if m[3] == "" { // the largest, +Inf when a message failed, NaN without any
+		if m[4] != "" { // the largest (+Inf when a message failed) or the smallest, NaN without any
 			nan := resultset.Value(math.NaN())
-			largest := math.NaN()
+			v := math.NaN()
 			if len(vals) > 0 {
-				largest = vals[len(vals)-1]
+				v = vals[len(vals)-1]
+				if m[4] == "min" {
+					v = vals[0]
+				}
 			}
-			return resultset.Summary{Mean: resultset.Value(largest), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
+			return resultset.Summary{Mean: resultset.Value(v), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 		}
 		q, _ := strconv.ParseFloat("0."+m[3], 64) // 0.50, 0.90, 0.99, 0.999
 		tc := TailCI(vals, q)
@@ -337,7 +374,7 @@ func timeColumn(kind string) string {
 
 // runMetric is a headline metric of one run, NaN when it has none.
 func runMetric(r *Run, name string) float64 {
-	for _, m := range resultset.Headline(r.Summary) {
+	for _, m := range r.metrics() {
 		if m.Name == name {
 			return m.Value
 		}
@@ -349,7 +386,7 @@ func runMetric(r *Run, name string) float64 {
 // metric name, and if not which it has.
 func knownMetric(p *Point, name string) error {
 	var names []string
-	for _, m := range resultset.Headline(p.Runs[0].Summary) {
+	for _, m := range p.Runs[0].metrics() {
 		if m.Name == name {
 			return nil
 		}
@@ -372,4 +409,36 @@ func precisionOf(v float64) int {
 		return 3
 	}
 	return 2
+}
+
+// ratioCell is the cell of NAME/[VALUE] (name being NAME) at point p,
+// base being the point of its row in the column VALUE: the ratio of
+// their means, and the smallest and largest ratio of two runs of the
+// same repetition number ("0.634 [0.618, 0.660]"; the ratio alone with
+// fewer than two such pairs); in the CSV the ratio, those two and the
+// number of pairs.
+func ratioCell(p, base *Point, name string) (string, []string, error) {
+	if err := knownMetric(p, name); err != nil {
+		return "", nil, err
+	}
+	ratio := float64(metric(p, name).Mean) / float64(metric(base, name).Mean)
+	var pairs []float64
+	for _, r := range p.Runs {
+		for _, b := range base.Runs {
+			if b.Summary.Repetition == r.Summary.Repetition {
+				pairs = append(pairs, runMetric(r, name)/runMetric(b, name))
+			}
+		}
+	}
+	f := trafficgen.FormatCSV
+	lo, hi := math.NaN(), math.NaN()
+	if len(pairs) > 0 {
+		lo, hi = slices.Min(pairs), slices.Max(pairs)
+	}
+	csv := []string{f(ratio), f(lo), f(hi), strconv.Itoa(len(pairs))}
+	cell := FormatNumber(ratio, 3)
+	if len(pairs) >= 2 {
+		cell += " " + FormatInterval(lo, hi, 3)
+	}
+	return cell, csv, nil
 }

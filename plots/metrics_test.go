@@ -3,10 +3,13 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mpq/mpq/resultset"
 	"github.com/mpq/mpq/trafficgen"
 )
 
@@ -48,6 +51,10 @@ func TestMetricsTable(t *testing.T) {
 				"cwr-red,3,50.000,40.000,70.000,3,90.000,80.000,+Inf,3\n"},
 		{name: "the largest", metrics: []string{"s1.pooled_mct_max_ms"},
 			wantMD: []string{"| run | runs | s1.pooled_mct_max_ms |", "| cwr-red | 3 | 100.0 |"}},
+		{name: "the smallest", metrics: []string{"s1.pooled_mct_min_ms"},
+			wantMD: []string{"| run | runs | s1.pooled_mct_min_ms |", "| cwr-red | 3 | 10.0 |"}},
+		{name: "a ratio to a column without columns", metrics: []string{"throughput_server_mbps/[tls]"},
+			wantErr: "needs --columns"},
 		{name: "late messages", metrics: []string{"s1.pooled_mct_over_75ms", "s1.pooled_mct_over_99.5ms", "s1.pooled_mct_over_100ms"},
 			// 80, 90 and 100 ms in each of the three runs; 100 ms is not
 			// over 100 ms.
@@ -221,5 +228,68 @@ func TestMetricsNoMessages(t *testing.T) {
 	md := metricsMD(t, points, "", "s1.pooled_mct_max_ms", "s1.pooled_mct_p99_ms", "s1.pooled_mct_over_10ms")
 	if !strings.Contains(md, "| cwr | 1 of 2 | – | – | 0 |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// TestMetricsRatioToColumn: NAME/[VALUE] is the ratio of the means, with
+// the smallest and largest ratio of runs of one repetition number.
+func TestMetricsRatioToColumn(t *testing.T) {
+	var fs []fixture
+	for _, c := range []struct {
+		point, rep int
+		kind, size string
+		total      float64
+	}{
+		{0, 0, "mpq", "10kB", 20}, {0, 1, "mpq", "10kB", 30}, {1, 0, "tls", "10kB", 40}, {1, 1, "tls", "10kB", 60},
+		{2, 0, "mpq", "50kB", 10}, {3, 0, "tls", "50kB", 20}, {4, 0, "tcp", "50kB", 5},
+	} {
+		fs = append(fs, fixture{point: c.point, rep: c.rep, sched: c.kind, times: []float64{25},
+			vary: []string{"transport.kind=" + c.kind, "source.s1.size=" + c.size}, total: c.total})
+	}
+	points := loadFixtures(t, fs...)
+	// 10kB: means 25 and 50, 0.5; repetition 0 20/40, repetition 1
+	// 30/60 (unpaired, 20/60 and 30/40 would widen the range). 50kB: one
+	// pair, 10/20; tcp 5/20. 10kB has no tcp point.
+	want := "| s1.size | runs | mpq | tls | tcp |\n|---|---|---|---|---|\n" +
+		"| 10kB | 2 | 0.500 [0.500, 0.500] | 1.000 [1.000, 1.000] | – |\n" +
+		"| 50kB | 1 of 2 | 0.500 | 1.000 | 0.250 |\n"
+	if md := metricsMD(t, points, "transport.kind", "throughput_server_mbps/[tls]"); md != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", md, want)
+	}
+	o := DefaultOptions()
+	o.Metrics, o.Columns = []string{"throughput_server_mbps/[quic-go]"}, "transport.kind"
+	if _, err := Tabulate("metrics", points, o); err == nil || !strings.Contains(err.Error(), "quic-go is not a value of transport.kind") {
+		t.Errorf("an unknown column: %v", err)
+	}
+}
+
+// TestRunFacts: the facts of a run besides runs.csv's, from its
+// summary.json's transport section and its emulator.json (the paths',
+// not a shared bottleneck's, whose packets the paths count too).
+func TestRunFacts(t *testing.T) {
+	dir := t.TempDir()
+	emu := `[{"path": 0, "up": {"dropped_loss": 3, "late_max_ms": 1.5}, "down": {"dropped_loss": 2, "late_max_ms": 4.25}},
+ {"path": 1, "up": {"dropped_loss": 1, "late_max_ms": 0.5}, "down": {}},
+ {"bottleneck": "b", "up": {"dropped_loss": 100, "late_max_ms": 9}, "down": {}}]`
+	if err := os.WriteFile(filepath.Join(dir, "emulator.json"), []byte(emu), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{Dir: dir, Summary: &trafficgen.Summary{Transport: trafficgen.TransportSummary{Kind: "tls", Connections: 3, MaxConnections: 1, ConnectionsPer1000: 2.5}}}
+	got := map[string]float64{}
+	for _, m := range r.metrics() {
+		got[m.Name] = m.Value
+	}
+	for name, want := range map[string]float64{"transport.connections": 3, "transport.max_connections": 1,
+		"transport.connections_per_1000": 2.5, "emulator.late_max_ms": 4.25, "emulator.dropped_loss": 6} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	// A simulator's run: no connections counted, no emulator.
+	sim := &Run{Dir: t.TempDir(), Summary: &trafficgen.Summary{Transport: trafficgen.TransportSummary{Kind: "mpq"}}}
+	for _, m := range sim.metrics()[len(resultset.Headline(sim.Summary)):] {
+		if !math.IsNaN(m.Value) {
+			t.Errorf("simulator run: %s = %v, want NaN", m.Name, m.Value)
+		}
 	}
 }

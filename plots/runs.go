@@ -23,6 +23,9 @@ type Run struct {
 	// config and messages are read when first needed.
 	config   *experiment.Experiment
 	messages []Message
+	// facts are the run's facts besides its headline metrics
+	// (runfacts.go), read when first asked for.
+	facts []resultset.Metric
 }
 
 // Point is one grid point of an experiment: its runs are the repetitions

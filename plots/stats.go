@@ -14,7 +14,7 @@ func metric(p *Point, name string) resultset.Summary {
 	var vals []float64
 	for _, r := range p.Runs {
 		v := math.NaN()
-		for _, m := range resultset.Headline(r.Summary) {
+		for _, m := range r.metrics() {
 			if m.Name == name {
 				v = m.Value
 			}
