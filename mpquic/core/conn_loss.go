@@ -191,7 +191,7 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 		r := &refs[i]
 		switch r.Kind {
 		case refStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnAcked(r.Offset, int(r.Length), r.Fin)
 				c.lastStreamAck = c.now
 				c.budgetAcked()
@@ -207,7 +207,7 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 				sp.recv.OnAckAcked(r.Offset)
 			}
 		case refResetStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnResetAcked()
 				c.maybeForget(s)
 			}
@@ -250,7 +250,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 		r := &refs[i]
 		switch r.Kind {
 		case refStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnLost(r.Offset, int(r.Length), r.Fin)
 				c.queueSend(s)
 			}
@@ -259,7 +259,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 				c.crypto[r.ID].send.OnLost(r.Offset, int(r.Length), false)
 			}
 		case refResetStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnResetLost()
 				c.ctrl.resetStream.add(r.ID)
 			}
@@ -284,7 +284,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 				c.ctrl.dataBlocked = true
 			}
 		case refStreamDataBlocked:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				if lim, ok := s.send.BlockedAt(); ok && lim == r.Offset {
 					c.ctrl.streamDataBlocked.add(r.ID)
 				}

@@ -878,7 +878,7 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 			}
 			id = infos[c.strSch.Next(now, infos)].ID
 		}
-		s := c.streams.m[id]
+		s := c.streams.get(id)
 		if s == nil || s.send == nil {
 			break
 		}
@@ -1048,7 +1048,7 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 		for _, r := range pk.refs {
 			if r.Kind == refStream && r.Length > 0 {
 				prio := false
-				if s := c.streams.m[r.ID]; s != nil {
+				if s := c.streams.get(r.ID); s != nil {
 					prio = s.priority
 				}
 				c.obs.StreamDataSent(now, p.id, r.ID, prio, int(r.Length))
