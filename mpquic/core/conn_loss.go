@@ -344,6 +344,11 @@ func (c *Conn) spaceByRef(id uint64) *pnSpace {
 // lossTimer returns when the loss detection timer of path p fires
 // (SetLossDetectionTimer, RFC 9002 Section A.8), and the space it is for.
 func (c *Conn) lossTimer(now time.Time, p *path) (time.Time, *pnSpace, bool) {
+	if p.id != 0 || c.handshakeSpacesGone {
+		if t, sp, isPTO, ok := c.appLossTimer(p); ok {
+			return t, sp, isPTO
+		}
+	}
 	var buf [3]*pnSpace
 	sps := c.spacesOf(p, buf[:0])
 	var earliest time.Time
@@ -395,6 +400,31 @@ func (c *Conn) lossTimer(now time.Time, p *path) (time.Time, *pnSpace, bool) {
 		}
 	}
 	return pto, psp, true
+}
+
+// appLossTimer is lossTimer for a path whose only space is its own
+// application space (spacesOf), without the loops over spaces; ok is false
+// where lossTimer's anti-deadlock probe applies, which it leaves to
+// lossTimer.
+func (c *Conn) appLossTimer(p *path) (t time.Time, sp *pnSpace, isPTO, ok bool) {
+	sp = &p.app
+	if lt := sp.sent.LossTime(); !lt.IsZero() {
+		return lt, sp, false, true
+	}
+	if c.amplificationRoom(p) == 0 || p.health.failed {
+		return time.Time{}, nil, false, true
+	}
+	if !sp.sent.AckElicitingInFlight() {
+		if p.id != 0 || c.peerCompletedAddressValidation() {
+			return time.Time{}, nil, false, true
+		}
+		return time.Time{}, nil, false, false
+	}
+	if !c.confirmed {
+		return time.Time{}, nil, true, true // no application PTO before confirmation
+	}
+	backoff := time.Duration(1) << min(p.ptoCount, 16)
+	return sp.sent.LastAckElicitingTime().Add(p.rtt.PTO(c.maxAckDelayFor(levelApp)) * backoff), sp, true, true
 }
 
 // onLossTimeout runs OnLossDetectionTimeout (RFC 9002 Section A.9) for path
