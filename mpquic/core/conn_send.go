@@ -334,7 +334,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 			w.Waiting.BackgroundBytes += infos[i].Pending
 		}
 	}
-	if len(infos) == 0 && !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
+	if len(infos) == 0 && !w.Waiting.Control && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
 	c.pathInfos(c.paths, now)
