@@ -282,6 +282,8 @@ type inStream struct {
 	bulk   bool
 	class  int
 	sender string // the end that sent the messages
+	// got holds the Recorder's counters of sender once used.
+	got gotCounts
 	// reply still to write
 	replyLeft uint64
 }
@@ -302,7 +304,7 @@ func (is *inStream) readable() {
 			// and consume, without the copy.
 			n, err = d.Discard(len(is.p.buf))
 			if n > 0 {
-				is.p.rec.received(is.p.env.Now(), is.sender, is.class, int(is.hdr.Source), false, n)
+				is.p.rec.receivedInto(&is.got, is.p.env.Now(), is.sender, is.class, int(is.hdr.Source), false, n)
 			}
 		} else {
 			n, err = is.s.Read(is.p.buf)
@@ -327,7 +329,7 @@ func (is *inStream) consume(b []byte) {
 	now := is.p.env.Now()
 	for len(b) > 0 {
 		if is.bulk {
-			is.p.rec.received(now, is.sender, is.class, int(is.hdr.Source), false, len(b))
+			is.p.rec.receivedInto(&is.got, now, is.sender, is.class, int(is.hdr.Source), false, len(b))
 			return
 		}
 		if !is.inHdr {

@@ -349,22 +349,44 @@ func (r *Recorder) replied(m *MessageRecord, now time.Time) {
 // received counts n bytes the receiving application read of what sender
 // sent: of source src's messages, or of the replies to them.
 func (r *Recorder) received(now time.Time, sender string, class, src int, reply bool, n int) {
+	var c gotCounts
+	r.receivedInto(&c, now, sender, class, src, reply, n)
+}
+
+// gotCounts holds a reader's pointers to its sender's counters in a
+// Recorder's got and gotWin, nil until looked up (or made): a stream that
+// receives in many small reads keeps them, and looks them up once.
+type gotCounts struct {
+	got *[2][]uint64
+	win *[2]uint64
+}
+
+// receivedInto is received with the sender's counters kept in c.
+func (r *Recorder) receivedInto(c *gotCounts, now time.Time, sender string, class, src int, reply bool, n int) {
 	if r.finished {
 		return
 	}
-	b := r.got[sender]
+	b := c.got
 	if b == nil {
-		b = &[2][]uint64{}
-		r.got[sender] = b
+		b = r.got[sender]
+		if b == nil {
+			b = &[2][]uint64{}
+			r.got[sender] = b
+		}
+		c.got = b
 	}
 	addBin(&b[class], r.bin(now), uint64(n))
 	if !r.inWindow(now) {
 		return
 	}
-	w := r.gotWin[sender]
+	w := c.win
 	if w == nil {
-		w = &[2]uint64{}
-		r.gotWin[sender] = w
+		w = r.gotWin[sender]
+		if w == nil {
+			w = &[2]uint64{}
+			r.gotWin[sender] = w
+		}
+		c.win = w
 	}
 	w[class] += uint64(n)
 	if src >= 0 && src < len(r.srcGot) {

@@ -191,7 +191,7 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 		r := &refs[i]
 		switch r.Kind {
 		case refStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnAcked(r.Offset, int(r.Length), r.Fin)
 				c.lastStreamAck = c.now
 				c.budgetAcked()
@@ -207,7 +207,7 @@ func (c *Conn) onFramesAcked(p *path, l level, refs []recovery.FrameRef) {
 				sp.recv.OnAckAcked(r.Offset)
 			}
 		case refResetStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnResetAcked()
 				c.maybeForget(s)
 			}
@@ -250,7 +250,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 		r := &refs[i]
 		switch r.Kind {
 		case refStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnLost(r.Offset, int(r.Length), r.Fin)
 				c.queueSend(s)
 			}
@@ -259,7 +259,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 				c.crypto[r.ID].send.OnLost(r.Offset, int(r.Length), false)
 			}
 		case refResetStream:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				s.send.OnResetLost()
 				c.ctrl.resetStream.add(r.ID)
 			}
@@ -284,7 +284,7 @@ func (c *Conn) onFramesLost(p *path, l level, refs []recovery.FrameRef) {
 				c.ctrl.dataBlocked = true
 			}
 		case refStreamDataBlocked:
-			if s := c.streams.m[r.ID]; s != nil && s.send != nil {
+			if s := c.streams.get(r.ID); s != nil && s.send != nil {
 				if lim, ok := s.send.BlockedAt(); ok && lim == r.Offset {
 					c.ctrl.streamDataBlocked.add(r.ID)
 				}
@@ -344,6 +344,11 @@ func (c *Conn) spaceByRef(id uint64) *pnSpace {
 // lossTimer returns when the loss detection timer of path p fires
 // (SetLossDetectionTimer, RFC 9002 Section A.8), and the space it is for.
 func (c *Conn) lossTimer(now time.Time, p *path) (time.Time, *pnSpace, bool) {
+	if p.id != 0 || c.handshakeSpacesGone {
+		if t, sp, isPTO, ok := c.appLossTimer(p); ok {
+			return t, sp, isPTO
+		}
+	}
 	var buf [3]*pnSpace
 	sps := c.spacesOf(p, buf[:0])
 	var earliest time.Time
@@ -395,6 +400,31 @@ func (c *Conn) lossTimer(now time.Time, p *path) (time.Time, *pnSpace, bool) {
 		}
 	}
 	return pto, psp, true
+}
+
+// appLossTimer is lossTimer for a path whose only space is its own
+// application space (spacesOf), without the loops over spaces; ok is false
+// where lossTimer's anti-deadlock probe applies, which it leaves to
+// lossTimer.
+func (c *Conn) appLossTimer(p *path) (t time.Time, sp *pnSpace, isPTO, ok bool) {
+	sp = &p.app
+	if lt := sp.sent.LossTime(); !lt.IsZero() {
+		return lt, sp, false, true
+	}
+	if c.amplificationRoom(p) == 0 || p.health.failed {
+		return time.Time{}, nil, false, true
+	}
+	if !sp.sent.AckElicitingInFlight() {
+		if p.id != 0 || c.peerCompletedAddressValidation() {
+			return time.Time{}, nil, false, true
+		}
+		return time.Time{}, nil, false, false
+	}
+	if !c.confirmed {
+		return time.Time{}, nil, true, true // no application PTO before confirmation
+	}
+	backoff := time.Duration(1) << min(p.ptoCount, 16)
+	return sp.sent.LastAckElicitingTime().Add(p.rtt.PTO(c.maxAckDelayFor(levelApp)) * backoff), sp, true, true
 }
 
 // onLossTimeout runs OnLossDetectionTimeout (RFC 9002 Section A.9) for path

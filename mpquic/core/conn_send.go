@@ -334,7 +334,7 @@ func (c *Conn) pollScheduled(now time.Time, buf []byte) (Datagram, bool) {
 			w.Waiting.BackgroundBytes += infos[i].Pending
 		}
 	}
-	if len(infos) == 0 && !c.ctrl.pending() && !c.crypto[levelApp].send.HasPendingData() {
+	if len(infos) == 0 && !w.Waiting.Control && !c.crypto[levelApp].send.HasPendingData() {
 		return Datagram{}, false
 	}
 	c.pathInfos(c.paths, now)
@@ -434,6 +434,9 @@ func (c *Conn) sendWindow(p *path) uint64 {
 }
 
 func (c *Conn) hasProbe(p *path) bool {
+	if p.id != 0 || c.handshakeSpacesGone { // p.app alone (spacesOf)
+		return p.app.probes > 0
+	}
 	var buf [3]*pnSpace
 	for _, sp := range c.spacesOf(p, buf[:0]) {
 		if sp.probes > 0 {
@@ -446,6 +449,9 @@ func (c *Conn) hasProbe(p *path) bool {
 // handshakePending reports whether the Initial or Handshake level has
 // something to send.
 func (c *Conn) handshakePending() bool {
+	if c.handshakeSpacesGone { // and their keys with them (discardLevel)
+		return false
+	}
 	for l := levelInitial; l <= levelHandshake; l++ {
 		if !c.keys[l].haveSeal {
 			continue
@@ -459,6 +465,9 @@ func (c *Conn) handshakePending() bool {
 
 // ackDue reports whether an ACK of a space carried by p is due now.
 func (c *Conn) ackDue(now time.Time, p *path) bool {
+	if p.id != 0 || c.handshakeSpacesGone { // p.app alone (spacesOf)
+		return c.ackDueSpace(now, &p.app)
+	}
 	var buf [3]*pnSpace
 	for _, sp := range c.spacesOf(p, buf[:0]) {
 		if d := sp.recv.AckDeadline(); !d.IsZero() && !d.After(now) {
@@ -482,7 +491,7 @@ func (c *Conn) buildOn(now time.Time, p *path, buf []byte, bp *buildParams) (Dat
 		d.payloadCap = c.copyRoom(p, bp)
 	}
 	padInitial := false
-	if p.id == 0 {
+	if p.id == 0 && !c.handshakeSpacesGone {
 		for l := levelInitial; l <= levelHandshake; l++ {
 			k := &c.keys[l]
 			if !k.haveSeal {
@@ -878,7 +887,7 @@ func (c *Conn) appendStreams(now time.Time, d *dgram, pk *pktBuild, room int, fi
 			}
 			id = infos[c.strSch.Next(now, infos)].ID
 		}
-		s := c.streams.m[id]
+		s := c.streams.get(id)
 		if s == nil || s.send == nil {
 			break
 		}
@@ -1048,7 +1057,7 @@ func (c *Conn) onPacketSent(now time.Time, p *path, pk *pktBuild, size int, bp *
 		for _, r := range pk.refs {
 			if r.Kind == refStream && r.Length > 0 {
 				prio := false
-				if s := c.streams.m[r.ID]; s != nil {
+				if s := c.streams.get(r.ID); s != nil {
 					prio = s.priority
 				}
 				c.obs.StreamDataSent(now, p.id, r.ID, prio, int(r.Length))

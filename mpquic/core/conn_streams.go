@@ -60,6 +60,9 @@ func dir(id uint64) int {
 // streamMap holds the streams and the stream-count limits (RFC 9000 Section 4.6).
 type streamMap struct {
 	m map[uint64]*stream
+	// last is the stream get found last (nil if none): the packets of a
+	// bulk transfer look one stream up again and again.
+	last *stream
 	// Streams we open: next index, and the peer's limit.
 	nextLocal  [2]uint64
 	localLimit [2]uint64
@@ -84,8 +87,21 @@ type streamMap struct {
 	flowBlocked bool
 }
 
+// get returns stream id, nil if there is none.
+func (sm *streamMap) get(id uint64) *stream {
+	if s := sm.last; s != nil && s.id == id {
+		return s
+	}
+	s := sm.m[id]
+	if s != nil {
+		sm.last = s
+	}
+	return s
+}
+
 func (c *Conn) initStreams() {
 	c.streams.m = map[uint64]*stream{}
+	c.streams.last = nil
 	c.streams.peerLimit = [2]uint64{uint64(c.cfg.MaxIncomingStreams), uint64(c.cfg.MaxIncomingUniStreams)}
 	c.streams.peerLimitSent = c.streams.peerLimit
 	c.streams.connRecv = streams.NewConnRecvFlow(c.cfg.InitialConnWindow, c.cfg.MaxConnWindow)
@@ -221,13 +237,13 @@ func (c *Conn) getStream(id uint64, frameType uint64, wantSend, wantRecv bool) (
 		if idx >= sm.nextLocal[d] {
 			return nil, qerr.NewFrame(qerr.StreamStateError, frameType, "stream %d not opened yet", id)
 		}
-		return sm.m[id], nil
+		return sm.get(id), nil
 	}
 	if idx >= sm.peerLimit[d] {
 		return nil, qerr.NewFrame(qerr.StreamLimitError, frameType, "stream %d beyond our limit %d", id, sm.peerLimit[d])
 	}
 	if idx < sm.nextPeer[d] {
-		return sm.m[id], nil
+		return sm.get(id), nil
 	}
 	for i := sm.nextPeer[d]; i <= idx; i++ {
 		nid := streams.StreamID(i, bidi, !c.isClient)
@@ -236,7 +252,7 @@ func (c *Conn) getStream(id uint64, frameType uint64, wantSend, wantRecv bool) (
 		c.emit(Event{Kind: EventStreamIncoming, StreamID: nid})
 	}
 	sm.nextPeer[d] = idx + 1
-	return sm.m[id], nil
+	return sm.get(id), nil
 }
 
 // queueSend marks a stream as possibly having data to send.
@@ -259,7 +275,7 @@ func (c *Conn) sendableStreams() []scheduler.StreamInfo {
 	credit := sm.connSend.Credit()
 	sm.flowBlocked = false
 	for _, id := range sm.sendQueue {
-		s := sm.m[id]
+		s := sm.get(id)
 		if s == nil || s.send == nil {
 			continue
 		}
@@ -454,6 +470,9 @@ func (c *Conn) maybeForget(s *stream) {
 		return
 	}
 	delete(c.streams.m, s.id)
+	if c.streams.last == s {
+		c.streams.last = nil
+	}
 	c.ctrl.maxStreamData.remove(s.id)
 	c.ctrl.streamDataBlocked.remove(s.id)
 	if !c.isLocal(s.id) {

@@ -33,8 +33,9 @@ type appKeys struct {
 	generation       uint64
 	packetsInPhase   uint64 // packets sealed with the current write key
 	firstPNInPhase   map[uint64]uint64
-	phaseAcked       bool // a packet of the current phase was acknowledged
-	updateInitiated  bool // we initiated the current phase and no packet of it arrived yet
+	inPhase          uint64 // bit i: firstPNInPhase holds path i (i < 64)
+	phaseAcked       bool   // a packet of the current phase was acknowledged
+	updateInitiated  bool   // we initiated the current phase and no packet of it arrived yet
 	openFailures     uint64
 	sealedTotal      uint64
 	keyUpdatePending bool
@@ -67,7 +68,7 @@ func (k *appKeys) installSeal(s *protection.Suite, secret []byte) error {
 		return err
 	}
 	k.suite, k.sealHP, k.write, k.writeSecret, k.haveSeal = s, hp, a, secret, true
-	k.firstPNInPhase = map[uint64]uint64{}
+	k.firstPNInPhase, k.inPhase = map[uint64]uint64{}, 0
 	return nil
 }
 
@@ -111,6 +112,7 @@ func (k *appKeys) rotate(prevUntil time.Time) error {
 	k.packetsInPhase = 0
 	k.phaseAcked = false
 	clear(k.firstPNInPhase)
+	k.inPhase = 0
 	return k.prepareNextRead()
 }
 
@@ -123,8 +125,13 @@ func (k *appKeys) canInitiateUpdate() bool {
 
 // noteSent records a packet sealed in the current phase on a path.
 func (k *appKeys) noteSent(pathID, pn uint64) {
-	if _, ok := k.firstPNInPhase[pathID]; !ok {
-		k.firstPNInPhase[pathID] = pn
+	if pathID >= 64 || k.inPhase&(1<<pathID) == 0 {
+		if _, ok := k.firstPNInPhase[pathID]; !ok {
+			k.firstPNInPhase[pathID] = pn
+		}
+		if pathID < 64 {
+			k.inPhase |= 1 << pathID
+		}
 	}
 	k.packetsInPhase++
 	k.sealedTotal++
@@ -133,6 +140,9 @@ func (k *appKeys) noteSent(pathID, pn uint64) {
 // noteAcked records that packet pn on a path was acknowledged; an ACK for a
 // packet of the current phase allows the next update.
 func (k *appKeys) noteAcked(pathID, largest uint64) {
+	if k.phaseAcked {
+		return
+	}
 	if first, ok := k.firstPNInPhase[pathID]; ok && largest >= first {
 		k.phaseAcked = true
 	}

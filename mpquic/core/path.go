@@ -136,7 +136,7 @@ func newPacer(cfg *Config) *congestion.Pacer { return congestion.NewPacer(cfg.Ma
 // bytesInFlight is the path's bytes in flight across the spaces it carries.
 func (c *Conn) bytesInFlight(p *path) uint64 {
 	n := p.app.sent.BytesInFlight()
-	if p.id == 0 {
+	if p.id == 0 && !c.handshakeSpacesGone { // discarded spaces have none
 		for i := range c.spaces {
 			n += c.spaces[i].sent.BytesInFlight()
 		}

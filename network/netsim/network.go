@@ -308,6 +308,9 @@ func (np *netPart) release(p *Packet) {
 	*p = Packet{}
 	if len(np.freePkts) < np.n.maxFree {
 		np.freePkts = append(np.freePkts, p)
+		if len(np.freePkts) >= giveAt && len(np.n.parts) > 1 {
+			np.giveSpare()
+		}
 	} else if len(np.n.parts) > 1 {
 		np.giveSpare()
 	}
@@ -316,6 +319,9 @@ func (np *netPart) release(p *Packet) {
 func (np *netPart) recycle(b []byte) {
 	if len(np.free) < np.n.maxFree {
 		np.free = append(np.free, b[:0])
+		if len(np.free) >= giveAt && len(np.n.parts) > 1 {
+			np.giveSpare()
+		}
 	} else if len(np.n.parts) > 1 {
 		np.giveSpare()
 	}
@@ -324,14 +330,20 @@ func (np *netPart) recycle(b []byte) {
 // maxFree bounds the recycled buffers and packets a network keeps: a
 // part's share is maxFree divided by the parts, and the spare ones at
 // most as many; spareBatch is what a part gives to or takes from the
-// spare ones at a time.
+// spare ones at a time. With several parts, a part that holds giveAt
+// recycled buffers (or packets) gives the spare ones its newest batch:
+// buffers move to the part that sends soon after another part recycled
+// them, while their memory is still in the CPU's caches (a bulk
+// sender's data comes back to it through its receiver's part).
 const (
 	maxFree    = 4096
-	spareBatch = 512
+	spareBatch = 64
+	giveAt     = 2 * spareBatch
 )
 
-// giveSpare moves a batch of the part's recycled buffers and packets to
-// the network's spare ones (when the part has more than it needs).
+// giveSpare moves the newest batch of the part's recycled buffers and
+// packets to the network's spare ones (when the part has more than it
+// needs).
 func (np *netPart) giveSpare() {
 	n := np.n
 	n.spareMu.Lock()

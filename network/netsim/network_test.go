@@ -136,18 +136,20 @@ func TestSparePool(t *testing.T) {
 	sim.NewPart()
 	n := NewNetwork(sim)
 	give, take := n.parts[0], n.parts[1]
-	share := n.maxFree
-	for i := range share + 1 {
+	for i := range giveAt {
 		b := make([]byte, 1, 2048)
 		b[0] = byte(i)
 		give.recycle(b)
 	}
-	if len(give.free) != share-spareBatch || len(n.spare) != spareBatch {
-		t.Fatalf("after %d recycled: part %d, spare %d; want %d and %d", share+1, len(give.free), len(n.spare), share-spareBatch, spareBatch)
+	if len(give.free) != spareBatch || len(n.spare) != spareBatch {
+		t.Fatalf("after %d recycled: part %d, spare %d; want %d and %d", giveAt, len(give.free), len(n.spare), spareBatch, spareBatch)
 	}
 	b := take.buffer(100)
 	if len(b) != 100 || cap(b) != 2048 {
 		t.Fatalf("taken buffer len %d cap %d, want a recycled one", len(b), cap(b))
+	}
+	if b[0] != byte(giveAt-1) {
+		t.Fatalf("taken buffer is the %dth recycled, want the newest (%d)", b[0], giveAt-1)
 	}
 	if len(n.spare) != 0 || len(take.free) != spareBatch-1 {
 		t.Fatalf("after the take: spare %d, part %d; want 0 and %d", len(n.spare), len(take.free), spareBatch-1)
@@ -156,5 +158,13 @@ func TestSparePool(t *testing.T) {
 		if s != nil {
 			t.Fatal("the spare array still refers to a buffer it gave away")
 		}
+	}
+	// Bounded when nobody takes: the part keeps its share, the spare ones
+	// about as many.
+	for range 4 * n.maxFree {
+		give.recycle(make([]byte, 1, 2048))
+	}
+	if len(give.free) > n.maxFree || len(n.spare) >= n.maxFree+spareBatch {
+		t.Fatalf("after many recycled: part %d, spare %d; want at most %d and %d", len(give.free), len(n.spare), n.maxFree, n.maxFree+spareBatch-1)
 	}
 }

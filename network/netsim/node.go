@@ -22,6 +22,7 @@ type Node struct {
 	ep     *core.Endpoint
 	addrs  []netip.AddrPort
 	conns  map[*core.Conn]*Conn
+	last   *Conn // of conns, the last one a datagram went to
 	accept func(*Conn)
 	dials  int
 }
@@ -122,13 +123,19 @@ func (nd *Node) receive(p *Packet) {
 		copy(b, r.Reply.Data)
 		nd.out.Send(r.Reply.Local, r.Reply.Remote, b)
 	}
-	if v := nd.conns[r.Evicted]; r.Evicted != nil && v != nil {
-		v.Kick() // its slot went to r.Conn: it ends
+	if r.Evicted != nil {
+		if v := nd.conns[r.Evicted]; v != nil {
+			v.Kick() // its slot went to r.Conn: it ends
+		}
 	}
 	if r.Conn == nil {
 		return
 	}
-	c := nd.conns[r.Conn]
+	c := nd.last
+	if c == nil || c.Conn != r.Conn {
+		c = nd.conns[r.Conn]
+		nd.last = c
+	}
 	if c == nil {
 		if !r.New {
 			return
@@ -198,6 +205,9 @@ func (c *Conn) service() {
 	if done, _ := c.Closed(); done {
 		c.timer.Stop()
 		delete(c.node.conns, c.Conn)
+		if c.node.last == c {
+			c.node.last = nil
+		}
 		return
 	}
 	next := c.NextTimeout()
