@@ -125,10 +125,15 @@ func load(dirs []string, apart bool) ([]*Point, error) {
 			// Points of a sweep may share a configuration's hash: the
 			// hash leaves the seed out, and a scheduler leaves out the
 			// options it does not have (lowrtt in a sweep of a
-			// cwr-plus option). Their varied values tell them apart.
+			// cwr-plus option). Their varied values tell them apart,
+			// and so does the emulator of runs of one configuration
+			// on the namespace backend (--emulator).
 			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + strings.Join(s.Vary, "\x00")
 			if s.ConfigSHA256 == "" {
 				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
+			}
+			if s.Provenance != nil && s.Provenance.Emulator != "" {
+				key += "\x00emulator=" + s.Provenance.Emulator
 			}
 			if apart {
 				key += "\x00" + sweepDir(r)
@@ -485,10 +490,17 @@ func variedKeys(points []*Point) []string {
 			}
 		}
 	}
+	if !seen[emulatorKey] && differs(points, emulatorKey) {
+		keys = append(keys, emulatorKey)
+	}
 	return keys
 }
 
-// Value is the point's value of a varied key, "" if it does not vary it.
+// Value is the point's value of a varied key, "" if it does not vary
+// it; but the backend and the emulator, which every run records, are
+// its runs' where the point does not vary them ("sim" beside a point of
+// --backend loopback; "netem" beside "forwarder", which --emulator
+// chose).
 func (p *Point) Value(key string) string {
 	if key == schedulerKey {
 		return p.Scheduler
@@ -498,8 +510,26 @@ func (p *Point) Value(key string) string {
 			return v
 		}
 	}
+	if len(p.Runs) == 0 || p.Runs[0].Summary == nil {
+		return ""
+	}
+	switch s := p.Runs[0].Summary; {
+	case key == backendKey:
+		return s.Backend
+	case key == emulatorKey && s.Provenance != nil:
+		return s.Provenance.Emulator
+	}
 	return ""
 }
+
+// backendKey is the experiment file's key for the backend (mpq run
+// --backend); emulatorKey names the emulator of a run over real sockets
+// (provenance.emulator: mpq run --emulator), a key of no file, varied
+// where points differ in it.
+const (
+	backendKey  = "backend"
+	emulatorKey = "emulator"
+)
 
 // SetLabels names the points. The label is made of the values of keys
 // (each may be a key's last part: "size" for "source.s1.size"), or by

@@ -198,6 +198,37 @@ func TestLoadSameHashOtherValues(t *testing.T) {
 	}
 }
 
+// TestLabelBackend: a point of the file's backend beside one of
+// --backend loopback is labelled by the backend its runs record, not
+// "(not set)"; runs of one configuration on the namespace backend with
+// netem and with the forwarder (two invocations, --emulator) are two
+// points, labelled by their emulators.
+func TestLabelBackend(t *testing.T) {
+	dir := t.TempDir()
+	netns := []string{"backend=netns"}
+	for i, f := range []fixture{{backend: "sim"}, {backend: "loopback", vary: []string{"backend=loopback"}, emulator: "linkemu"},
+		{backend: "netns", vary: netns, emulator: "forwarder", sha: "ns"}, {backend: "netns", vary: netns, emulator: "netem", sha: "ns"}} {
+		f.sched, f.times, f.baseSeed = "cwr", []float64{1}, 1
+		f.point = min(i, 2)
+		writeFixture(t, filepath.Join(dir, fmt.Sprint(i)), f)
+	}
+	points, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetLabels(points, nil); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, p := range points {
+		labels = append(labels, p.Label)
+	}
+	want := []string{"backend=sim emulator=(not set)", "backend=loopback emulator=linkemu", "backend=netns emulator=forwarder", "backend=netns emulator=netem"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("labels %q, want %q", labels, want)
+	}
+}
+
 // TestLoadVariants: the same sweep run twice with different settings of
 // a key it does not vary (two --set), into grid-a and grid-b, plotted
 // together. Each scenario's single path and multipath points must pair
