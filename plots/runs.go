@@ -42,7 +42,8 @@ type Point struct {
 	// experiment's name alone.
 	Name, Variant, Experiment string
 	// Want is the number of runs a filter chose (--where
-	// repetition=N: 1); 0 for the sweep's repetitions.
+	// repetition=N: 1, repetition=N,M: 2); 0 for the sweep's
+	// repetitions.
 	Want      int
 	Index     int
 	Vary      []string
@@ -417,8 +418,9 @@ func (r *Run) Config() (*experiment.Experiment, error) {
 // Filter keeps the points whose varied keys include every "key=value" of
 // where ("path_scheduler=NAME" also matches the scheduler of points that
 // do not vary it; "repetition=N" keeps only that repetition's run of
-// each point). It fails when a condition is malformed or nothing is
-// left.
+// each point); "key=A,B" is met by any of the values (a pair of modes
+// of one sweep, side by side). It fails when a condition is malformed
+// or nothing is left.
 func Filter(points []*Point, where []string) ([]*Point, error) {
 	for _, w := range where {
 		if k, v, ok := strings.Cut(w, "="); !ok || k == "" || v == "" {
@@ -447,20 +449,20 @@ func (p *Point) matches(where []string) *Point {
 			c := *q
 			c.Runs = nil
 			for _, r := range q.Runs {
-				if strconv.Itoa(r.Summary.Repetition) == v {
+				if slices.Contains(strings.Split(v, ","), strconv.Itoa(r.Summary.Repetition)) {
 					c.Runs = append(c.Runs, r)
 				}
 			}
 			if len(c.Runs) == 0 {
 				return nil
 			}
-			c.Want = 1 // the repetition chosen is all the point should have
+			c.Want = len(strings.Split(v, ",")) // the repetitions chosen are all the point should have
 			q = &c
 			continue
 		}
-		ok := slices.Contains(p.Vary, w)
-		if (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler {
-			ok = true
+		ok := false
+		for _, v := range strings.Split(v, ",") {
+			ok = ok || slices.Contains(p.Vary, k+"="+v) || (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler
 		}
 		if !ok {
 			return nil

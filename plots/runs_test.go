@@ -54,6 +54,13 @@ func TestLabels(t *testing.T) {
 	if err != nil || len(kept) != 1 || kept[0].Scheduler != "lowrtt" {
 		t.Fatalf("filter: %v %v", kept, err)
 	}
+	either, err := Filter(points, []string{"source.s1.size=50kB,25kB"})
+	if err != nil || len(either) != 1 || either[0].Value("source.s1.size") != "25kB" {
+		t.Fatalf("--where source.s1.size=50kB,25kB: %v %v", either, err)
+	}
+	if both, err := Filter(points, []string{"source.s1.size=10kB,25kB", "path_scheduler=cwr,lowrtt"}); err != nil || len(both) != 3 {
+		t.Fatalf("--where with a value of each point: %d points, %v", len(both), err)
+	}
 	if _, err := Filter(points, []string{"source.s1.size=50kB"}); err == nil || !strings.Contains(err.Error(), "no run matches") {
 		t.Fatalf("filter that keeps nothing: %v", err)
 	}
