@@ -59,7 +59,7 @@ func shorten(line string, short bool) (cmd string, sharded bool) {
 	}
 	line = repeatFlag.ReplaceAllString(line, "")
 	line += " --repeat 1 --parallel 2"
-	if short {
+	if short && !strings.Contains(line, "--sweep duration=") { // a sweep of the duration keeps its values
 		line += " --set duration=1s"
 	}
 	// The CoNEXT'17 grids (experiments/conext17 and its MPQUIC variant)
@@ -189,16 +189,28 @@ func skipOutputs(skipped map[string]bool, line string) {
 	}
 }
 
+// envAssignment is a command line's leading NAME=VALUE.
+var envAssignment = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
+
 // experimentName is the name line of an experiment file.
 var experimentName = regexp.MustCompile(`(?m)^name\s*=\s*"([^"]+)"`)
 
 // runDir is the directory of the results a line left to its own test
 // would write ("OUT/NAME/", OUT its --out or results), when it is an mpq
 // run of an experiment file of the repository (as root: sudo mpq run
-// FILE); "" otherwise. The page's plot lines that read it are not run.
+// FILE; in the VM: deploy/vm/run FILE OUT); "" otherwise. The page's
+// plot lines that read it are not run.
 func runDir(t *testing.T, line string) string {
 	t.Helper()
 	f := strings.Fields(strings.TrimPrefix(line, "sudo "))
+	for len(f) > 0 && envAssignment.MatchString(f[0]) {
+		f = f[1:]
+	}
+	if len(f) >= 3 && f[0] == "deploy/vm/run" {
+		// deploy/vm/run FILE OUT [flags]: mpq run FILE --out OUT.
+		f = append([]string{"mpq", "run", f[1], "--out", f[2]}, f[3:]...)
+		line = strings.Join(f, " ")
+	}
 	if len(f) < 3 || f[0] != "mpq" || f[1] != "run" {
 		return ""
 	}
@@ -245,11 +257,12 @@ func runIn(dir, bin, cmd string) ([]byte, error) {
 // plot lines are then not run either.
 func TestRunDir(t *testing.T) {
 	for line, want := range map[string]string{
-		"sudo mpq run experiments/cc-kernel.toml":                      "results/cc-kernel/",
-		"sudo mpq run experiments/cc-kernel.toml --out results-again":  "results-again/cc-kernel/",
-		"sudo mpq run experiments/references/001-file-transfer.toml":   "results/ref001-file-transfer/",
-		"deploy/vm/run experiments/validation-lowrate.toml results-vm": "",
-		"go test ./runner -run TestCoupledShareUnderRandomLoss -v":     "",
+		"sudo mpq run experiments/cc-kernel.toml":                                            "results/cc-kernel/",
+		"sudo mpq run experiments/cc-kernel.toml --out results-again":                        "results-again/cc-kernel/",
+		"sudo mpq run experiments/references/001-file-transfer.toml":                         "results/ref001-file-transfer/",
+		"deploy/vm/run experiments/validation-lowrate.toml results-vm":                       "results-vm/validation-lowrate/",
+		"MPQ_VM_TIMEOUT=400 deploy/vm/run experiments/validation-base10.toml out --repeat 6": "out/validation-base10/",
+		"go test ./runner -run TestCoupledShareUnderRandomLoss -v":                           "",
 	} {
 		if got := runDir(t, line); got != want {
 			t.Errorf("runDir(%q) = %q, want %q", line, got, want)
