@@ -197,8 +197,11 @@ func TestNetnsRun(t *testing.T) {
 
 	// Both paths carried data, by both ends' counts and the forwarder's.
 	var sum struct {
-		Backend string `json:"backend"`
-		Paths   []struct {
+		Backend    string `json:"backend"`
+		Provenance struct {
+			Emulator string `json:"emulator"`
+		} `json:"provenance"`
+		Paths []struct {
 			ID             uint64
 			Server, Client *struct {
 				StreamBytesSent uint64 `json:"stream_bytes_sent"`
@@ -208,6 +211,9 @@ func TestNetnsRun(t *testing.T) {
 	readJSON(t, filepath.Join(run, "summary.json"), &sum)
 	if sum.Backend != "netns" || len(sum.Paths) != 2 {
 		t.Fatalf("summary: backend %q, %d paths", sum.Backend, len(sum.Paths))
+	}
+	if sum.Provenance.Emulator != "forwarder" {
+		t.Errorf("provenance.emulator %q, want forwarder", sum.Provenance.Emulator)
 	}
 	for _, p := range sum.Paths {
 		if p.Server == nil || p.Client == nil || p.Server.StreamBytesSent < 100_000 || p.Client.StreamBytesSent < 10_000 {

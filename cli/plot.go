@@ -29,7 +29,7 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.StringVar(&o.kind, "kind", "ccdf", "the figure: `KIND` ("+strings.Join(plots.Kinds, ", ")+")")
 	fs.StringVar(&o.source, "source", "", "the source whose messages are shown, by `NAME` (default: the first priority source)")
 	fs.Var(&o.labels, "label", "name the runs by the values of `KEY` (repeatable; default: the keys whose values differ)")
-	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable); path_scheduler=NAME, and repetition=N for one repetition")
+	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable; KEY=A,B: either value); path_scheduler=NAME, and repetition=N for one repetition")
 	fs.StringVar(&o.title, "title", "", "a title above the figure, `TEXT` (default none: papers put it in the caption)")
 	o.from, o.to = -1, -1
 	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")

@@ -62,6 +62,8 @@ type fixture struct {
 	competitors []trafficgen.CompetitorSummary
 	// sha is the configuration's hash ("": one per point).
 	sha string
+	// backend is summary.json's backend, emulator its provenance's.
+	backend, emulator string
 }
 
 // writeFixture writes the run f into dir/<point>/rep<rep> as mpq run
@@ -76,7 +78,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 	if sha == "" {
 		sha = fmt.Sprintf("sha%d", f.point)
 	}
-	s := trafficgen.Summary{Name: "fix", Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2, BaseSeed: f.baseSeed,
+	s := trafficgen.Summary{Name: "fix", Backend: f.backend, Point: f.point, Vary: f.vary, Repetition: f.rep, Repeat: 2, BaseSeed: f.baseSeed,
 		ConfigSHA256: sha, DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
 			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times) - f.warmup, WarmupExcluded: f.warmup,
@@ -87,6 +89,9 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		LinkChanges:    f.changes,
 		Competitors:    f.competitors,
 		Transport:      trafficgen.TransportSummary{Kind: f.kind},
+	}
+	if f.emulator != "" {
+		s.Provenance = &trafficgen.Provenance{Backend: f.backend, Emulator: f.emulator}
 	}
 	for i, g := range f.growth {
 		s.Paths = append(s.Paths, trafficgen.PathSummary{ID: uint64(i), RTTMS: 50, Server: &trafficgen.PathEnd{CwndGrowthCA: &g}})

@@ -58,7 +58,8 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //   - NAME@max, NAME@min or NAME@median, a headline metric: its
 //     largest, smallest or median value over the repetitions (the worst
 //     seed's p99; the median of an even number of runs is the mean of
-//     the two middle ones);
+//     the two middle ones); NAME@sd its sample standard deviation over
+//     them (n - 1 in the denominator; none below two runs);
 //   - a fact of the runs besides runs.csv's (runfacts.go:
 //     transport.connections, emulator.late_max_ms, S.disruption_ms,
 //     path.ID.server.failed_after_ms, path.ID.server.sent_percent_from_X,
@@ -313,8 +314,8 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		return resultset.Summary{Mean: resultset.Value(tc.Value), CI95: [2]resultset.Value{resultset.Value(tc.Lo), resultset.Value(tc.Hi)}, N: len(vals)}, nil
 	}
 	if base, ext, ok := strings.Cut(name, "@"); ok {
-		if ext != "max" && ext != "min" && ext != "median" {
-			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max, @min or @median", name, ext)
+		if ext != "max" && ext != "min" && ext != "median" && ext != "sd" {
+			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max, @min, @median or @sd", name, ext)
 		}
 		if err := knownMetric(p, base); err != nil {
 			return resultset.Summary{}, err
@@ -337,6 +338,17 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 			pick = vals[0]
 		case ext == "max":
 			pick = vals[n-1]
+		case ext == "sd":
+			if n > 1 {
+				mean, ss := 0.0, 0.0
+				for _, v := range vals {
+					mean += v / float64(n)
+				}
+				for _, v := range vals {
+					ss += (v - mean) * (v - mean)
+				}
+				pick = math.Sqrt(ss / float64(n-1))
+			}
 		default: // the middle value, or the mean of the two middle ones
 			pick = (vals[(n-1)/2] + vals[n/2]) / 2
 		}

@@ -63,7 +63,12 @@ func TestMetricsTable(t *testing.T) {
 			// 20, 22 and 24 Mbit/s in cwr-red's three runs; path 0's
 			// growth 1000, 1100, 1300: the median 1100.
 			wantMD: []string{"| run | runs | throughput_server_mbps@max | throughput_server_mbps@min | path.0.cwnd_growth_ca_bytes_per_rtt@median |", "| cwr-red | 3 | 24.00 | 20.00 | 1100 |"}},
-		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max, @min or @median"},
+		{name: "the spread of the runs", metrics: []string{"throughput_server_mbps@sd", "path.0.cwnd_growth_ca_bytes_per_rtt@sd"},
+			// 20, 22, 24: mean 22, squares 4 + 0 + 4 over 2, sd 2;
+			// 1000, 1100, 1300: mean 1133.3, (17777.8 + 1111.1 +
+			// 27777.8) / 2 = 23333.3, sd 152.75.
+			wantMD: []string{"| cwr-red | 3 | 2.00 | 152.8 |"}},
+		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max, @min, @median or @sd"},
 		{name: "no metric", wantErr: "name the columns with --metric"},
 		{name: "unknown metric", metrics: []string{"goodput_mbps"}, wantErr: "--metric goodput_mbps: no such metric"},
 		{name: "unknown half of a ratio", metrics: []string{"throughput_server_mbps/x"}, wantErr: "--metric x: no such metric"},

@@ -44,7 +44,8 @@ type Point struct {
 	// experiment's name alone.
 	Name, Variant, Experiment string
 	// Want is the number of runs a filter chose (--where
-	// repetition=N: 1); 0 for the sweep's repetitions.
+	// repetition=N: 1, repetition=N,M: 2); 0 for the sweep's
+	// repetitions.
 	Want      int
 	Index     int
 	Vary      []string
@@ -127,10 +128,15 @@ func load(dirs []string, apart bool) ([]*Point, error) {
 			// Points of a sweep may share a configuration's hash: the
 			// hash leaves the seed out, and a scheduler leaves out the
 			// options it does not have (lowrtt in a sweep of a
-			// cwr-plus option). Their varied values tell them apart.
+			// cwr-plus option). Their varied values tell them apart,
+			// and so does the emulator of runs of one configuration
+			// on the namespace backend (--emulator).
 			key := s.Name + "\x00" + s.ConfigSHA256 + "\x00" + strings.Join(s.Vary, "\x00")
 			if s.ConfigSHA256 == "" {
 				key = fmt.Sprintf("%s\x00%d\x00%s", s.Name, s.Point, strings.Join(s.Vary, ","))
+			}
+			if s.Provenance != nil && s.Provenance.Emulator != "" {
+				key += "\x00emulator=" + s.Provenance.Emulator
 			}
 			if apart {
 				key += "\x00" + sweepDir(r)
@@ -414,8 +420,9 @@ func (r *Run) Config() (*experiment.Experiment, error) {
 // Filter keeps the points whose varied keys include every "key=value" of
 // where ("path_scheduler=NAME" also matches the scheduler of points that
 // do not vary it; "repetition=N" keeps only that repetition's run of
-// each point). It fails when a condition is malformed or nothing is
-// left.
+// each point); "key=A,B" is met by any of the values (a pair of modes
+// of one sweep, side by side). It fails when a condition is malformed
+// or nothing is left.
 func Filter(points []*Point, where []string) ([]*Point, error) {
 	for _, w := range where {
 		if k, v, ok := strings.Cut(w, "="); !ok || k == "" || v == "" {
@@ -444,20 +451,20 @@ func (p *Point) matches(where []string) *Point {
 			c := *q
 			c.Runs = nil
 			for _, r := range q.Runs {
-				if strconv.Itoa(r.Summary.Repetition) == v {
+				if slices.Contains(strings.Split(v, ","), strconv.Itoa(r.Summary.Repetition)) {
 					c.Runs = append(c.Runs, r)
 				}
 			}
 			if len(c.Runs) == 0 {
 				return nil
 			}
-			c.Want = 1 // the repetition chosen is all the point should have
+			c.Want = len(strings.Split(v, ",")) // the repetitions chosen are all the point should have
 			q = &c
 			continue
 		}
-		ok := slices.Contains(p.Vary, w)
-		if (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler {
-			ok = true
+		ok := false
+		for _, v := range strings.Split(v, ",") {
+			ok = ok || slices.Contains(p.Vary, k+"="+v) || (k == "path_scheduler" || k == schedulerKey) && v == p.Scheduler
 		}
 		if !ok {
 			return nil
@@ -487,10 +494,17 @@ func variedKeys(points []*Point) []string {
 			}
 		}
 	}
+	if !seen[emulatorKey] && differs(points, emulatorKey) {
+		keys = append(keys, emulatorKey)
+	}
 	return keys
 }
 
-// Value is the point's value of a varied key, "" if it does not vary it.
+// Value is the point's value of a varied key, "" if it does not vary
+// it; but the backend and the emulator, which every run records, are
+// its runs' where the point does not vary them ("sim" beside a point of
+// --backend loopback; "netem" beside "forwarder", which --emulator
+// chose).
 func (p *Point) Value(key string) string {
 	if key == schedulerKey {
 		return p.Scheduler
@@ -500,8 +514,26 @@ func (p *Point) Value(key string) string {
 			return v
 		}
 	}
+	if len(p.Runs) == 0 || p.Runs[0].Summary == nil {
+		return ""
+	}
+	switch s := p.Runs[0].Summary; {
+	case key == backendKey:
+		return s.Backend
+	case key == emulatorKey && s.Provenance != nil:
+		return s.Provenance.Emulator
+	}
 	return ""
 }
+
+// backendKey is the experiment file's key for the backend (mpq run
+// --backend); emulatorKey names the emulator of a run over real sockets
+// (provenance.emulator: mpq run --emulator), a key of no file, varied
+// where points differ in it.
+const (
+	backendKey  = "backend"
+	emulatorKey = "emulator"
+)
 
 // SetLabels names the points. The label is made of the values of keys
 // (each may be a key's last part: "size" for "source.s1.size"), or by

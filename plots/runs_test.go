@@ -54,6 +54,13 @@ func TestLabels(t *testing.T) {
 	if err != nil || len(kept) != 1 || kept[0].Scheduler != "lowrtt" {
 		t.Fatalf("filter: %v %v", kept, err)
 	}
+	either, err := Filter(points, []string{"source.s1.size=50kB,25kB"})
+	if err != nil || len(either) != 1 || either[0].Value("source.s1.size") != "25kB" {
+		t.Fatalf("--where source.s1.size=50kB,25kB: %v %v", either, err)
+	}
+	if both, err := Filter(points, []string{"source.s1.size=10kB,25kB", "path_scheduler=cwr,lowrtt"}); err != nil || len(both) != 3 {
+		t.Fatalf("--where with a value of each point: %d points, %v", len(both), err)
+	}
 	if _, err := Filter(points, []string{"source.s1.size=50kB"}); err == nil || !strings.Contains(err.Error(), "no run matches") {
 		t.Fatalf("filter that keeps nothing: %v", err)
 	}
@@ -193,6 +200,37 @@ func TestLoadSameHashOtherValues(t *testing.T) {
 		labels = append(labels, p.Label)
 	}
 	want := []string{"scheduler_options.careful_start=true", "scheduler_options.careful_start=false", "scheduler_options.careful_start=(not set)"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("labels %q, want %q", labels, want)
+	}
+}
+
+// TestLabelBackend: a point of the file's backend beside one of
+// --backend loopback is labelled by the backend its runs record, not
+// "(not set)"; runs of one configuration on the namespace backend with
+// netem and with the forwarder (two invocations, --emulator) are two
+// points, labelled by their emulators.
+func TestLabelBackend(t *testing.T) {
+	dir := t.TempDir()
+	netns := []string{"backend=netns"}
+	for i, f := range []fixture{{backend: "sim"}, {backend: "loopback", vary: []string{"backend=loopback"}, emulator: "linkemu"},
+		{backend: "netns", vary: netns, emulator: "forwarder", sha: "ns"}, {backend: "netns", vary: netns, emulator: "netem", sha: "ns"}} {
+		f.sched, f.times, f.baseSeed = "cwr", []float64{1}, 1
+		f.point = min(i, 2)
+		writeFixture(t, filepath.Join(dir, fmt.Sprint(i)), f)
+	}
+	points, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetLabels(points, nil); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, p := range points {
+		labels = append(labels, p.Label)
+	}
+	want := []string{"backend=sim emulator=(not set)", "backend=loopback emulator=linkemu", "backend=netns emulator=forwarder", "backend=netns emulator=netem"}
 	if !slices.Equal(labels, want) {
 		t.Fatalf("labels %q, want %q", labels, want)
 	}

@@ -303,7 +303,7 @@ size = "1kB"
 	if err != nil || started.Before(before) || started.After(time.Now()) {
 		t.Fatalf("started %q: %v", p.Started, err)
 	}
-	if p.Module != "github.com/mpq/mpq" || p.Version == "" || p.GoVersion != runtime.Version() || p.Backend != "sim" || p.Seed != 42 {
+	if p.Module != "github.com/mpq/mpq" || p.Version == "" || p.GoVersion != runtime.Version() || p.Backend != "sim" || p.Seed != 42 || p.Emulator != "" {
 		t.Fatalf("provenance %+v", *p)
 	}
 	if res.Summary.WallS <= 0 {

@@ -205,6 +205,7 @@ func runLoopback(ctx context.Context, e *experiment.Experiment, dir string, star
 		sum.Competitors = compSums
 		// The transport that ran, not the one asked for.
 		sum.Transport.Kind = kindOf(sconn)
+		sum.Provenance = &trafficgen.Provenance{Emulator: "linkemu"}
 		if err = writeResults(dir, e, rec, sum, started, compRows...); err != nil {
 			return
 		}

@@ -207,7 +207,10 @@ func runNetns(ctx context.Context, e *experiment.Experiment, dir string, started
 			}
 		}
 	}
-	res, err = mergeRun(e, cdir, sdir, dir, MergeOptions{}, func(s *trafficgen.Summary) { s.Competitors = sums }, extra...)
+	res, err = mergeRun(e, cdir, sdir, dir, MergeOptions{}, func(s *trafficgen.Summary) {
+		s.Competitors = sums
+		s.Provenance = &trafficgen.Provenance{Emulator: string(st.Mode)}
+	}, extra...)
 	if err != nil {
 		return nil, err
 	}

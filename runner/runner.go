@@ -227,7 +227,11 @@ func baseRTTs(e *experiment.Experiment) []time.Duration {
 // Extra writes rows of throughput.csv after the connection's (the
 // competitors').
 func writeResults(dir string, e *experiment.Experiment, rec *trafficgen.Recorder, sum *trafficgen.Summary, started time.Time, extra ...func(io.Writer) error) error {
-	sum.Provenance = provenance(e, started)
+	p := provenance(e, started)
+	if sum.Provenance != nil { // the backend's part: the emulator
+		p.Emulator = sum.Provenance.Emulator
+	}
+	sum.Provenance = p
 	sum.WallS = math.Round(time.Since(started).Seconds()*1e3) / 1e3
 	m := buildinfo.ReadMachine()
 	sum.Machine = &m

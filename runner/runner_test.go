@@ -350,6 +350,9 @@ path_interval = "0"
 	if s.Backend != "loopback" || !s.Multipath {
 		t.Errorf("backend %q, multipath %v", s.Backend, s.Multipath)
 	}
+	if p := s.Provenance; p == nil || p.Emulator != "linkemu" || p.Backend != "loopback" {
+		t.Errorf("provenance %+v: want the loopback backend's emulator, linkemu", p)
+	}
 	src := s.Sources[0]
 	// The messages are due every 50 ms from when the connection was
 	// ready (message 0's due time: its creation less its lateness) up to

@@ -152,6 +152,11 @@ type Provenance struct {
 	// transport.sim_null_protection) or "tls" (the TLS cipher suite's
 	// AEAD).
 	PacketProtection string `json:"packet_protection,omitempty"`
+	// Emulator is what emulated the links of a run over real sockets:
+	// "netem" or "forwarder" (the namespace backend's two modes),
+	// "linkemu" (the loopback backend's emulator in the mpq process);
+	// empty in the simulator and in a run on two hosts.
+	Emulator string `json:"emulator,omitempty"`
 }
 
 // Summary is summary.json.
