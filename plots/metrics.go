@@ -15,8 +15,13 @@ import (
 // pooledMetric matches the name of a pooled quantile of a source's
 // message times, as aggregate.csv names it: S.pooled_T_pQ_ms, T being
 // mct or response and Q 50, 90, 99 or 999; or their largest,
-// S.pooled_T_max_ms.
-var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|(max|min))_ms$`)
+// S.pooled_T_max_ms; each of the messages created from a time on with
+// _from_X (S.pooled_mct_p99_ms_from_5s).
+var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|(max|min))_ms` + fromSuffix + `$`)
+
+// fromSuffix is the optional end of a pooled metric's name that keeps
+// the messages created at or after a time: _from_5s.
+const fromSuffix = `(?:_from_(` + durationPattern + `))?`
 
 // ratioMetric matches a metric of a pivoted table relative to another
 // column: NAME/[VALUE], NAME's mean at a point over its mean at the
@@ -24,8 +29,9 @@ var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|9
 var ratioMetric = regexp.MustCompile(`^(.+)/\[(.+)\]$`)
 
 // overMetric matches the name of a count of a source's messages later
-// than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40).
-var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms$`)
+// than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40), with
+// fromSuffix.
+var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms` + fromSuffix + `$`)
 
 // MetricsTable is a table of chosen metrics per grid point (o.Metrics),
 // for a results page whose table no figure gives: a row per point, a
@@ -44,6 +50,9 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //   - a count of a source's late messages, S.pooled_mct_over_Xms (or
 //     _response_): the messages of every repetition whose time is
 //     above X ms, failed ones included;
+//   - either of those two over the messages created at or after a time
+//     X of the run (X a duration: 5s, 500ms) only, the name ending in
+//     _from_X: S.pooled_mct_p99_ms_from_5s, S.pooled_mct_over_40ms_from_5s;
 //   - A/B, two headline metrics: their ratio in each run, then its mean
 //     ± half its interval (a connection's goodput over a competitor's);
 //   - NAME@max, NAME@min or NAME@median, a headline metric: its
@@ -52,8 +61,9 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //     the two middle ones); NAME@sd its sample standard deviation over
 //     them (n - 1 in the denominator; none below two runs);
 //   - a fact of the runs besides runs.csv's (runfacts.go:
-//     transport.connections, emulator.late_max_ms, ...), as a headline
-//     metric;
+//     transport.connections, emulator.late_max_ms, S.disruption_ms,
+//     path.ID.server.failed_after_ms, path.ID.server.sent_percent_from_X,
+//     ...), as a headline metric;
 //   - NAME/[VALUE], with o.Columns: a headline metric's mean over its
 //     mean in the column VALUE of the same row (ξ = T / T_tls), with
 //     the smallest and largest ratio of the repetitions paired by their
@@ -275,7 +285,7 @@ func fixedBy(points []*Point, col, k string) bool {
 // quantile's interval is its order-statistic one (TailCI).
 func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 	if m := overMetric.FindStringSubmatch(name); m != nil {
-		vals, err := pooledOf(p, name, m[1], m[2], o)
+		vals, err := pooledOf(p, name, m[1], m[2], m[4], o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
@@ -284,7 +294,7 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		return resultset.Summary{Mean: resultset.Value(trafficgen.Beyond(vals, bound)), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 	}
 	if m := pooledMetric.FindStringSubmatch(name); m != nil {
-		vals, err := pooledOf(p, name, m[1], m[2], o)
+		vals, err := pooledOf(p, name, m[1], m[2], m[5], o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
@@ -310,9 +320,13 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		if err := knownMetric(p, base); err != nil {
 			return resultset.Summary{}, err
 		}
+		all, err := pointValues(p, base)
+		if err != nil {
+			return resultset.Summary{}, err
+		}
 		var vals []float64
-		for _, r := range p.Runs {
-			if v := runMetric(r, base); !math.IsNaN(v) {
+		for _, v := range all {
+			if !math.IsNaN(v) {
 				vals = append(vals, v)
 			}
 		}
@@ -348,24 +362,42 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		if err := knownMetric(p, b); err != nil {
 			return resultset.Summary{}, err
 		}
+		as, err := pointValues(p, a)
+		if err != nil {
+			return resultset.Summary{}, err
+		}
+		bs, err := pointValues(p, b)
+		if err != nil {
+			return resultset.Summary{}, err
+		}
 		var vals []float64
-		for _, r := range p.Runs {
-			vals = append(vals, runMetric(r, a)/runMetric(r, b))
+		for i := range as {
+			vals = append(vals, as[i]/bs[i])
 		}
 		return resultset.Summarise(vals), nil
 	}
 	if err := knownMetric(p, name); err != nil {
 		return resultset.Summary{}, err
 	}
-	return metric(p, name), nil
+	vals, err := pointValues(p, name)
+	if err != nil {
+		return resultset.Summary{}, err
+	}
+	return resultset.Summarise(vals), nil
 }
 
 // pooledOf are the times of source src's messages of every repetition
 // of the point, sorted (failed ones +Inf, last), for the metric name,
-// which asks for times of kind ("mct" or "response").
-func pooledOf(p *Point, name, src, kind string, o Options) ([]float64, error) {
+// which asks for times of kind ("mct" or "response"); with from (a
+// duration, durationPattern; "" for none) only those of the messages
+// created at or after it.
+func pooledOf(p *Point, name, src, kind, from string, o Options) ([]float64, error) {
 	o.Source = src
-	vals, s, err := PooledTimes(p, o)
+	fromMS := math.Inf(-1)
+	if from != "" {
+		fromMS = msOf(from)
+	}
+	vals, s, err := pooledTimesFrom(p, o, fromMS)
 	if err != nil {
 		return nil, err
 	}
@@ -384,19 +416,41 @@ func timeColumn(kind string) string {
 	return "mct_ms"
 }
 
-// runMetric is a headline metric of one run, NaN when it has none.
-func runMetric(r *Run, name string) float64 {
+// runMetric is a headline metric or a fact of one run (runfacts.go),
+// NaN when it has none.
+func runMetric(r *Run, name string) (float64, error) {
 	for _, m := range r.metrics() {
 		if m.Name == name {
-			return m.Value
+			return m.Value, nil
 		}
 	}
-	return math.NaN()
+	if v, ok, err := r.fileFact(name); ok {
+		return v, err
+	}
+	return math.NaN(), nil
+}
+
+// pointValues are a headline metric or fact of each run of the point,
+// in the order of its runs.
+func pointValues(p *Point, name string) ([]float64, error) {
+	var vals []float64
+	for _, r := range p.Runs {
+		v, err := runMetric(r, name)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+	return vals, nil
 }
 
 // knownMetric says whether the point's first run has the headline
-// metric name, and if not which it has.
+// metric or fact name (a fact of its other files, fileFacts, by the
+// form of its name), and if not which it has.
 func knownMetric(p *Point, name string) error {
+	if isFileFact(name) {
+		return nil
+	}
 	var names []string
 	for _, m := range p.Runs[0].metrics() {
 		if m.Name == name {
@@ -404,7 +458,7 @@ func knownMetric(p *Point, name string) error {
 		}
 		names = append(names, m.Name)
 	}
-	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms)",
+	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms, each with _from_5s for the messages from 5 s on; path.ID.server.sent_percent_from_Xs; path.ID.trace_down_capacity_mbps)",
 		name, p.Runs[0].Dir, strings.Join(names, ", "))
 }
 
@@ -433,12 +487,20 @@ func ratioCell(p, base *Point, name string) (string, []string, error) {
 	if err := knownMetric(p, name); err != nil {
 		return "", nil, err
 	}
-	ratio := float64(metric(p, name).Mean) / float64(metric(base, name).Mean)
+	pv, err := pointValues(p, name)
+	if err != nil {
+		return "", nil, err
+	}
+	bv, err := pointValues(base, name)
+	if err != nil {
+		return "", nil, err
+	}
+	ratio := float64(resultset.Summarise(pv).Mean) / float64(resultset.Summarise(bv).Mean)
 	var pairs []float64
-	for _, r := range p.Runs {
-		for _, b := range base.Runs {
+	for i, r := range p.Runs {
+		for j, b := range base.Runs {
 			if b.Summary.Repetition == r.Summary.Repetition {
-				pairs = append(pairs, runMetric(r, name)/runMetric(b, name))
+				pairs = append(pairs, pv[i]/bv[j])
 			}
 		}
 	}

@@ -18,10 +18,8 @@ import (
 // server's throughput 20, 22, 24 Mbit/s, mean 22 ± 4.97; path 0's growth
 // 1133.333 ± 379.458).
 func TestMetricsTable(t *testing.T) {
-	reps := threeReps()
+	reps := tenTimes()
 	for i := range reps {
-		// s1's times: 10, 20, ..., 100 ms and one failed in each run.
-		reps[i].times = []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
 		reps[i].competitors = []trafficgen.CompetitorSummary{{Name: "c", GoodputMbps: reps[i].total / 2}}
 	}
 	points := loadFixtures(t, reps...)
@@ -106,6 +104,16 @@ func TestMetricsTable(t *testing.T) {
 	if _, err := Draw("metrics", points, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a table") {
 		t.Errorf("drawing the metrics table: %v", err)
 	}
+}
+
+// tenTimes are threeReps with s1's times 10, 20, ..., 100 ms in each
+// run (created at 100, 150, ..., 550 ms).
+func tenTimes() []fixture {
+	reps := threeReps()
+	for i := range reps {
+		reps[i].times = []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+	}
+	return reps
 }
 
 // TestMetricsTableSaysHowManyRuns: a metric some runs lack (a competitor

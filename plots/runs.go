@@ -24,8 +24,10 @@ type Run struct {
 	config   *experiment.Experiment
 	messages []Message
 	// facts are the run's facts besides its headline metrics
-	// (runfacts.go), read when first asked for.
-	facts []resultset.Metric
+	// (runfacts.go), read when first asked for; fileFactValues those
+	// read from its other files (fileFacts), by name, once asked for.
+	facts          []resultset.Metric
+	fileFactValues map[string]float64
 }
 
 // Point is one grid point of an experiment: its runs are the repetitions

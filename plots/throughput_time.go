@@ -25,6 +25,8 @@ type ThroughputRow struct {
 	PathID int64
 	Class  string
 	Mbps   float64
+	// Bytes is the bin's bytes (NaN in a file without the column).
+	Bytes float64
 }
 
 // Throughput reads the run's throughput.csv.
@@ -35,8 +37,13 @@ func (r *Run) Throughput() ([]ThroughputRow, error) {
 func readThroughput(rd io.Reader) ([]ThroughputRow, error) {
 	need := []string{"time_ms", "what", "sender", "path_id", "class", "mbps"}
 	return readCSV(rd, need, func(rec []string, col map[string]int, line int) (ThroughputRow, error) {
-		row := ThroughputRow{What: rec[col["what"]], Sender: rec[col["sender"]], Class: rec[col["class"]], PathID: -1}
+		row := ThroughputRow{What: rec[col["what"]], Sender: rec[col["sender"]], Class: rec[col["class"]], PathID: -1, Bytes: math.NaN()}
 		var err error
+		if c, ok := col["bytes"]; ok {
+			if row.Bytes, err = strconv.ParseFloat(rec[c], 64); err != nil {
+				return row, fmt.Errorf("line %d: %w", line, err)
+			}
+		}
 		if row.Time, err = strconv.ParseFloat(rec[col["time_ms"]], 64); err != nil {
 			return row, fmt.Errorf("line %d: %w", line, err)
 		}

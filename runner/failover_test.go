@@ -19,13 +19,14 @@ import (
 // least 20 % of its stream bytes after 17 s on path 0 (it came back); the
 // server (and the client if it notices) reports path 0 failed within the
 // detection bound after 10 s and recovered within the probes' largest
-// interval after 15 s. It logs the
-// numbers of docs/results/path-failure.md's "Path failure and handover" (go test
-// ./runner/ -run TestFailover -v), and those of the same runs with
-// the detection off (transport.path_failure = false), which it only
-// checks for the absence of path events, and cwr and cwr-red with
+// interval after 15 s. It also runs them with the detection off
+// (transport.path_failure = false), which it only checks for the absence
+// of path events, and cwr and cwr-red with
 // transport.scheduler_options.skip_held_back = true, for which it checks
-// cwr-red's MCT p99 from 5 s on (under 40 ms).
+// cwr-red's MCT p99 from 5 s on (under 40 ms). These are the runs of
+// docs/results/path-failure.md's table failover.md, which its Reproduce
+// box makes with mpq run and mpq plot; the test logs their numbers too
+// (go test ./runner/ -run TestFailover -v).
 func TestFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six 30 s simulated runs")
