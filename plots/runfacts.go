@@ -56,6 +56,10 @@ import (
 //     stream bytes E sent on every path in the bins of throughput.csv
 //     that start at or after X and before the end of the window, the
 //     share path ID carried, in percent; NaN when E sent none then;
+//   - path.ID.E.cwnd_mean_kb_from_X: end E's congestion window of path
+//     ID in paths.csv averaged over time from X to the end of the window
+//     (each sample holding until the next; the kernel's from tcp_info),
+//     in kB; NaN without samples then;
 //   - path.ID.trace_down_capacity_mbps and path.ID.trace_up_capacity_mbps:
 //     the delivery opportunities of the direction's trace (trace_down:
 //     server to client) at times in [0, duration) of the run (the trace
@@ -221,6 +225,7 @@ var fileFacts = []struct {
 }{
 	{regexp.MustCompile(`^path\.([0-9]+)\.(server|client)\.sent_percent_from_(` + durationPattern + `)$`), sentPercentFrom},
 	{regexp.MustCompile(`^path\.([0-9]+)\.trace_(down|up)_capacity_mbps$`), traceCapacity},
+	{regexp.MustCompile(`^path\.([0-9]+)\.(server|client)\.cwnd_mean_kb_from_(` + durationPattern + `)$`), cwndMeanFrom},
 }
 
 // isFileFact says whether name is the name of a fileFact.
@@ -293,6 +298,40 @@ func sentPercentFrom(r *Run, m []string) (float64, error) {
 		return math.NaN(), nil
 	}
 	return 100 * path / all, nil
+}
+
+// cwndMeanFrom is path.ID.E.cwnd_mean_kb_from_X: from paths.csv, end
+// E's congestion window of path ID averaged over time from X to the end
+// of the window (each sample holding until the next), in kB (1000
+// bytes); NaN without a sample at or before the window's end.
+func cwndMeanFrom(r *Run, m []string) (float64, error) {
+	id, _ := strconv.ParseUint(m[1], 10, 64)
+	from, end := msOf(m[3]), 1000*r.Summary.DurationS
+	states, err := r.PathStates()
+	if err != nil {
+		return 0, err
+	}
+	var ss []PathState
+	for _, s := range states {
+		if s.PathID == id && s.Vantage == m[2] && s.Time < end {
+			ss = append(ss, s)
+		}
+	}
+	var sum, span float64
+	for i, s := range ss {
+		next := end
+		if i+1 < len(ss) {
+			next = ss[i+1].Time
+		}
+		if lo := max(s.Time, from); next > lo {
+			sum += s.Cwnd * (next - lo)
+			span += next - lo
+		}
+	}
+	if span == 0 {
+		return math.NaN(), nil
+	}
+	return sum / span / 1e3, nil
 }
 
 // traceCapacity is path.ID.trace_D_capacity_mbps: what the trace of the

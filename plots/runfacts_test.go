@@ -141,6 +141,25 @@ func TestSentPercentFrom(t *testing.T) {
 	}
 }
 
+// TestCwndMeanFrom: path.ID.E.cwnd_mean_kb_from_X weighs each sample of
+// paths.csv by the time until the next, from X to the end of the window
+// (10 s), leaving out samples after it.
+func TestCwndMeanFrom(t *testing.T) {
+	f := fixture{sched: "cwr", times: []float64{25}, paths: "" +
+		"0.000,server,0,10000,0,,50,50,50,slow_start\n" +
+		"0.000,client,0,5000,0,,50,50,50,slow_start\n" +
+		"4000.000,server,0,20000,0,,50,50,50,congestion_avoidance\n" +
+		"8000.000,server,0,40000,0,,50,50,50,congestion_avoidance\n" +
+		"12000.000,server,0,99999,0,,50,50,50,congestion_avoidance\n"} // after the window
+	// From 5 s: 20 kB for 3 s, 40 kB for 2 s: 28 kB. From 0 s: 10 kB
+	// for 4 s, 20 for 4, 40 for 2: 20 kB. The client: 5 kB throughout.
+	md := metricsMD(t, loadFixtures(t, f), "", "path.0.server.cwnd_mean_kb_from_5s", "path.0.server.cwnd_mean_kb_from_0s",
+		"path.0.client.cwnd_mean_kb_from_2s", "path.1.server.cwnd_mean_kb_from_0s")
+	if want := "| cwr | 1 of 2 | 28.00 | 20.00 | 5.00 | – (0 of 1 runs) |\n"; !strings.Contains(md, want) {
+		t.Errorf("markdown:\n%s\nwant the row %q", md, want)
+	}
+}
+
 // TestTraceCapacity: path.ID.trace_down_capacity_mbps counts the trace's
 // opportunities in [0, duration), the trace repeating from time 0, 1500
 // bytes each.
