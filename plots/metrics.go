@@ -207,8 +207,16 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		head = append(head, shortKey(k))
 	}
 	t := &Table{MD: [][]string{append(slices.Clone(head), "runs")}, CSV: [][]string{append(slices.Clone(head), "runs")}}
+	// A metric's columns: every value's, but NAME/[VALUE] has none for
+	// VALUE itself, whose ratio to itself is 1.
+	columnsOf := func(m string) []string {
+		if rm := ratioMetric.FindStringSubmatch(m); rm != nil && slices.Contains(values, rm[2]) && len(values) > 1 {
+			return slices.DeleteFunc(slices.Clone(values), func(v string) bool { return v == rm[2] })
+		}
+		return values
+	}
 	for _, m := range o.Metrics {
-		for _, v := range values {
+		for _, v := range columnsOf(m) {
 			name := v
 			if len(o.Metrics) > 1 {
 				name = m + " " + v
@@ -232,7 +240,7 @@ func pivotMetrics(points []*Point, o Options) (*Table, error) {
 		}
 		md, cs = append(md, strings.Join(runs, ", ")), append(cs, strings.Join(nruns, " "))
 		for _, m := range o.Metrics {
-			for _, v := range values {
+			for _, v := range columnsOf(m) {
 				p := cells[cellKey(r, v)]
 				if p == nil {
 					md, cs = append(md, "–"), append(cs, "", "", "", "0")
