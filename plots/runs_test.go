@@ -188,6 +188,17 @@ func TestLoadSameHashOtherValues(t *testing.T) {
 	for i, v := range [][]string{{"transport.scheduler_options.careful_start=true"}, {"transport.scheduler_options.careful_start=false"}, nil} {
 		writeFixture(t, filepath.Join(dir, fmt.Sprint(i)), fixture{point: i, sched: "lowrtt", times: []float64{1}, baseSeed: 1, sha: "same", vary: v})
 	}
+	labels := loadLabels(t, dir)
+	want := []string{"scheduler_options.careful_start=true", "scheduler_options.careful_start=false", "scheduler_options.careful_start=(not set)"}
+	if !slices.Equal(labels, want) {
+		t.Fatalf("labels %q, want %q", labels, want)
+	}
+}
+
+// loadLabels loads the runs below dir and returns their points' default
+// labels.
+func loadLabels(t *testing.T, dir string) []string {
+	t.Helper()
 	points, err := Load([]string{dir})
 	if err != nil {
 		t.Fatal(err)
@@ -199,10 +210,7 @@ func TestLoadSameHashOtherValues(t *testing.T) {
 	for _, p := range points {
 		labels = append(labels, p.Label)
 	}
-	want := []string{"scheduler_options.careful_start=true", "scheduler_options.careful_start=false", "scheduler_options.careful_start=(not set)"}
-	if !slices.Equal(labels, want) {
-		t.Fatalf("labels %q, want %q", labels, want)
-	}
+	return labels
 }
 
 // TestLabelBackend: a point of the file's backend beside one of
@@ -219,17 +227,7 @@ func TestLabelBackend(t *testing.T) {
 		f.point = min(i, 2)
 		writeFixture(t, filepath.Join(dir, fmt.Sprint(i)), f)
 	}
-	points, err := Load([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := SetLabels(points, nil); err != nil {
-		t.Fatal(err)
-	}
-	var labels []string
-	for _, p := range points {
-		labels = append(labels, p.Label)
-	}
+	labels := loadLabels(t, dir)
 	want := []string{"backend=sim emulator=(not set)", "backend=loopback emulator=linkemu", "backend=netns emulator=forwarder", "backend=netns emulator=netem"}
 	if !slices.Equal(labels, want) {
 		t.Fatalf("labels %q, want %q", labels, want)
