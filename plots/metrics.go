@@ -346,17 +346,8 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 			pick = vals[0]
 		case ext == "max":
 			pick = vals[n-1]
-		case ext == "sd":
-			if n > 1 {
-				mean, ss := 0.0, 0.0
-				for _, v := range vals {
-					mean += v / float64(n)
-				}
-				for _, v := range vals {
-					ss += (v - mean) * (v - mean)
-				}
-				pick = math.Sqrt(ss / float64(n-1))
-			}
+		case ext == "sd": // n - 1 in the denominator; none below two runs
+			pick = float64(resultset.Summarise(vals).SD)
 		default: // the middle value, or the mean of the two middle ones
 			pick = (vals[(n-1)/2] + vals[n/2]) / 2
 		}
@@ -466,7 +457,7 @@ func knownMetric(p *Point, name string) error {
 		}
 		names = append(names, m.Name)
 	}
-	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms, each with _from_5s for the messages from 5 s on; path.ID.server.sent_percent_from_Xs; path.ID.trace_down_capacity_mbps)",
+	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms, each with _from_5s for the messages from 5 s on; path.ID.server.sent_percent_from_Xs; path.ID.server.cwnd_mean_kb_from_Xs; path.ID.trace_down_capacity_mbps)",
 		name, p.Runs[0].Dir, strings.Join(names, ", "))
 }
 
