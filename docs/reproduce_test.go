@@ -40,13 +40,14 @@ func reproduceLines(t *testing.T, page string) []string {
 var (
 	repeatFlag   = regexp.MustCompile(`\s--(repeat|parallel)\s+\d+`)
 	outFlag      = regexp.MustCompile(`\s--out\s+(\S+)`)
-	needsMachine = regexp.MustCompile(`^(sudo|deploy/|go test|MPQ_|go run \./cmd/mpq paper)|--backend netns`)
+	needsMachine = regexp.MustCompile(`^(sudo|deploy/|go test|MPQ_|go run \./cmd/mpq paper)|--backend netns|experiments/analysis/late_causes`)
 )
 
 // shorten returns a Reproduce line as the test runs it: mpq runs with
 // one repetition (and a sample of a long sweep's runs), or "" for a line
 // the test leaves to others (root, a VM, go test, mpq paper, which
-// TestPaper runs shortened). With short, a run also gets at most 1 s of
+// TestPaper runs shortened, and the qlog analysis of late messages, which
+// experiments/analysis/test_late_causes.py tests on a synthetic run). With short, a run also gets at most 1 s of
 // traffic (which renames its run directories: not for runs a plot line
 // reads one directory of).
 func shorten(line string, short bool) (cmd string, sharded bool) {

@@ -25,8 +25,81 @@ Per late message (first rule that holds):
              "window-after-loss" when a loss was declared on the server in
              the 100 ms before the message's generation, else "window-full"
   other      none of these
+
+usage: python3 experiments/analysis/late_causes.py --table [--mct] [--limit MS] [-o FILE] late-SCHED.log...
+
+tabulates the logs that experiments/analysis/late_causes.sh writes (the
+per-message lines on stderr of the classification above, one log per
+scheduler, named late-SCHED.log) as a Markdown table, a row per log: the
+late messages per cause ("N (M)": M of the N generated in the first two
+seconds), or with --mct their MCT per cause (median and largest, ms).
+Every line counts: a line the tabulation cannot read is an error, not a
+skip. With -o the table goes to FILE (written under a temporary name and
+renamed), else to stdout.
 """
-import csv, json, sys, os, glob, bisect, collections
+import csv, json, sys, os, glob, bisect, collections, re, statistics
+
+# The causes in the tables' order, and their column names.
+CAUSES = [('queue', 'queue'), ('flow-control', 'flow control'), ('window-after-loss', 'held back after a loss'),
+          ('window-full', 'held back, window full'), ('lost', 'lost'), ('other', 'other')]
+LOG_LINE = re.compile(r'^\S+ seq=\d+ created=[\d.]+ mct=([\d.]+) cause=([a-z-]+)( \(<2s\))?$')
+
+
+def tabulate(logs, limit, mct):
+    """The table of the logs (counts, or with mct the MCTs), as Markdown text."""
+    counts = ['| scheduler | late (> %g ms) | %s |' % (limit, ' | '.join(n for _, n in CAUSES)),
+              '|---|---|' + '---|' * len(CAUSES)]
+    mcts = ['| scheduler | %s |' % ' | '.join(n for _, n in CAUSES), '|---|' + '---|' * len(CAUSES)]
+    for path in logs:
+        name = os.path.basename(path)
+        if not (name.startswith('late-') and name.endswith('.log')):
+            sys.exit('%s: not a late-SCHED.log' % path)
+        sched = name[len('late-'):-len('.log')]
+        by = {c: [] for c, _ in CAUSES}  # cause -> [(mct, early)]
+        for i, line in enumerate(open(path), 1):
+            m = LOG_LINE.match(line.rstrip('\n'))
+            if not m or m.group(2) not in by:
+                sys.exit('%s:%d: not a late message line: %r' % (path, i, line.rstrip('\n')))
+            by[m.group(2)].append((float(m.group(1)), m.group(3) is not None))
+
+        def cell(v, total=False):
+            if not v:
+                return '0'
+            early = sum(e for _, e in v)
+            return '%d (%d in the first 2 s)' % (len(v), early) if total else '%d (%d)' % (len(v), early)
+
+        every = [x for c, _ in CAUSES for x in by[c]]
+        counts.append('| `%s` | %s | %s |' % (sched, cell(every, True), ' | '.join(cell(by[c]) for c, _ in CAUSES)))
+        mcts.append('| `%s` | %s |' % (sched, ' | '.join(
+            '%.1f (%.1f)' % (statistics.median(t for t, _ in by[c]), max(t for t, _ in by[c])) if by[c] else '–'
+            for c, _ in CAUSES)))
+    return '\n'.join(mcts if mct else counts) + '\n'
+
+
+if len(sys.argv) > 1 and sys.argv[1] == '--table':
+    args, limit, out, mct = sys.argv[2:], 27.9, None, False
+    while args and args[0] in ('--limit', '-o', '--mct'):
+        if args[0] == '--mct':
+            mct, args = True, args[1:]
+            continue
+        if len(args) < 2:
+            sys.exit('%s needs a value' % args[0])
+        if args[0] == '--limit':
+            limit = float(args[1])
+        else:
+            out = args[1]
+        args = args[2:]
+    if not args:
+        sys.exit(__doc__)
+    text = tabulate(args, limit, mct)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        tmp = out + '.tmp'
+        with open(tmp, 'w') as f:
+            f.write(text)
+        os.replace(tmp, out)
+    sys.exit()
 
 run = sys.argv[1]
 limit = float(sys.argv[2]) if len(sys.argv) > 2 else 27.9

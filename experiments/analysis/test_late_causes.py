@@ -121,5 +121,40 @@ class LateCausesTest(unittest.TestCase):
         self.assertIn('late 7 ', p.stdout)
 
 
+    def test_table(self):
+        # Two logs by hand: x has three late messages (one in the first two
+        # seconds) with MCTs 30, 40 and 50 ms, y has none but one lost.
+        lines = {'late-x.log': ['rep0 seq=1 created=100.0 mct=30.0 cause=queue (<2s)',
+                                'rep0 seq=5 created=3000.0 mct=50.0 cause=queue',
+                                'rep1 seq=9 created=4000.0 mct=40.0 cause=window-full'],
+                 'late-y.log': ['rep0 seq=2 created=5000.0 mct=80.0 cause=lost']}
+        with tempfile.TemporaryDirectory() as d:
+            logs = []
+            for name, ls in lines.items():
+                logs.append(os.path.join(d, name))
+                with open(logs[-1], 'w') as f:
+                    f.write(''.join(l + '\n' for l in ls))
+            script = os.path.join(HERE, 'late_causes.py')
+            counts = subprocess.run([sys.executable, script, '--table'] + logs,
+                                    capture_output=True, text=True, check=True).stdout.splitlines()
+            out = os.path.join(d, 'mct.md')
+            subprocess.run([sys.executable, script, '--table', '--mct', '-o', out] + logs, check=True)
+            mct = open(out).read().splitlines()
+            with open(logs[1], 'a') as f:
+                f.write('rep0 seq=3 created=1.0 mct=99.0 cause=unknown\n')
+            bad = subprocess.run([sys.executable, script, '--table'] + logs, capture_output=True, text=True)
+        self.assertEqual(counts[0], '| scheduler | late (> 27.9 ms) | queue | flow control | held back after a loss '
+                                    '| held back, window full | lost | other |')
+        # queue: 2, one early; window full: 1; the late column 3 (1 early).
+        self.assertEqual(counts[2], '| `x` | 3 (1 in the first 2 s) | 2 (1) | 0 | 0 | 1 (0) | 0 | 0 |')
+        self.assertEqual(counts[3], '| `y` | 1 (0 in the first 2 s) | 0 | 0 | 0 | 0 | 1 (0) | 0 |')
+        # queue's MCTs 30 and 50: median 40.0, largest 50.0.
+        self.assertEqual(mct[2], '| `x` | 40.0 (50.0) | – | – | 40.0 (40.0) | – | – |')
+        self.assertEqual(mct[3], '| `y` | – | – | – | – | 80.0 (80.0) | – |')
+        # A line it cannot read stops it, naming the file and line.
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn('late-y.log:2:', bad.stderr)
+
+
 if __name__ == '__main__':
     unittest.main()
