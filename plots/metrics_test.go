@@ -77,26 +77,16 @@ func TestMetricsTable(t *testing.T) {
 		{name: "no such source", metrics: []string{"s9.pooled_mct_p99_ms"}, wantErr: "--source s9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := DefaultOptions()
-			o.Metrics = tc.metrics
-			tab, err := Tabulate("metrics", points, o)
-			if tc.wantErr != "" {
-				var ie *InputError
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ie) {
-					t.Fatalf("error %v, want an input error with %q", err, tc.wantErr)
-				}
+			md, csv, ok := metricsCase(t, points, tc.metrics, tc.wantErr)
+			if !ok {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			md := tableText(t, tab, "md")
 			for _, row := range tc.wantMD {
 				if !strings.Contains(md, row+"\n") {
 					t.Errorf("markdown lacks %q:\n%s", row, md)
 				}
 			}
-			if csv := tableText(t, tab, "csv"); tc.wantCSV != "" && !strings.HasPrefix(csv, tc.wantCSV) {
+			if tc.wantCSV != "" && !strings.HasPrefix(csv, tc.wantCSV) {
 				t.Errorf("csv:\n%s\nwant it to start with:\n%s", csv, tc.wantCSV)
 			}
 		})
@@ -104,6 +94,27 @@ func TestMetricsTable(t *testing.T) {
 	if _, err := Draw("metrics", points, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a table") {
 		t.Errorf("drawing the metrics table: %v", err)
 	}
+}
+
+// metricsCase tabulates the metrics of the points: with wantErr, it
+// checks that they fail with an input error saying so and returns
+// false; else the table's Markdown and CSV.
+func metricsCase(t *testing.T, points []*Point, metrics []string, wantErr string) (md, csv string, ok bool) {
+	t.Helper()
+	o := DefaultOptions()
+	o.Metrics = metrics
+	tab, err := Tabulate("metrics", points, o)
+	if wantErr != "" {
+		var ie *InputError
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !errors.As(err, &ie) {
+			t.Fatalf("error %v, want an input error with %q", err, wantErr)
+		}
+		return "", "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tableText(t, tab, "md"), tableText(t, tab, "csv"), true
 }
 
 // tenTimes are threeReps with s1's times 10, 20, ..., 100 ms in each
@@ -359,19 +370,7 @@ func TestMetricsPerRepetition(t *testing.T) {
 		{name: "an unknown metric per run", metrics: []string{"goodput_mbps@reps"}, wantErr: "--metric goodput_mbps: no such metric"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := DefaultOptions()
-			o.Metrics = tc.metrics
-			tab, err := Tabulate("metrics", points, o)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if md := tableText(t, tab, "md"); !strings.Contains(md, tc.wantMD+"\n") {
+			if md, _, ok := metricsCase(t, points, tc.metrics, tc.wantErr); ok && !strings.Contains(md, tc.wantMD+"\n") {
 				t.Errorf("markdown lacks %q:\n%s", tc.wantMD, md)
 			}
 		})
