@@ -55,12 +55,12 @@ func NewCCDF(vals []float64) CCDF {
 // message that did not complete). Messages of the warm-up
 // (output.warmup) are left out, as in summary.json.
 func PooledTimes(p *Point, o Options) ([]float64, *trafficgen.SourceSummary, error) {
-	return pooledTimesFrom(p, o, math.Inf(-1))
+	return pooledTimesWithin(p, o, math.Inf(-1), math.Inf(1))
 }
 
-// pooledTimesFrom is PooledTimes of the messages created at or after
-// from (ms since the experiment's time zero) only.
-func pooledTimesFrom(p *Point, o Options, from float64) ([]float64, *trafficgen.SourceSummary, error) {
+// pooledTimesWithin is PooledTimes of the messages created at or after
+// from and before before (ms since the experiment's time zero) only.
+func pooledTimesWithin(p *Point, o Options, from, before float64) ([]float64, *trafficgen.SourceSummary, error) {
 	src, err := o.pointSource(p)
 	if err != nil {
 		return nil, nil, err
@@ -72,7 +72,7 @@ func pooledTimesFrom(p *Point, o Options, from float64) ([]float64, *trafficgen.
 			return nil, nil, err
 		}
 		for _, m := range ms {
-			if m.Source == src.Name && !m.Warmup && m.Created >= from {
+			if m.Source == src.Name && !m.Warmup && m.Created >= from && m.Created < before {
 				vals = append(vals, timeOf(src.Kind, m))
 			}
 		}

@@ -16,12 +16,15 @@ import (
 // message times, as aggregate.csv names it: S.pooled_T_pQ_ms, T being
 // mct or response and Q 50, 90, 99 or 999; or their largest,
 // S.pooled_T_max_ms; each of the messages created from a time on with
-// _from_X (S.pooled_mct_p99_ms_from_5s).
-var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|(max|min))_ms` + fromSuffix + `$`)
+// _from_X (S.pooled_mct_p99_ms_from_5s), before a time with _before_X,
+// or both (windowSuffix).
+var pooledMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_(?:p(50|90|99|999)|(max|min))_ms` + windowSuffix + `$`)
 
-// fromSuffix is the optional end of a pooled metric's name that keeps
-// the messages created at or after a time: _from_5s.
-const fromSuffix = `(?:_from_(` + durationPattern + `))?`
+// windowSuffix is the optional end of a pooled metric's name that keeps
+// the messages created at or after a time, _from_5s, before a time,
+// _before_1s, or in between, _from_5s_before_10s: two groups, the
+// times or "".
+const windowSuffix = `(?:_from_(` + durationPattern + `))?(?:_before_(` + durationPattern + `))?`
 
 // ratioMetric matches a metric of a pivoted table relative to another
 // column: NAME/[VALUE], NAME's mean at a point over its mean at the
@@ -30,8 +33,12 @@ var ratioMetric = regexp.MustCompile(`^(.+)/\[(.+)\]$`)
 
 // overMetric matches the name of a count of a source's messages later
 // than a bound: S.pooled_T_over_Xms, X in ms (27.9, 40), with
-// fromSuffix.
-var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms` + fromSuffix + `$`)
+// windowSuffix.
+var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms` + windowSuffix + `$`)
+
+// underExt matches what follows the @ of NAME@under_X: X, a number in
+// NAME's unit.
+var underExt = regexp.MustCompile(`^under_([0-9]+(?:\.[0-9]+)?)$`)
 
 // MetricsTable is a table of chosen metrics per grid point (o.Metrics),
 // for a results page whose table no figure gives: a row per point, a
@@ -53,13 +60,21 @@ var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?
 //   - either of those two over the messages created at or after a time
 //     X of the run (X a duration: 5s, 500ms) only, the name ending in
 //     _from_X: S.pooled_mct_p99_ms_from_5s, S.pooled_mct_over_40ms_from_5s;
+//     over those created before X, ending in _before_X
+//     (S.pooled_mct_over_40ms_before_1s); or from X and before Y,
+//     _from_X_before_Y;
 //   - A/B, two headline metrics: their ratio in each run, then its mean
 //     ± half its interval (a connection's goodput over a competitor's);
 //   - NAME@max, NAME@min or NAME@median, a headline metric: its
 //     largest, smallest or median value over the repetitions (the worst
 //     seed's p99; the median of an even number of runs is the mean of
 //     the two middle ones); NAME@sd its sample standard deviation over
-//     them (n - 1 in the denominator; none below two runs);
+//     them (n - 1 in the denominator; none below two runs); NAME@reps
+//     its value in each repetition, in the order of their seeds, in one
+//     cell; NAME@under_X how many repetitions have a value below X
+//     ("2 of 10", of those with a value). NAME may also be a pooled
+//     metric (a quantile, the largest, the smallest, a late count, with
+//     their windows), then of each repetition's own messages (perRun);
 //   - a fact of the runs besides runs.csv's (runfacts.go:
 //     transport.connections, emulator.late_max_ms, S.disruption_ms,
 //     path.ID.server.failed_after_ms, path.ID.server.sent_percent_from_X,
@@ -120,6 +135,9 @@ func csvColumns(name string) []string {
 // metricCell is a metric at a point: its Markdown cell and its CSV
 // columns (csvColumns).
 func metricCell(p *Point, m string, o Options) (string, []string, error) {
+	if base, ext, ok := strings.Cut(m, "@"); ok && (ext == "reps" || underExt.MatchString(ext)) {
+		return repsCell(p, base, ext, o)
+	}
 	s, err := pointMetric(p, m, o)
 	if err != nil {
 		return "", nil, err
@@ -293,7 +311,7 @@ func fixedBy(points []*Point, col, k string) bool {
 // quantile's interval is its order-statistic one (TailCI).
 func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 	if m := overMetric.FindStringSubmatch(name); m != nil {
-		vals, err := pooledOf(p, name, m[1], m[2], m[4], o)
+		vals, err := pooledOf(p, name, m[1], m[2], m[4], m[5], o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
@@ -302,7 +320,7 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 		return resultset.Summary{Mean: resultset.Value(trafficgen.Beyond(vals, bound)), CI95: [2]resultset.Value{nan, nan}, N: len(vals)}, nil
 	}
 	if m := pooledMetric.FindStringSubmatch(name); m != nil {
-		vals, err := pooledOf(p, name, m[1], m[2], m[5], o)
+		vals, err := pooledOf(p, name, m[1], m[2], m[5], m[6], o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
@@ -323,12 +341,9 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 	}
 	if base, ext, ok := strings.Cut(name, "@"); ok {
 		if ext != "max" && ext != "min" && ext != "median" && ext != "sd" {
-			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max, @min, @median or @sd", name, ext)
+			return resultset.Summary{}, inputErr("--metric %s: @%s: want @max, @min, @median, @sd, @reps or @under_X", name, ext)
 		}
-		if err := knownMetric(p, base); err != nil {
-			return resultset.Summary{}, err
-		}
-		all, err := pointValues(p, base)
+		all, err := perRun(p, base, o)
 		if err != nil {
 			return resultset.Summary{}, err
 		}
@@ -389,14 +404,17 @@ func pointMetric(p *Point, name string, o Options) (resultset.Summary, error) {
 // of the point, sorted (failed ones +Inf, last), for the metric name,
 // which asks for times of kind ("mct" or "response"); with from (a
 // duration, durationPattern; "" for none) only those of the messages
-// created at or after it.
-func pooledOf(p *Point, name, src, kind, from string, o Options) ([]float64, error) {
+// created at or after it, with before only those created before it.
+func pooledOf(p *Point, name, src, kind, from, before string, o Options) ([]float64, error) {
 	o.Source = src
-	fromMS := math.Inf(-1)
+	fromMS, beforeMS := math.Inf(-1), math.Inf(1)
 	if from != "" {
 		fromMS = msOf(from)
 	}
-	vals, s, err := pooledTimesFrom(p, o, fromMS)
+	if before != "" {
+		beforeMS = msOf(before)
+	}
+	vals, s, err := pooledTimesWithin(p, o, fromMS, beforeMS)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +423,76 @@ func pooledOf(p *Point, name, src, kind, from string, o Options) ([]float64, err
 	}
 	slices.Sort(vals)
 	return vals, nil
+}
+
+// perRun is a metric of each run of the point alone, in the order of
+// its runs (their repetitions', the order of their seeds): a headline
+// metric or fact (pointValues), or a pooled metric (pooledMetric,
+// overMetric) of the run's own messages; NaN where a run has none.
+func perRun(p *Point, name string, o Options) ([]float64, error) {
+	if !pooledMetric.MatchString(name) && !overMetric.MatchString(name) {
+		if err := knownMetric(p, name); err != nil {
+			return nil, err
+		}
+		return pointValues(p, name)
+	}
+	var vals []float64
+	for _, r := range p.Runs {
+		one := *p
+		one.Runs = []*Run{r}
+		s, err := pointMetric(&one, name, o)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, float64(s.Mean))
+	}
+	return vals, nil
+}
+
+// repsCell is the cell of NAME@reps or NAME@under_X (base being NAME,
+// ext what follows the @): the runs' values in the order of their
+// seeds, a late count without decimals, a pooled time with one, other
+// metrics with the decimals of the largest (precisionOf), "–" for a
+// run without one; or how many runs have a value below X, "k of n" of
+// the n with a value. The CSV has the values, space-separated, or the
+// count, and the runs counted.
+func repsCell(p *Point, base, ext string, o Options) (string, []string, error) {
+	vals, err := perRun(p, base, o)
+	if err != nil {
+		return "", nil, err
+	}
+	if m := underExt.FindStringSubmatch(ext); m != nil {
+		bound, _ := strconv.ParseFloat(m[1], 64)
+		k, n := 0, 0
+		for _, v := range vals {
+			if !math.IsNaN(v) {
+				n++
+				if v < bound {
+					k++
+				}
+			}
+		}
+		return fmt.Sprintf("%d of %d", k, n), []string{strconv.Itoa(k), "", "", strconv.Itoa(n)}, nil
+	}
+	prec := 0
+	switch {
+	case overMetric.MatchString(base):
+	case pooledMetric.MatchString(base):
+		prec = 1
+	default:
+		largest := 0.0
+		for _, v := range vals {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				largest = math.Max(largest, math.Abs(v))
+			}
+		}
+		prec = precisionOf(largest)
+	}
+	md, cs := make([]string, len(vals)), make([]string, len(vals))
+	for i, v := range vals {
+		md[i], cs[i] = FormatNumber(v, prec), trafficgen.FormatCSV(v)
+	}
+	return strings.Join(md, " "), []string{strings.Join(cs, " "), "", "", strconv.Itoa(len(vals))}, nil
 }
 
 // timeColumn is the messages.csv column a source's times come from.
@@ -457,7 +545,7 @@ func knownMetric(p *Point, name string) error {
 		}
 		names = append(names, m.Name)
 	}
-	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms, each with _from_5s for the messages from 5 s on; path.ID.server.sent_percent_from_Xs; path.ID.server.cwnd_mean_kb_from_Xs; path.ID.trace_down_capacity_mbps)",
+	return inputErr("--metric %s: no such metric in %s (it has %s, and S.pooled_mct_p99_ms or _response_ for a source S's pooled times, p50, p90, p99 or p999, and S.pooled_mct_over_Xms for those over X ms, each with _from_5s for the messages from 5 s on or _before_1s for those before 1 s; path.ID.server.sent_percent_from_Xs; path.ID.server.cwnd_mean_kb_from_Xs; path.ID.trace_down_capacity_mbps)",
 		name, p.Runs[0].Dir, strings.Join(names, ", "))
 }
 

@@ -68,7 +68,7 @@ func TestMetricsTable(t *testing.T) {
 			// 1000, 1100, 1300: mean 1133.3, (17777.8 + 1111.1 +
 			// 27777.8) / 2 = 23333.3, sd 152.75.
 			wantMD: []string{"| cwr-red | 3 | 2.00 | 152.8 |"}},
-		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max, @min, @median or @sd"},
+		{name: "neither max nor min", metrics: []string{"throughput_server_mbps@p50"}, wantErr: "want @max, @min, @median, @sd, @reps or @under_X"},
 		{name: "no metric", wantErr: "name the columns with --metric"},
 		{name: "unknown metric", metrics: []string{"goodput_mbps"}, wantErr: "--metric goodput_mbps: no such metric"},
 		{name: "unknown half of a ratio", metrics: []string{"throughput_server_mbps/x"}, wantErr: "--metric x: no such metric"},
@@ -77,26 +77,16 @@ func TestMetricsTable(t *testing.T) {
 		{name: "no such source", metrics: []string{"s9.pooled_mct_p99_ms"}, wantErr: "--source s9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := DefaultOptions()
-			o.Metrics = tc.metrics
-			tab, err := Tabulate("metrics", points, o)
-			if tc.wantErr != "" {
-				var ie *InputError
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ie) {
-					t.Fatalf("error %v, want an input error with %q", err, tc.wantErr)
-				}
+			md, csv, ok := metricsCase(t, points, tc.metrics, tc.wantErr)
+			if !ok {
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			md := tableText(t, tab, "md")
 			for _, row := range tc.wantMD {
 				if !strings.Contains(md, row+"\n") {
 					t.Errorf("markdown lacks %q:\n%s", row, md)
 				}
 			}
-			if csv := tableText(t, tab, "csv"); tc.wantCSV != "" && !strings.HasPrefix(csv, tc.wantCSV) {
+			if tc.wantCSV != "" && !strings.HasPrefix(csv, tc.wantCSV) {
 				t.Errorf("csv:\n%s\nwant it to start with:\n%s", csv, tc.wantCSV)
 			}
 		})
@@ -104,6 +94,27 @@ func TestMetricsTable(t *testing.T) {
 	if _, err := Draw("metrics", points, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "is a table") {
 		t.Errorf("drawing the metrics table: %v", err)
 	}
+}
+
+// metricsCase tabulates the metrics of the points: with wantErr, it
+// checks that they fail with an input error saying so and returns
+// false; else the table's Markdown and CSV.
+func metricsCase(t *testing.T, points []*Point, metrics []string, wantErr string) (md, csv string, ok bool) {
+	t.Helper()
+	o := DefaultOptions()
+	o.Metrics = metrics
+	tab, err := Tabulate("metrics", points, o)
+	if wantErr != "" {
+		var ie *InputError
+		if err == nil || !strings.Contains(err.Error(), wantErr) || !errors.As(err, &ie) {
+			t.Fatalf("error %v, want an input error with %q", err, wantErr)
+		}
+		return "", "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tableText(t, tab, "md"), tableText(t, tab, "csv"), true
 }
 
 // tenTimes are threeReps with s1's times 10, 20, ..., 100 ms in each
@@ -305,5 +316,88 @@ func TestRunFacts(t *testing.T) {
 		if !math.IsNaN(m.Value) {
 			t.Errorf("simulator run: %s = %v, want NaN", m.Name, m.Value)
 		}
+	}
+}
+
+// perRepFixtures are three runs of cwr-red, written last first: s1's
+// times (created at 100, 150, 200, 250 and 300 ms) are 10, 50, 20, 60,
+// 30 ms in rep0; 45, 15, 70, 25, 35 in rep1; 5, 10, failed (+Inf), 20,
+// 100 in rep2; the server's throughput 20, 22.5 and 24 Mbit/s; a
+// competitor c of 10 Mbit/s in rep0 and rep1 only.
+func perRepFixtures() []fixture {
+	times := [][]float64{{10, 50, 20, 60, 30}, {45, 15, 70, 25, 35}, {5, 10, math.Inf(1), 20, 100}}
+	totals := []float64{20, 22.5, 24}
+	var fs []fixture
+	for rep := 2; rep >= 0; rep-- {
+		f := fixture{rep: rep, sched: "cwr-red", times: times[rep], total: totals[rep], prio: 1.6}
+		if rep < 2 {
+			f.competitors = []trafficgen.CompetitorSummary{{Name: "c", GoodputMbps: 10}}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// TestMetricsPerRepetition: NAME@reps lists a metric of each run in
+// the order of the runs' seeds, NAME@under_X counts the runs below X,
+// and both (and @max) take a pooled metric of each run's own messages
+// (perRepFixtures; nearest rank of five times: the third).
+func TestMetricsPerRepetition(t *testing.T) {
+	points := loadFixtures(t, perRepFixtures()...)
+	for _, tc := range []struct {
+		name    string
+		metrics []string
+		wantMD  string // the row of cwr-red
+		wantErr string
+	}{
+		{name: "largest and median of each run", metrics: []string{"s1.pooled_mct_max_ms@reps", "s1.pooled_mct_p50_ms@reps"},
+			// rep0 sorted 10 20 30 50 60, rep1 15 25 35 45 70, rep2
+			// 5 10 20 100 +Inf.
+			wantMD: "| cwr-red | 3 | 60.0 70.0 +Inf | 30.0 35.0 20.0 |"},
+		{name: "late messages of each run", metrics: []string{"s1.pooled_mct_over_25ms@reps"},
+			// 50 60 30; 45 70 35 (25 is not over 25); +Inf 100.
+			wantMD: "| cwr-red | 3 | 3 3 2 |"},
+		{name: "a headline metric and a fact of each run", metrics: []string{"throughput_server_mbps@reps", "competitor.c.goodput_mbps@reps"},
+			wantMD: "| cwr-red | 3 | 20.00 22.50 24.00 | 10.00 10.00 – |"},
+		{name: "runs under a bound", metrics: []string{"s1.pooled_mct_p50_ms@under_30", "throughput_server_mbps@under_22.5", "competitor.c.goodput_mbps@under_11", "s1.pooled_mct_max_ms@under_1000"},
+			// 30, 35, 20: one below 30 (30 is not); 20 of 20, 22.5,
+			// 24; the competitor in two runs; +Inf is no time under
+			// 1000.
+			wantMD: "| cwr-red | 3 | 1 of 3 | 1 of 3 | 2 of 2 | 2 of 3 |"},
+		{name: "the largest of a pooled metric per run", metrics: []string{"s1.pooled_mct_p50_ms@max", "s1.pooled_mct_over_25ms@min"},
+			wantMD: "| cwr-red | 3 | 35.00 | 2.00 |"},
+		{name: "an unknown extension", metrics: []string{"s1.pooled_mct_p50_ms@p90"}, wantErr: "want @max, @min, @median, @sd, @reps or @under_X"},
+		{name: "an unknown metric per run", metrics: []string{"goodput_mbps@reps"}, wantErr: "--metric goodput_mbps: no such metric"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if md, _, ok := metricsCase(t, points, tc.metrics, tc.wantErr); ok && !strings.Contains(md, tc.wantMD+"\n") {
+				t.Errorf("markdown lacks %q:\n%s", tc.wantMD, md)
+			}
+		})
+	}
+	o := DefaultOptions()
+	o.Metrics = []string{"s1.pooled_mct_p50_ms@reps", "s1.pooled_mct_p50_ms@under_30"}
+	tab, err := Tabulate("metrics", points, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if csv := tableText(t, tab, "csv"); !strings.Contains(csv, "\ncwr-red,3,30.000 35.000 20.000,,,3,1,,,3\n") {
+		t.Errorf("csv:\n%s", csv)
+	}
+}
+
+// TestMetricsBefore: _before_X keeps the messages created before X,
+// _from_X_before_Y those from X on and before Y (perRepFixtures).
+func TestMetricsBefore(t *testing.T) {
+	points := loadFixtures(t, perRepFixtures()...)
+	md := metricsMD(t, points, "",
+		"s1.pooled_mct_over_25ms_before_200ms@reps",            // 10 50; 45 15; 5 10
+		"s1.pooled_mct_over_25ms_from_200ms@reps",              // 20 60 30; 70 25 35; +Inf 20 100
+		"s1.pooled_mct_over_25ms_before_200ms",                 // the three runs' together: 1 + 1 + 0
+		"s1.pooled_mct_max_ms_before_200ms",                    // 10 50 45 15 5 10
+		"s1.pooled_mct_over_25ms_from_150ms_before_250ms@reps", // 50 20; 15 70; 10 +Inf
+	)
+	if want := "| cwr-red | 3 | 1 1 0 | 2 2 2 | 2 | 50.0 | 1 1 1 |\n"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
 	}
 }
