@@ -321,6 +321,7 @@ func parseDocument(file string, data []byte) (*document, error) {
 func (d *document) indexLines(data []byte) {
 	p := unstable.Parser{}
 	p.Reset(data)
+	nl := newlines(data)
 	var table []string
 	// arrays counts the elements of top-level arrays of tables by name,
 	// counts those of every array by its indexed path ("path.1.change"),
@@ -350,7 +351,7 @@ func (d *document) indexLines(data []byte) {
 				counts[n]++
 				arrays[strings.Join(name, ".")]++
 			}
-			line := lineOf(&p, e)
+			line := lineOf(nl, e)
 			d.lines[strings.Join(table, ".")] = line
 			// A header also defines the tables it names that no header
 			// of their own defined ("path" of a [[path.change]] without
@@ -367,7 +368,7 @@ func (d *document) indexLines(data []byte) {
 			for it.Next() {
 				parts = append(parts, string(it.Node().Data))
 			}
-			line := lineOf(&p, e)
+			line := lineOf(nl, e)
 			if len(table) == 1 && table[0] == "sweep" {
 				// Sweep keys are dotted paths in quotes.
 				d.lines["sweep["+strings.Join(parts, ".")+"]"] = line
@@ -380,20 +381,29 @@ func (d *document) indexLines(data []byte) {
 }
 
 // lineOf is the line a node's key starts on.
-func lineOf(p *unstable.Parser, n *unstable.Node) int {
-	if n.Kind == unstable.KeyValue {
-		it := n.Key()
-		if it.Next() {
-			return p.Shape(it.Node().Raw).Start.Line
+func lineOf(nl []int, n *unstable.Node) int {
+	r := n.Raw
+	if n.Kind == unstable.KeyValue || n.Kind == unstable.Table || n.Kind == unstable.ArrayTable {
+		if it := n.Key(); it.Next() {
+			r = it.Node().Raw
 		}
 	}
-	if n.Kind == unstable.Table || n.Kind == unstable.ArrayTable {
-		it := n.Key()
-		if it.Next() {
-			return p.Shape(it.Node().Raw).Start.Line
+	// The line is one more than the newlines before the node's first
+	// byte (the parser's Shape counts them from the start of the
+	// document every time: quadratic in a file of thousands of lines).
+	line, _ := slices.BinarySearch(nl, int(r.Offset))
+	return line + 1
+}
+
+// newlines is the offsets of data's newline bytes, in order.
+func newlines(data []byte) []int {
+	var nl []int
+	for i, b := range data {
+		if b == '\n' {
+			nl = append(nl, i)
 		}
 	}
-	return p.Shape(n.Raw).Start.Line
+	return nl
 }
 
 // clone deep-copies the document's values (lines are shared).
