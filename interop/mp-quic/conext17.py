@@ -33,6 +33,12 @@ aggregation benefit can be set beside mpq's on the same entries.
       interval over scenario pairs (10,000 resamples, seed 1), the
       entries above 0 in one set only, and the entries left out: those of
       one set only, and those without a benefit in either
+  conext17.py ratios [--response] RUNS_A RUNS_B
+      per mode (single, multi), A's download time over B's on the entries
+      both completed: the entries, and the median and the 10th and 90th
+      percentiles of the ratios (nearest rank: the value of rank
+      ceil(q * n) among the n sorted ratios); downloads that failed in
+      either set are counted beside them, not in them
 
 Download time: from the client's start (before the handshake) to the last
 byte, as MPQUIC's client_benchmarker prints it. Each download makes one
@@ -337,6 +343,29 @@ def compare(a, b, resamples=10000, seed=1):
     return len(common), len(pairs), sa, sb, sa - sb, lo, hi, only_a, only_b
 
 
+def nearest_rank(xs, q):
+    """The nearest-rank q-quantile of xs: the value of rank ceil(q * n)
+    (at least 1) among the n sorted values."""
+    v = sorted(xs)
+    k = max(1, -(-int(round(q * 1000)) * len(v) // 1000))
+    return v[k - 1]
+
+
+def ratios(a, b):
+    """Per mode, the entries both completed, the median, 10th and 90th
+    percentiles of a's time over b's, and the entries failed in either."""
+    out = {}
+    for mode in ('single', 'multi'):
+        keys = sorted(k for k in a if k[1] == mode and k in b)
+        rs = [a[k] / b[k] for k in keys if a[k] and b[k]]
+        failed = sum(1 for k in keys if not a[k] or not b[k])
+        if rs:
+            out[mode] = (len(rs), nearest_rank(rs, 0.5), nearest_rank(rs, 0.1), nearest_rank(rs, 0.9), failed)
+        else:
+            out[mode] = (0, None, None, None, failed)
+    return out
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == 'sample' and len(argv) == 8:
         sample(argv[2], argv[3], float(argv[4]), int(argv[5]), int(argv[6]), argv[7])
@@ -374,6 +403,14 @@ def main(argv):
         print('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
         print(f'| {a} | {b} | {n} ({pairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} '
               f'| {only_b} | {unpaired}, {nobenefit} |')
+    elif len(argv) in (4, 5) and argv[1] == 'ratios' and (len(argv) == 4 or argv[2] == '--response'):
+        response = argv[2] == '--response'
+        a, b = argv[-2], argv[-1]
+        print('| A | B | mode | entries | A over B, median (10th-90th percentile) | failed in either |')
+        print('| --- | --- | --- | --- | --- | --- |')
+        for mode, (n, med, p10, p90, failed) in ratios(merged(a, response), merged(b, response)).items():
+            cell = f'{med:.2f} ({p10:.2f}-{p90:.2f})' if n else '–'
+            print(f'| {a} | {b} | {mode} | {n} | {cell} | {failed} |')
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -58,6 +58,28 @@ class TestCompare(unittest.TestCase):
         del b[('s002a', 'single')]  # s002a and s002b have no benefit then
         self.assertEqual(conext17.compare(a, b, resamples=10)[:4], (2, 1, 100.0, 50.0))
 
+    def test_ratios(self):
+        # Ten single path entries whose A/B ratios are 1.0, 1.1, ..., 1.9
+        # (A = 10 + i s, B = 10 s), one multipath entry, and one entry
+        # that failed in B.
+        a = {('s%03da' % i, 'single'): 10.0 + i for i in range(10)}
+        b = {('s%03da' % i, 'single'): 10.0 for i in range(10)}
+        a[('s100a', 'multi')], b[('s100a', 'multi')] = 3.0, 2.0
+        a[('s101a', 'multi')], b[('s101a', 'multi')] = 3.0, None
+        got = conext17.ratios(a, b)
+        # Nearest rank of 10: the median is rank 5 (1.4), the 10th
+        # percentile rank 1 (1.0), the 90th rank 9 (1.8).
+        n, med, p10, p90, failed = got['single']
+        self.assertEqual((n, failed), (10, 0))
+        self.assertAlmostEqual(med, 1.4)
+        self.assertAlmostEqual(p10, 1.0)
+        self.assertAlmostEqual(p90, 1.8)
+        # One completed multipath entry (1.5) and one failed beside it.
+        self.assertEqual(got['multi'], (1, 1.5, 1.5, 1.5, 1))
+        # Nearest rank of 3 values: the 10th percentile is the first, the
+        # median and the 90th the second and the third.
+        self.assertEqual([conext17.nearest_rank([3, 1, 2], q) for q in (0.1, 0.5, 0.9)], [1, 2, 3])
+
     def test_merged_and_cut(self):
         with tempfile.TemporaryDirectory() as d:
             for name, rows in [('x.csv', [('s001a', 'single', '4'), ('s001a', 'multi', '3')]),
