@@ -17,7 +17,7 @@ import (
 // plotOptions are plot's flags.
 type plotOptions struct {
 	out, kind, source, title, vantage, columns string
-	labels, where, metrics                     setFlags
+	labels, where, metrics, by                 setFlags
 	from, to                                   time.Duration
 }
 
@@ -35,7 +35,8 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
 	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
 	fs.Var(&o.metrics, "metric", "metrics: a column, `NAME` (repeatable): a headline metric of runs.csv (mean ± half its 95 % interval), S.pooled_mct_p99_ms (a source's pooled quantile) or A/B (their ratio per run)")
-	fs.StringVar(&o.columns, "columns", "", "metrics: a column per value of the varied `KEY` (path_scheduler, s1.size, ...) for each metric, a row per combination of the other varied values")
+	fs.StringVar(&o.columns, "columns", "", "metrics: a column per value of the varied `KEY` (path_scheduler, s1.size, ...) for each metric, a row per combination of the other varied values; robustness-summary: a column per value, the points meeting the goal at >= 95 % of lowrtt's goodput of those there")
+	fs.Var(&o.by, "by", "robustness-summary: a line per scheduler and value of the varied `KEY` (repeatable), counting over the other varied keys' points")
 	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection `END` whose paths are shown, server or client (default: the source's sender)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlot(&o, args, stdout, stderr)
@@ -64,12 +65,15 @@ func runPlot(o *plotOptions, args []string, stdout, stderr io.Writer) int {
 	}
 	opts := plots.DefaultOptions()
 	opts.Source, opts.Title, opts.Vantage = o.source, o.title, o.vantage
-	opts.Metrics, opts.Columns = o.metrics, o.columns
+	opts.Metrics, opts.Columns, opts.By = o.metrics, o.columns, o.by
 	if len(o.metrics) > 0 && o.kind != "metrics" {
 		return usageErr("--metric is for --kind metrics, not %s", o.kind)
 	}
-	if o.columns != "" && o.kind != "metrics" {
-		return usageErr("--columns is for --kind metrics, not %s", o.kind)
+	if o.columns != "" && o.kind != "metrics" && o.kind != "robustness-summary" {
+		return usageErr("--columns is for --kind metrics or robustness-summary, not %s", o.kind)
+	}
+	if len(o.by) > 0 && o.kind != "robustness-summary" {
+		return usageErr("--by is for --kind robustness-summary, not %s", o.kind)
 	}
 	if o.from >= 0 {
 		opts.From = float64(o.from) / 1e6

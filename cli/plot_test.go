@@ -161,6 +161,8 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{res, "-o", out, "--where", "transport.path_scheduler=sr"}, "no run matches --where transport.path_scheduler=sr"},
 		{[]string{res, "-o", out, "--label", "rtt"}, "--label rtt: not a key the runs vary"},
 		{[]string{res, "-o", out, "--metric", "s1.mct_p99_ms"}, "--metric is for --kind metrics, not ccdf"},
+		{[]string{res, "-o", out, "--columns", "path_scheduler"}, "--columns is for --kind metrics or robustness-summary, not ccdf"},
+		{[]string{res, "-o", filepath.Join(dir, "t.md"), "--kind", "robustness", "--by", "shape"}, "--by is for --kind robustness-summary, not robustness"},
 		{[]string{res, "-o", filepath.Join(dir, "t.md"), "--kind", "metrics"}, "name the columns with --metric NAME"},
 		{[]string{res, "-o", filepath.Join(dir, "t.md"), "--kind", "metrics", "--metric", "s1.p99"}, "--metric s1.p99: no such metric"},
 	} {

@@ -169,13 +169,7 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 // as columns (see MetricsTable).
 func pivotMetrics(points []*Point, o Options) (*Table, error) {
 	varied := append([]string{schedulerKey}, variedKeys(points)...)
-	col := ""
-	for _, k := range varied {
-		if k == o.Columns || strings.HasSuffix(k, "."+o.Columns) {
-			col = k
-			break
-		}
-	}
+	col := variedKey(points, o.Columns)
 	if col == "" {
 		return nil, inputErr("--columns %s: not a key the runs vary (they vary: %s)", o.Columns, strings.Join(variedKeys(points), ", "))
 	}

@@ -25,9 +25,13 @@ type Options struct {
 	Vantage string
 	// Metrics are the columns of the metrics table (MetricsTable).
 	Metrics []string
-	// Columns is the varied key whose values the metrics table sets
-	// side by side as columns (MetricsTable); "" for a row per point.
+	// Columns is the varied key whose values the metrics table and the
+	// robustness summary set side by side as columns (MetricsTable,
+	// RobustnessSummaryTable); "" for none.
 	Columns string
+	// By are the varied keys whose values split the robustness summary's
+	// lines (RobustnessSummaryTable); none for a line per scheduler.
+	By []string
 }
 
 // DefaultOptions has no window.

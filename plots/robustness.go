@@ -56,11 +56,13 @@ const (
 //
 // The goodput share is the bulk source's goodput, the mean over the
 // point's repetitions, over lowrtt's at the same point (the same
-// experiment and varied values but the path scheduler).
+// experiment and varied values but the path scheduler and its options,
+// which lowrtt does not take: pointKey), from the same results
+// directory or another.
 type RobustnessCell struct {
 	// Name is the experiment's, Point the point's varied values but the
-	// path scheduler ("shape=base,loss=loss0,..."), Scheduler its path
-	// scheduler.
+	// path scheduler and its options ("shape=base,loss=loss0,..."),
+	// Scheduler its path scheduler with those options (schedulerRow).
 	Name, Point, Scheduler string
 	// Runs are the repetitions found, Repeat those the sweep ran.
 	Runs, Repeat int
@@ -113,18 +115,53 @@ func RobustnessLimit(e *experiment.Experiment, sender string, length int64) floa
 	return least
 }
 
-// pointKey is the point's varied values without the path scheduler and
-// without output settings (output.qlog=false given with --set changes
-// which files a run writes, not its point of the grid).
+// pointKey is the point's varied values without the path scheduler,
+// its options and output settings (output.qlog=false given with --set
+// changes which files a run writes, not its point of the grid). The
+// path scheduler's options (transport.scheduler_options, a sweep's or a
+// --set's) belong to the scheduler the point compares (schedulerRow),
+// not to where it is: lowrtt takes none of them, so a cwr-plus run with
+// an option set (mpq run --set transport.scheduler_options.X=V --out B)
+// is of the same grid point as lowrtt's run without it (--out A).
 func pointKey(p *Point) string {
 	var rest []string
 	for _, v := range p.Vary {
-		if k, _, _ := strings.Cut(v, "="); k == "transport.path_scheduler" || strings.HasPrefix(k, "output.") {
+		if k, _, _ := strings.Cut(v, "="); k == schedulerKey || strings.HasPrefix(k, "output.") || isSchedulerOption(k) {
 			continue
 		}
 		rest = append(rest, v)
 	}
 	return strings.Join(rest, ",")
+}
+
+// schedulerOptionsKey is the experiment file's table of the path
+// scheduler's options; a sweep or --set varies it whole
+// ("transport.scheduler_options={horizon=next}") or one key at a time
+// ("transport.scheduler_options.horizon=next").
+const schedulerOptionsKey = "transport.scheduler_options"
+
+// isSchedulerOption says whether the varied key k sets options of the
+// path scheduler.
+func isSchedulerOption(k string) bool {
+	return k == schedulerOptionsKey || strings.HasPrefix(k, schedulerOptionsKey+".")
+}
+
+// schedulerRow names what a robustness point compares: its path
+// scheduler followed by the scheduler options its runs vary ("cwr-plus
+// careful_start=false", "cwr {horizon=next}"), and by its variant in
+// parentheses (Point.Variant).
+func schedulerRow(p *Point) string {
+	row := p.Scheduler
+	for _, v := range p.Vary {
+		if k, _, _ := strings.Cut(v, "="); isSchedulerOption(k) {
+			v = strings.TrimPrefix(v, schedulerOptionsKey)
+			row += " " + strings.TrimPrefix(strings.TrimPrefix(v, "."), "=")
+		}
+	}
+	if p.Variant != "" {
+		row += " (" + p.Variant + ")"
+	}
+	return row
 }
 
 // bulkGoodput is the mean over the point's runs of its first bulk
@@ -157,7 +194,8 @@ func robustnessRefOf(refs []*Point, variant string) (ref *Point, others bool) {
 
 // RobustnessCells computes the cell of every point, in the order of the
 // points. Points of the same experiment and varied values but the path
-// scheduler form a grid point; each needs a lowrtt point for its shares.
+// scheduler and its options (pointKey) form a grid point; each needs a
+// lowrtt point for its shares.
 func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 	refs := map[string][]*Point{}
 	for _, p := range points {
@@ -168,13 +206,9 @@ func RobustnessCells(points []*Point, o Options) ([]RobustnessCell, error) {
 	}
 	cells := make([]RobustnessCell, 0, len(points))
 	for _, p := range points {
-		// Variants of an experiment (Point.Variant) share its columns and
-		// have rows of their own.
-		sched := p.Scheduler
-		if p.Variant != "" {
-			sched += " (" + p.Variant + ")"
-		}
-		c := RobustnessCell{Name: p.experiment(), Point: pointKey(p), Scheduler: sched, Runs: len(p.Runs),
+		// Variants of an experiment (Point.Variant) and a scheduler's
+		// options share its columns and have rows of their own.
+		c := RobustnessCell{Name: p.experiment(), Point: pointKey(p), Scheduler: schedulerRow(p), Runs: len(p.Runs),
 			Repeat: p.wantRuns(), Share: math.NaN(), RefMbps: math.NaN()}
 		vals, src, err := PooledTimes(p, o)
 		if err != nil {
@@ -334,26 +368,160 @@ func RobustnessTable(points []*Point, o Options) (*Table, error) {
 }
 
 // RobustnessSummaryTable is the summary per scheduler over the map's
-// cells.
+// cells; with o.By or o.Columns, per scheduler and values of those keys
+// (groupedRobustnessSummary).
 func RobustnessSummaryTable(points []*Point, o Options) (*Table, error) {
 	cells, err := RobustnessCells(points, o)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{
-		MD: [][]string{{"scheduler", "points", "goal met", fmt.Sprintf(">= %.0f %% of lowrtt's goodput", ShareGood*100), "both",
-			"worst share", "at", "worst p99.9 excess ms", "at", "no share",
-			fmt.Sprintf("goal shown met (%.0f %%)", GoalConfidence*100), "shown missed", "undecided"}},
-		CSV: [][]string{{"scheduler", "points", "goal_met", "share_ge_95", "both", "worst_share", "worst_share_point",
-			"worst_excess_ms", "worst_excess_point", "no_share", "goal_shown_met", "goal_shown_missed", "goal_undecided"}},
+	if len(o.By) > 0 || o.Columns != "" {
+		return groupedRobustnessSummary(points, cells, o)
 	}
+	md, csv := summaryHead()
+	t := &Table{MD: [][]string{append([]string{"scheduler"}, md...)}, CSV: [][]string{append([]string{"scheduler"}, csv...)}}
 	for _, s := range SummarizeRobustness(cells) {
-		t.MD = append(t.MD, []string{s.Scheduler, strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
+		md, csv := summaryRow(s)
+		t.MD = append(t.MD, append([]string{s.Scheduler}, md...))
+		t.CSV = append(t.CSV, append([]string{s.Scheduler}, csv...))
+	}
+	return t, nil
+}
+
+// summaryHead is the header of a summary line's numbers (summaryRow), in
+// Markdown and CSV.
+func summaryHead() (md, csv []string) {
+	return []string{"points", "goal met", fmt.Sprintf(">= %.0f %% of lowrtt's goodput", ShareGood*100), "both",
+			"worst share", "at", "worst p99.9 excess ms", "at", "no share",
+			fmt.Sprintf("goal shown met (%.0f %%)", GoalConfidence*100), "shown missed", "undecided"},
+		[]string{"points", "goal_met", "share_ge_95", "both", "worst_share", "worst_share_point",
+			"worst_excess_ms", "worst_excess_point", "no_share", "goal_shown_met", "goal_shown_missed", "goal_undecided"}
+}
+
+// summaryRow is a summary line's numbers, in Markdown and CSV.
+func summaryRow(s RobustnessSummary) (md, csv []string) {
+	return []string{strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
 			percentCell(s.WorstShare), s.WorstSharePoint, FormatNumber(s.WorstExcessMS, 1), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
-			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)})
-		t.CSV = append(t.CSV, []string{s.Scheduler, strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
+			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)},
+		[]string{strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
 			trafficgen.FormatCSV(s.WorstShare), s.WorstSharePoint, trafficgen.FormatCSV(s.WorstExcessMS), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
-			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)})
+			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)}
+}
+
+// groupedRobustnessSummary is the robustness summary split by varied
+// keys: a line per experiment, value of each key of o.By (in their
+// order) and scheduler (schedulerRow), each scheduler's lines together
+// (the schedulers in the order of their first cells, and their lines
+// in the order of the cells), counting over the points of the other varied keys. Without o.Columns
+// a line has the summary's numbers (summaryRow); with it a column per
+// value of that key, in the order of the cells, each "both/points": of
+// the line's points with that value, those meeting the latency goal at
+// a share of at least ShareGood, and all ("–" for none), followed by
+// "(N without a share)" when N of them have no lowrtt (RobustnessCell.Failed;
+// a --where that leaves lowrtt out leaves every point so). Keys may be
+// given by their last part ("congestion"); the path scheduler is no
+// key of either, since every line is one scheduler's.
+func groupedRobustnessSummary(points []*Point, cells []RobustnessCell, o Options) (*Table, error) {
+	key := func(flag, k string) (string, error) {
+		full := variedKey(points, k)
+		if full == "" || full == schedulerKey {
+			return "", inputErr("%s %s: not a key the runs vary but the path scheduler (they vary: %s)", flag, k, strings.Join(variedKeys(points), ", "))
+		}
+		return full, nil
+	}
+	var by []string
+	for _, k := range o.By {
+		full, err := key("--by", k)
+		if err != nil {
+			return nil, err
+		}
+		by = append(by, full)
+	}
+	col := ""
+	if o.Columns != "" {
+		var err error
+		if col, err = key("--columns", o.Columns); err != nil {
+			return nil, err
+		}
+		if slices.Contains(by, col) {
+			return nil, inputErr("--columns %s is also a --by key", o.Columns)
+		}
+	}
+	value := func(p *Point, k string) string {
+		if v := p.Value(k); v != "" {
+			return v
+		}
+		return notSet
+	}
+	var rows [][]string
+	var values []string
+	groups := map[string][]RobustnessCell{} // by row and value
+	groupKey := func(row []string, v string) string { return strings.Join(row, "\x00") + "\x00\x00" + v }
+	for i, c := range cells {
+		row := []string{c.Name}
+		for _, k := range by {
+			row = append(row, value(points[i], k))
+		}
+		row = append(row, c.Scheduler)
+		if !slices.ContainsFunc(rows, func(r []string) bool { return slices.Equal(r, row) }) {
+			rows = append(rows, row)
+		}
+		v := ""
+		if col != "" {
+			v = value(points[i], col)
+		}
+		if !slices.Contains(values, v) {
+			values = append(values, v)
+		}
+		groups[groupKey(row, v)] = append(groups[groupKey(row, v)], c)
+	}
+	// A scheduler's lines together, the schedulers in the order of their
+	// first cells.
+	var scheds []string
+	for _, c := range cells {
+		if !slices.Contains(scheds, c.Scheduler) {
+			scheds = append(scheds, c.Scheduler)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b []string) int {
+		return slices.Index(scheds, a[len(a)-1]) - slices.Index(scheds, b[len(b)-1])
+	})
+	head := []string{"experiment"}
+	for _, k := range by {
+		head = append(head, shortKey(k))
+	}
+	head = append(head, "scheduler")
+	t := &Table{MD: [][]string{slices.Clone(head)}, CSV: [][]string{slices.Clone(head)}}
+	if col == "" {
+		md, csv := summaryHead()
+		t.MD[0], t.CSV[0] = append(t.MD[0], md...), append(t.CSV[0], csv...)
+	}
+	for _, v := range values {
+		if col != "" {
+			t.MD[0] = append(t.MD[0], v)
+			t.CSV[0] = append(t.CSV[0], "both["+v+"]", "points["+v+"]")
+		}
+	}
+	for _, row := range rows {
+		md, csv := slices.Clone(row), slices.Clone(row)
+		for _, v := range values {
+			g := groups[groupKey(row, v)]
+			switch {
+			case col == "":
+				m, c := summaryRow(SummarizeRobustness(g)[0])
+				md, csv = append(md, m...), append(csv, c...)
+			case len(g) == 0:
+				md, csv = append(md, "–"), append(csv, "", "0")
+			default:
+				s := SummarizeRobustness(g)[0]
+				cell := fmt.Sprintf("%d/%d", s.Both, s.Points)
+				if s.NoShare > 0 { // no lowrtt there (--where may have left it out)
+					cell += fmt.Sprintf(" (%d without a share)", s.NoShare)
+				}
+				md, csv = append(md, cell), append(csv, strconv.Itoa(s.Both), strconv.Itoa(s.Points))
+			}
+		}
+		t.MD, t.CSV = append(t.MD, md), append(t.CSV, csv)
 	}
 	return t, nil
 }

@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,169 @@ func TestPointKeyLeavesOutOutput(t *testing.T) {
 	p := &Point{Vary: []string{"output.qlog=false", "shape=base", "loss=loss0", "transport.path_scheduler=cwr-plus"}}
 	if got, want := pointKey(p), "shape=base,loss=loss0"; got != want {
 		t.Fatalf("pointKey %q, want %q", got, want)
+	}
+}
+
+// gridPoint is a grid point of scheduler sched with the varied values
+// vary (the scheduler's added): one run, of a sweep of one repetition,
+// with bulk goodput g and the message completion times times.
+func gridPoint(sched string, vary []string, g float64, times ...float64) *Point {
+	p := robustnessPoint(sched, "x", 1, []float64{g}, [][]float64{times})
+	p.Vary = append(slices.Clone(vary), "transport.path_scheduler="+sched)
+	return p
+}
+
+// TestRobustnessSchedulerOptions: a point whose runs set options of the
+// path scheduler (mpq run --set transport.scheduler_options.X=V, in a
+// results directory of their own) is of the grid point of the runs
+// without them: its share divides by that point's lowrtt (100 Mbit/s),
+// and it has a row of its own named after the options. A key other than
+// the scheduler's options is another grid point, without a lowrtt.
+func TestRobustnessSchedulerOptions(t *testing.T) {
+	for _, tc := range []struct {
+		vary       []string
+		row, point string
+		share      float64
+	}{
+		{nil, "cwr-plus", "loss=a", 0.96},
+		{[]string{"transport.scheduler_options.careful_start=false"}, "cwr-plus careful_start=false", "loss=a", 0.80},
+		{[]string{"transport.scheduler_options.careful_start=false", "transport.scheduler_options.credit_rtts=1"},
+			"cwr-plus careful_start=false credit_rtts=1", "loss=a", 0.80},
+		{[]string{"transport.scheduler_options={borrow=message}"}, "cwr-plus {borrow=message}", "loss=a", 0.80},
+		{[]string{"transport.pacing=true"}, "cwr-plus", "transport.pacing=true,loss=a", math.NaN()},
+	} {
+		g := 80.0
+		if tc.vary == nil {
+			g = 96
+		}
+		points := []*Point{
+			gridPoint("lowrtt", []string{"loss=a"}, 100, 25),
+			gridPoint("cwr-plus", append(slices.Clone(tc.vary), "loss=a"), g, 25),
+		}
+		cells, err := RobustnessCells(points, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cells[1]
+		if c.Scheduler != tc.row || c.Point != tc.point || !(math.Abs(c.Share-tc.share) < 1e-9 || math.IsNaN(c.Share) && math.IsNaN(tc.share)) {
+			t.Errorf("%v: row %q point %q share %v, want %q %q %v", tc.vary, c.Scheduler, c.Point, c.Share, tc.row, tc.point, tc.share)
+		}
+	}
+}
+
+// robustnessGrid is a grid of shapes, queues and controllers, lowrtt
+// beside cwr-plus (limit 28 ms: met up to 30 ms), one repetition each:
+//
+//	shape queue cc       lowrtt       cwr-plus
+//	base  q1    newreno  100, 45 ms   96 (0.96), 30 ms: both
+//	base  q2    newreno  100, 45 ms   90 (0.90), 29 ms: goal only
+//	base  q1    bbr      100, 45 ms   100 (1), 40 ms: share only
+//	base  q2    bbr      100, 45 ms   99 (0.99), 28 ms: both
+//	fast  q1    newreno  50, 45 ms    50 (1), 28 ms: both
+func robustnessGrid() []*Point {
+	var points []*Point
+	for _, r := range []struct {
+		shape, queue, cc string
+		g, ms            float64 // cwr-plus's goodput, its messages' time
+	}{
+		{"base", "q1", "newreno", 96, 30},
+		{"base", "q2", "newreno", 90, 29},
+		{"base", "q1", "bbr", 100, 40},
+		{"base", "q2", "bbr", 99, 28},
+		{"fast", "q1", "newreno", 50, 28},
+	} {
+		vary := []string{"shape=" + r.shape, "queue=" + r.queue, "transport.congestion=" + r.cc}
+		ref := 100.0
+		if r.shape == "fast" {
+			ref = 50
+		}
+		points = append(points, gridPoint("lowrtt", vary, ref, 45), gridPoint("cwr-plus", vary, r.g, r.ms))
+	}
+	return points
+}
+
+// TestRobustnessSummaryGrouped: the summary split by keys (o.By), and
+// with a column per value of a key (o.Columns), on robustnessGrid by
+// hand: cwr-plus at the base shape meets both at q1 with newreno and at
+// q2 with bbr (1/2 each); with newreno it meets the goal at both queues,
+// one at a share of 0.90 (its worst); at the fast shape 1/1, and no bbr
+// point (–). Each scheduler's lines come together, lowrtt's first (its
+// cells are first).
+func TestRobustnessSummaryGrouped(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		by      []string
+		columns string
+		want    []string // the table's rows, cells joined by " | "
+	}{
+		{"columns", []string{"shape"}, "congestion", []string{
+			"experiment | shape | scheduler | newreno | bbr",
+			"rob | base | lowrtt | 0/2 | 0/2",
+			"rob | fast | lowrtt | 0/1 | –",
+			"rob | base | cwr-plus | 1/2 | 1/2",
+			"rob | fast | cwr-plus | 1/1 | –",
+		}},
+		{"by", []string{"shape", "transport.congestion"}, "", []string{
+			"experiment | shape | congestion | scheduler | points | goal met | >= 95 % of lowrtt's goodput | both | worst share",
+			"rob | base | newreno | lowrtt | 2 | 0 | 2 | 0 | 100.0 %",
+			"rob | base | bbr | lowrtt | 2 | 0 | 2 | 0 | 100.0 %",
+			"rob | fast | newreno | lowrtt | 1 | 0 | 1 | 0 | 100.0 %",
+			"rob | base | newreno | cwr-plus | 2 | 2 | 1 | 1 | 90.0 %",
+			"rob | base | bbr | cwr-plus | 2 | 1 | 2 | 1 | 99.0 %",
+			"rob | fast | newreno | cwr-plus | 1 | 1 | 1 | 1 | 100.0 %",
+		}},
+		{"columns alone", nil, "queue", []string{
+			"experiment | scheduler | q1 | q2",
+			"rob | lowrtt | 0/3 | 0/2",
+			"rob | cwr-plus | 2/3 | 1/2",
+		}},
+		{"without lowrtt", []string{"shape"}, "congestion", []string{
+			"experiment | shape | scheduler | newreno | bbr",
+			"rob | base | cwr-plus | 0/2 (2 without a share) | 0/2 (2 without a share)",
+			"rob | fast | cwr-plus | 0/1 (1 without a share) | –",
+		}},
+	} {
+		o := DefaultOptions()
+		o.By, o.Columns = tc.by, tc.columns
+		points := robustnessGrid()
+		if tc.name == "without lowrtt" {
+			points = slices.DeleteFunc(points, func(p *Point) bool { return p.Scheduler == "lowrtt" })
+		}
+		tab, err := RobustnessSummaryTable(points, o)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got []string
+		for _, r := range tab.MD {
+			if len(tc.columns) == 0 {
+				r = r[:len(tc.by)+7] // up to the worst share
+			}
+			got = append(got, strings.Join(r, " | "))
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+}
+
+// TestRobustnessSummaryGroupedKeys: --by and --columns must name keys
+// the runs vary, other than the path scheduler, and not the same one.
+func TestRobustnessSummaryGroupedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		by      []string
+		columns string
+		want    string
+	}{
+		{[]string{"path_scheduler"}, "", "--by path_scheduler: not a key"},
+		{[]string{"delay"}, "", "--by delay: not a key"},
+		{nil, "transport.path_scheduler", "--columns transport.path_scheduler: not a key"},
+		{[]string{"shape"}, "shape", "--columns shape is also a --by key"},
+	} {
+		o := DefaultOptions()
+		o.By, o.Columns = tc.by, tc.columns
+		_, err := RobustnessSummaryTable(robustnessGrid(), o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--by %v --columns %q: %v, want %q", tc.by, tc.columns, err, tc.want)
+		}
 	}
 }

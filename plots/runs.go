@@ -500,6 +500,18 @@ func variedKeys(points []*Point) []string {
 	return keys
 }
 
+// variedKey is the varied key (or the path scheduler's) that k names,
+// whole or by its last parts ("size" for "source.s1.size"); "" when the
+// points vary none such.
+func variedKey(points []*Point, k string) string {
+	for _, v := range append([]string{schedulerKey}, variedKeys(points)...) {
+		if v == k || strings.HasSuffix(v, "."+k) {
+			return v
+		}
+	}
+	return ""
+}
+
 // Value is the point's value of a varied key, "" if it does not vary
 // it; but the backend and the emulator, which every run records, are
 // its runs' where the point does not vary them ("sim" beside a point of
@@ -545,13 +557,7 @@ func SetLabels(points []*Point, keys []string) error {
 	var use []string
 	if len(keys) > 0 {
 		for _, k := range keys {
-			full := ""
-			for _, v := range append([]string{schedulerKey}, varied...) {
-				if v == k || strings.HasSuffix(v, "."+k) {
-					full = v
-					break
-				}
-			}
+			full := variedKey(points, k)
 			if full == "" {
 				return inputErr("--label %s: not a key the runs vary (they vary: %s)", k, strings.Join(varied, ", "))
 			}
