@@ -82,7 +82,7 @@ func writeFixture(t *testing.T, dir string, f fixture) string {
 		ConfigSHA256: sha, DurationS: 10, PathScheduler: f.sched, StreamScheduler: "priority-fifo",
 		Sources: []trafficgen.SourceSummary{
 			{Name: "s1", Kind: "periodic", Sender: "server", Priority: true, Messages: len(f.times) - f.warmup, WarmupExcluded: f.warmup,
-				MCTMS: trafficgen.DistributionOf(f.times[f.warmup:])},
+				MCTMS: trafficgen.DistributionOf(f.times[f.warmup:]), Failed: failedOf(f.times[f.warmup:])},
 			{Name: "background", Kind: "bulk", Sender: "server"},
 		},
 		ThroughputMbps: trafficgen.Directions{Server: trafficgen.Throughput{Total: f.total, Priority: f.prio, Background: f.total - f.prio}},
@@ -141,4 +141,16 @@ func loadFixtures(t *testing.T, fs ...fixture) []*Point {
 		t.Fatal(err)
 	}
 	return points
+}
+
+// failedOf counts the failed messages (+Inf) among times, as
+// summary.json's failed does.
+func failedOf(times []float64) int {
+	n := 0
+	for _, v := range times {
+		if math.IsInf(v, 1) {
+			n++
+		}
+	}
+	return n
 }

@@ -36,6 +36,12 @@ var ratioMetric = regexp.MustCompile(`^(.+)/\[(.+)\]$`)
 // windowSuffix.
 var overMetric = regexp.MustCompile(`^(.+)\.pooled_(mct|response)_over_([0-9]+(?:\.[0-9]+)?)ms` + windowSuffix + `$`)
 
+// countFact matches the facts that count things (messages, connections,
+// packets): a single value of one of them (a run's, or the largest,
+// smallest or median of several) is a whole number and is written
+// without decimals.
+var countFact = regexp.MustCompile(`(^|\.)(failed|late_after_change)$|^transport\.(max_)?connections$|^emulator\.dropped_loss$`)
+
 // underExt matches what follows the @ of NAME@under_X: X, a number in
 // NAME's unit.
 var underExt = regexp.MustCompile(`^under_([0-9]+(?:\.[0-9]+)?)$`)
@@ -158,7 +164,11 @@ func metricCell(p *Point, m string, o Options) (string, []string, error) {
 	}
 	// Runs without the value (NaN: a path that never opened, 0/0) are
 	// left out of the mean: say so.
-	cell := WithCI(s, precisionOf(float64(s.Mean)))
+	prec := precisionOf(float64(s.Mean))
+	if base, _, _ := strings.Cut(m, "@"); (countFact.MatchString(base) || overMetric.MatchString(base)) && math.IsNaN(float64(s.CI95[0])) && float64(s.Mean) == math.Trunc(float64(s.Mean)) {
+		prec = 0 // a whole count without an interval: one run's, or @max, @min, @median
+	}
+	cell := WithCI(s, prec)
 	if s.N < len(p.Runs) {
 		cell += fmt.Sprintf(" (%d of %d runs)", s.N, len(p.Runs))
 	}
@@ -470,7 +480,7 @@ func repsCell(p *Point, base, ext string, o Options) (string, []string, error) {
 	}
 	prec := 0
 	switch {
-	case overMetric.MatchString(base):
+	case overMetric.MatchString(base), countFact.MatchString(base):
 	case pooledMetric.MatchString(base):
 		prec = 1
 	default:

@@ -365,7 +365,11 @@ func TestMetricsPerRepetition(t *testing.T) {
 			// 1000.
 			wantMD: "| cwr-red | 3 | 1 of 3 | 1 of 3 | 2 of 2 | 2 of 3 |"},
 		{name: "the largest of a pooled metric per run", metrics: []string{"s1.pooled_mct_p50_ms@max", "s1.pooled_mct_over_25ms@min"},
-			wantMD: "| cwr-red | 3 | 35.00 | 2.00 |"},
+			wantMD: "| cwr-red | 3 | 35.00 | 2 |"},
+		{name: "counts without decimals", metrics: []string{"s1.failed@reps", "s1.failed@max", "s1.failed@median", "s1.failed"},
+			// rep2's message of +Inf failed: 0 0 1, the largest 1, the
+			// median 0; their mean keeps its decimals.
+			wantMD: "| cwr-red | 3 | 0 0 1 | 1 | 0 | 0.33 ± 1.43 |"},
 		{name: "an unknown extension", metrics: []string{"s1.pooled_mct_p50_ms@p90"}, wantErr: "want @max, @min, @median, @sd, @reps or @under_X"},
 		{name: "an unknown metric per run", metrics: []string{"goodput_mbps@reps"}, wantErr: "--metric goodput_mbps: no such metric"},
 	} {
