@@ -50,7 +50,8 @@ type Result struct {
 // summary.json are taken at the end of the duration.
 func Run(ctx context.Context, e *experiment.Experiment, dir string) (*Result, error) {
 	// The provenance's build information (with the binary's SHA-256,
-	// some 20 ms, read once per process) before the run's clock starts:
+	// some 20 ms unless cached, read once per process) before the run's
+	// clock starts:
 	// it is the process's cost, not the run's, and wall_s would
 	// otherwise charge it to a process's first run alone.
 	buildinfo.Read()

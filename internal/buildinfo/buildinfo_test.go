@@ -3,11 +3,14 @@ package buildinfo
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFromSettings(t *testing.T) {
@@ -82,5 +85,83 @@ func TestBinarySHA256(t *testing.T) {
 	}
 	if s := info.String(); !strings.HasSuffix(s, " binary "+info.BinarySHA256[:12]) {
 		t.Fatalf("String() = %q", s)
+	}
+}
+
+// TestCachedSHA256: the first hash of a file is written to the cache,
+// the next read from it (a planted entry proves it), and a file changed
+// in size or modification time is hashed again; an unwritable cache
+// only costs the hashing.
+func TestCachedSHA256(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	path := filepath.Join(dir, "bin")
+	if err := os.WriteFile(path, []byte("abc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// SHA-256("abc"), FIPS 180-2's example.
+	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := cachedSHA256(path, cache); got != abc {
+		t.Fatalf("first hash %q, want %q", got, abc)
+	}
+	entries, err := os.ReadDir(cache)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("cache after one hash: %v, %v", entries, err)
+	}
+	planted := strings.Repeat("0", 64)
+	if err := os.WriteFile(filepath.Join(cache, entries[0].Name()), []byte(planted+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cachedSHA256(path, cache); got != planted {
+		t.Fatalf("second hash %q, want the cached %q", got, planted)
+	}
+	// The same size, another modification time: hashed again.
+	if err := os.WriteFile(path, []byte("abd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("abd"))
+	if got := cachedSHA256(path, cache); got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash after a change %q, want %x", got, sum)
+	}
+	// A cache entry that is not a hash is not believed.
+	entries, _ = os.ReadDir(cache)
+	for _, e := range entries {
+		os.WriteFile(filepath.Join(cache, e.Name()), []byte("garbage\n"), 0o644)
+	}
+	if got := cachedSHA256(path, cache); got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash over a garbled entry %q", got)
+	}
+	// A cache directory that cannot be made (a file in its way).
+	if got := cachedSHA256(path, filepath.Join(path, "cache")); got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("hash with an unusable cache %q", got)
+	}
+}
+
+// TestPruneCache: beyond its bound the cache keeps its newest entries.
+func TestPruneCache(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Now()
+	for i := range 5 {
+		p := filepath.Join(dir, fmt.Sprintf("e%d", i))
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneCache(dir, 3)
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "e2 e3 e4" {
+		t.Fatalf("kept %v, want the three newest e2 e3 e4", names)
 	}
 }
