@@ -1,7 +1,7 @@
 #!/bin/sh
 # usage (from the repository root): sh experiments/analysis/late_causes.sh SCHED [--set ...]
 # The base point (Figure 4, 50 ms / 10 kB), its 10 repetitions one at a
-# time with qlog traces (about 230 MB per run, removed after its analysis);
+# time with qlog traces (170 MB for cwr's first, removed after its analysis);
 # the late messages of each, with their causes, in late-SCHED.log (written
 # anew). `python3 experiments/analysis/late_causes.py --table late-*.log`
 # tabulates the logs.

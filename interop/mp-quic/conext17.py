@@ -347,6 +347,7 @@ def nearest_rank(xs, q):
     """The nearest-rank q-quantile of xs: the value of rank ceil(q * n)
     (at least 1) among the n sorted values."""
     v = sorted(xs)
+    # ceil(q * n) in integers: 0.07 * 100 is 7.000000000000001 in floats.
     k = max(1, -(-int(round(q * 1000)) * len(v) // 1000))
     return v[k - 1]
 
