@@ -263,6 +263,13 @@ func (c *Cubic) Window() uint64 { return uint64(c.cwnd) }
 // SlowStartThreshold implements Controller.
 func (c *Cubic) SlowStartThreshold() uint64 { return c.ssthresh }
 
+// TraceHyStart makes c record HyStart++'s steps (HyStartTracer).
+func (c *Cubic) TraceHyStart() { c.hs.trace = true }
+
+// HyStartSteps appends the steps recorded since the last call to dst
+// (HyStartTracer).
+func (c *Cubic) HyStartSteps(dst []HyStartStep) []HyStartStep { return c.hs.take(dst) }
+
 // State implements Controller; Conservative Slow Start is slow start.
 func (c *Cubic) State() State {
 	switch {

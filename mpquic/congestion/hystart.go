@@ -87,6 +87,76 @@ type hyStart struct {
 	css          bool
 	cssBaseline  time.Duration
 	cssRounds    int
+	trace        bool          // record steps (TraceHyStart)
+	steps        []HyStartStep // recorded, not yet taken
+}
+
+// HyStartStepKind names a step of HyStart++.
+type HyStartStepKind string
+
+// The steps of HyStart++ a controller records (HyStartTracer).
+const (
+	// HyStartRoundEnded: a round ended (its first packet's successor was
+	// acknowledged); the step carries the round's minimum RTT and its
+	// number of samples.
+	HyStartRoundEnded HyStartStepKind = "round_ended"
+	// HyStartCSSEntered: the current round's minimum RTT, over at least 8
+	// samples, reached the previous round's minimum plus RttThresh.
+	HyStartCSSEntered HyStartStepKind = "css_entered"
+	// HyStartCSSLeft: in Conservative Slow Start, a round's minimum RTT fell
+	// below the one that started it (slow start resumes).
+	HyStartCSSLeft HyStartStepKind = "css_left"
+	// HyStartExited: the last round of Conservative Slow Start ended; the
+	// controller sets ssthresh to its window.
+	HyStartExited HyStartStepKind = "exited"
+)
+
+// HyStartStep is one step of HyStart++ (RFC 9406) in a controller's
+// initial slow start.
+type HyStartStep struct {
+	Kind HyStartStepKind
+	// RoundMinRTT is the minimum RTT of the round that ended
+	// (HyStartRoundEnded) or of the current round so far (the CSS steps);
+	// 0 without a sample. Samples is that round's number of RTT samples.
+	RoundMinRTT time.Duration
+	Samples     int
+	// Threshold is the minimum RTT at which a round enters Conservative
+	// Slow Start after the round that ended (its minimum plus RttThresh;
+	// HyStartRoundEnded only, 0 without a sample), or, for
+	// HyStartCSSEntered, the baseline below which a round leaves it.
+	Threshold time.Duration
+	// CSS says whether HyStart++ is in Conservative Slow Start after the
+	// step.
+	CSS bool
+}
+
+// HyStartTracer is implemented by the controllers that can run HyStart++
+// (newreno and its family, the coupled controllers, cubic). After
+// TraceHyStart the controller records HyStart++'s steps (nothing while
+// HyStart++ is off); HyStartSteps appends those recorded since its last
+// call to dst and forgets them. The connection takes them after each ACK
+// frame, so that the record stays short.
+type HyStartTracer interface {
+	TraceHyStart()
+	HyStartSteps(dst []HyStartStep) []HyStartStep
+}
+
+// take appends the recorded steps to dst and forgets them.
+func (h *hyStart) take(dst []HyStartStep) []HyStartStep {
+	dst = append(dst, h.steps...)
+	h.steps = h.steps[:0]
+	return dst
+}
+
+// record notes a step when tracing.
+func (h *hyStart) record(kind HyStartStepKind, roundMin time.Duration, samples int, thresh time.Duration) {
+	if !h.trace {
+		return
+	}
+	if roundMin == hsNoRTT {
+		roundMin = 0
+	}
+	h.steps = append(h.steps, HyStartStep{Kind: kind, RoundMinRTT: roundMin, Samples: samples, Threshold: thresh, CSS: h.css})
 }
 
 // newHyStart returns HyStart++ at the start of a connection; on false
@@ -107,12 +177,20 @@ func (h *hyStart) endsRound(sent time.Time) bool { return sent.After(h.roundStar
 // then sets ssthresh to its window and enters congestion avoidance.
 func (h *hyStart) onAck(now time.Time, bytes, mds float64, newRound bool, latest time.Duration) (inc float64, done bool) {
 	if newRound {
+		if h.trace {
+			var thresh time.Duration
+			if h.curRoundMin != hsNoRTT {
+				thresh = h.curRoundMin + rttThresh(h.curRoundMin)
+			}
+			h.record(HyStartRoundEnded, h.curRoundMin, h.samples, thresh)
+		}
 		h.roundStart = now
 		h.lastRoundMin, h.curRoundMin, h.samples = h.curRoundMin, hsNoRTT, 0
 		if h.css {
 			h.cssRounds++
 			if h.cssRounds >= hsCSSRounds {
 				h.stop()
+				h.record(HyStartExited, hsNoRTT, 0, 0)
 				return 0, true
 			}
 		}
@@ -126,9 +204,11 @@ func (h *hyStart) onAck(now time.Time, bytes, mds float64, newRound bool, latest
 	case !h.css && enough:
 		if h.curRoundMin >= h.lastRoundMin+rttThresh(h.lastRoundMin) {
 			h.css, h.cssBaseline, h.cssRounds = true, h.curRoundMin, 0
+			h.record(HyStartCSSEntered, h.curRoundMin, h.samples, h.cssBaseline)
 		}
 	case h.css && h.samples >= hsNRTTSample && h.curRoundMin < h.cssBaseline:
 		h.css, h.cssBaseline = false, hsNoRTT
+		h.record(HyStartCSSLeft, h.curRoundMin, h.samples, 0)
 	}
 	inc = bytes
 	if !h.paced {

@@ -1,6 +1,7 @@
 package congestion
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,78 @@ func TestSlowStartConfig(t *testing.T) {
 		if on != tc.on {
 			t.Errorf("%s %q: HyStart++ %v, want %v", tc.name, tc.ss, on, tc.on)
 		}
+	}
+}
+
+// TestHyStartSteps follows the steps a traced controller records
+// (HyStartTracer) through TestNewRenoHyStartCSS's and
+// TestNewRenoHyStartBackToSlowStart's rounds, by hand: the first ACK
+// frame ends the empty round 0; each round of 8 samples at base RTT b
+// ends with minimum b, 8 samples and threshold b + max(4 ms, b/8); the
+// 8th sample of the first round at 30 ms enters CSS with that baseline;
+// the ACK that ends CSS's fifth round records that round and the exit.
+// A round at 20 ms after CSS was entered at 24 ms leaves it at its 8th
+// sample. An untraced controller records nothing.
+func TestHyStartSteps(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	round := func(min, thresh float64, css bool) HyStartStep {
+		return HyStartStep{Kind: HyStartRoundEnded, RoundMinRTT: ms(min), Samples: 8, Threshold: ms(thresh), CSS: css}
+	}
+	empty := HyStartStep{Kind: HyStartRoundEnded}
+	toCSS := []HyStartStep{empty, round(20, 24, false), round(20, 24, false),
+		{Kind: HyStartCSSEntered, RoundMinRTT: ms(30), Samples: 8, Threshold: ms(30), CSS: true},
+		round(30, 34, true), round(30, 34, true), round(30, 34, true), round(30, 34, true), round(30, 34, true),
+		{Kind: HyStartExited}}
+	back := []HyStartStep{empty, round(20, 24, false), round(20, 24, false),
+		{Kind: HyStartCSSEntered, RoundMinRTT: ms(24), Samples: 8, Threshold: ms(24), CSS: true},
+		round(24, 28, true),
+		{Kind: HyStartCSSLeft, RoundMinRTT: ms(20), Samples: 8}}
+	tests := []struct {
+		name, cc string
+		rtts     []float64 // a round each, from round 1
+		end      bool      // one more ACK, a round later
+		want     []HyStartStep
+	}{
+		{"newreno to CSS's end", "newreno", []float64{20, 20, 30, 30, 30, 30, 30}, true, toCSS},
+		{"lia to CSS's end", "lia", []float64{20, 20, 30, 30, 30, 30, 30}, true, toCSS},
+		{"cubic to CSS's end", "cubic", []float64{20, 20, 30, 30, 30, 30, 30}, true, toCSS},
+		{"newreno back to slow start", "newreno", []float64{20, 20, 24, 20}, false, back},
+		{"cubic back to slow start", "cubic", []float64{20, 20, 24, 20}, false, back},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, traced := range []bool{true, false} {
+				c, err := New(tc.cc, Config{MaxDatagramSize: mds, SlowStart: SlowStartHyStart})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr := c.(HyStartTracer)
+				if traced {
+					tr.TraceHyStart()
+				}
+				var got []HyStartStep
+				for i, rtt := range tc.rtts {
+					hsRound(c, i+1, 2, ms(rtt))
+					got = tr.HyStartSteps(got)
+				}
+				if tc.end {
+					at := t0.Add(time.Duration(len(tc.rtts)+1) * 100 * time.Millisecond)
+					c.OnAck(at, []AckedPacket{{TimeSent: at.Add(-90 * time.Millisecond), Size: mds}}, c.Window(), RTT{Latest: ms(30)})
+					got = tr.HyStartSteps(got)
+				}
+				if !traced {
+					if len(got) != 0 {
+						t.Errorf("untraced: %d steps recorded, want none", len(got))
+					}
+					continue
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("steps:\n got %+v\nwant %+v", got, tc.want)
+				}
+				if again := tr.HyStartSteps(nil); len(again) != 0 {
+					t.Errorf("steps taken twice: %+v", again)
+				}
+			}
+		})
 	}
 }

@@ -223,6 +223,13 @@ func (r *NewReno) Window() uint64 { return r.cwnd }
 // SlowStartThreshold implements Controller.
 func (r *NewReno) SlowStartThreshold() uint64 { return r.ssthresh }
 
+// TraceHyStart makes r record HyStart++'s steps (HyStartTracer).
+func (r *NewReno) TraceHyStart() { r.hs.trace = true }
+
+// HyStartSteps appends the steps recorded since the last call to dst
+// (HyStartTracer).
+func (r *NewReno) HyStartSteps(dst []HyStartStep) []HyStartStep { return r.hs.take(dst) }
+
 // State implements Controller.
 func (r *NewReno) State() State {
 	switch {

@@ -243,7 +243,9 @@ type Conn struct {
 	routedODCID []byte
 
 	qlog *qlog.Trace
-	obs  Observer
+	// hsSteps is updateMetrics' buffer for HyStart++'s steps.
+	hsSteps []congestion.HyStartStep
+	obs     Observer
 
 	// Handshake-done flags for the endpoint.
 	addressValidated bool // server: the client's address is validated

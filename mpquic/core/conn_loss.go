@@ -515,15 +515,27 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 	}
 	m := pathMetrics{cwnd: p.cc.Window(), inFlight: c.bytesInFlight(p), ssthresh: p.cc.SlowStartThreshold(),
 		srtt: p.rtt.Smoothed(), minRTT: p.rtt.Min(), latestRTT: p.rtt.Latest(), rttVar: p.rtt.Var()}
-	if m == p.lastMetrics {
-		return
-	}
+	changed := m != p.lastMetrics
 	p.lastMetrics = m
 	if c.qlog != nil {
-		c.qlog.MetricsUpdated(now, p.id, qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
-			SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh})
+		qm := qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
+			SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, RTTVariance: m.rttVar, SSThresh: m.ssthresh}
+		steps := 0
+		if p.hs != nil {
+			// HyStart++'s steps of this ACK frame, each with the
+			// metrics after it.
+			c.hsSteps = p.hs.HyStartSteps(c.hsSteps[:0])
+			for _, s := range c.hsSteps {
+				c.qlog.HyStartStep(now, p.id, qm, qlog.HyStart{Step: string(s.Kind), RoundMinRTT: s.RoundMinRTT,
+					Samples: s.Samples, Threshold: s.Threshold, CSS: s.CSS})
+			}
+			steps = len(c.hsSteps)
+		}
+		if changed && steps == 0 {
+			c.qlog.MetricsUpdated(now, p.id, qm)
+		}
 	}
-	if c.obs != nil {
+	if c.obs != nil && changed {
 		c.obs.PathMetricsUpdated(now, PathMetrics{PathID: p.id, CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
 			SSThresh: m.ssthresh, SmoothedRTT: m.srtt, MinRTT: m.minRTT, LatestRTT: m.latestRTT, CongestionState: st.String()})
 	}

@@ -91,6 +91,7 @@ func newClientConn(cfg *Config, host idHost, local, remote netip.AddrPort, serve
 	if cfg.Observer != nil {
 		c.obs = cfg.Observer("client")
 	}
+	c.traceHyStart(p)
 	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), c.origDCID)
 	tc := cfg.TLS
 	if serverName != "" {
@@ -131,6 +132,7 @@ func newServerConn(cfg *Config, host idHost, local, remote netip.AddrPort, odcid
 	if cfg.Observer != nil {
 		c.obs = cfg.Observer("server")
 	}
+	c.traceHyStart(p)
 	c.qlog.ConnectionStarted(now, local, remote, c.ids.srcCID(), scid)
 	c.tls = tls.QUICServer(&tls.QUICConfig{TLSConfig: cfg.TLS, EnableSessionEvents: true})
 	if err := c.startTLS(); err != nil {

@@ -156,6 +156,7 @@ func (c *Conn) resetEstimators(p *path) {
 	p.cc, p.ccState = cc, cc.State()
 	p.rater, _ = cc.(congestion.PacingRater)
 	p.appLim, _ = cc.(congestion.AppLimitedObserver)
+	c.traceHyStart(p)
 	p.rtt = recovery.NewRTT(c.cfg.InitialRTT)
 	if p.pacer != nil {
 		p.pacer = newPacer(c.cfg)

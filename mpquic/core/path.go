@@ -28,7 +28,10 @@ type path struct {
 	// appLim is the controller, if it tells application-limited rate
 	// samples from the others (noteAppLimited).
 	appLim congestion.AppLimitedObserver
-	app    pnSpace
+	// hs is the controller while it records HyStart++'s steps for the
+	// qlog trace (traceHyStart); nil otherwise.
+	hs  congestion.HyStartTracer
+	app pnSpace
 	// appOnly holds &app: spacesOf's answer once the handshake's spaces
 	// are gone, a slice of it rather than one built at every call.
 	appOnly  [1]*pnSpace
@@ -118,7 +121,21 @@ func (c *Conn) newPath(id uint64, local, remote netip.AddrPort) (*path, error) {
 	if c.cfg.Pacing || p.rater != nil {
 		p.pacer = newPacer(c.cfg)
 	}
+	c.traceHyStart(p)
 	return p, nil
+}
+
+// traceHyStart has the path's controller record HyStart++'s steps when
+// the connection writes a qlog trace (updateMetrics logs them).
+func (c *Conn) traceHyStart(p *path) {
+	p.hs = nil
+	if c.qlog == nil {
+		return
+	}
+	if t, ok := p.cc.(congestion.HyStartTracer); ok {
+		t.TraceHyStart()
+		p.hs = t
+	}
 }
 
 // newController builds a path's congestion controller.

@@ -53,10 +53,15 @@ func parseTrace(t *testing.T, b []byte) []qlogEvent {
 // ccStates are the congestion states of qlog.
 var ccStates = map[string]bool{"slow_start": true, "congestion_avoidance": true, "recovery": true, "application_limited": true}
 
+// hyStartSteps are the steps of HyStart++ in qlog's hystart_step.
+var hyStartSteps = map[string]bool{"round_ended": true, "css_entered": true, "css_left": true, "exited": true}
+
 // TestQlogTransfer runs a lossy transfer with qlog on both ends and checks
-// the events the traces must contain.
+// the events the traces must contain. The server (the sender) runs
+// HyStart++ and logs its steps; the client, in standard slow start, none.
 func TestQlogTransfer(t *testing.T) {
 	cc, sc := testConfigs(t)
+	sc.SlowStart = "hystart++"
 	traces := map[string]*traceBuffer{}
 	for _, c := range []*Config{cc, sc} {
 		c.Qlog = func(vantage string, odcid []byte) io.WriteCloser {
@@ -102,6 +107,14 @@ func TestQlogTransfer(t *testing.T) {
 						t.Fatalf("%s: recovery_metrics_updated without %s: %v", vantage, k, e.Data)
 					}
 				}
+				if step, ok := e.Data["hystart_step"].(string); ok {
+					count["hystart"]++
+					_, samples := e.Data["hystart_round_samples"].(float64)
+					_, css := e.Data["hystart_css"].(bool)
+					if !hyStartSteps[step] || !samples || !css {
+						t.Fatalf("%s: HyStart++ step %q without its samples or css: %v", vantage, step, e.Data)
+					}
+				}
 			case "quic:parameters_set":
 				params[e.Data["initiator"].(string)] = true
 				if _, ok := e.Data["initial_max_data"]; !ok {
@@ -118,8 +131,11 @@ func TestQlogTransfer(t *testing.T) {
 		want := []string{"quic:connection_started", "quic:packet_sent", "quic:packet_received",
 			"quic:recovery_metrics_updated", "quic:parameters_set", "quic:connection_closed"}
 		if vantage == "server" {
-			// The sender loses packets and changes congestion state.
-			want = append(want, "quic:packet_lost", "quic:congestion_state_updated")
+			// The sender loses packets, changes congestion state and
+			// ends rounds of HyStart++.
+			want = append(want, "quic:packet_lost", "quic:congestion_state_updated", "hystart")
+		} else if count["hystart"] != 0 {
+			t.Errorf("client: %d HyStart++ steps in standard slow start", count["hystart"])
 		}
 		for _, name := range want {
 			if count[name] == 0 {

@@ -272,6 +272,47 @@ func (t *Trace) MetricsUpdated(now time.Time, pathID uint64, m Metrics) {
 	if t == nil {
 		return
 	}
+	t.end(t.metrics(now, pathID, m))
+}
+
+// HyStart is a step of HyStart++ (RFC 9406) in a path's initial slow
+// start: Step names it ("round_ended", "css_entered", "css_left",
+// "exited"), RoundMinRTT and Samples are the minimum RTT and number of
+// RTT samples of the round it concerns, Threshold the RTT the step sets
+// (omitted when 0), CSS whether Conservative Slow Start holds after it.
+type HyStart struct {
+	Step                   string
+	RoundMinRTT, Threshold time.Duration
+	Samples                int
+	CSS                    bool
+}
+
+// HyStartStep logs a step of HyStart++ as quic:recovery_metrics_updated
+// for a path: the path's metrics, and the step in the extension fields
+// hystart_step, hystart_round_min_rtt (ms, omitted without a sample),
+// hystart_round_samples, hystart_threshold (ms, omitted when 0) and
+// hystart_css.
+func (t *Trace) HyStartStep(now time.Time, pathID uint64, m Metrics, h HyStart) {
+	if t == nil {
+		return
+	}
+	b := t.metrics(now, pathID, m)
+	b = append(b, `,"hystart_step":`...)
+	b = appendString(b, h.Step)
+	if h.RoundMinRTT > 0 {
+		b = appendMs(b, "hystart_round_min_rtt", h.RoundMinRTT)
+	}
+	b = appendUint(b, "hystart_round_samples", uint64(h.Samples))
+	if h.Threshold > 0 {
+		b = appendMs(b, "hystart_threshold", h.Threshold)
+	}
+	b = append(b, `,"hystart_css":`...)
+	b = strconv.AppendBool(b, h.CSS)
+	t.end(b)
+}
+
+// metrics begins a quic:recovery_metrics_updated event with m's fields.
+func (t *Trace) metrics(now time.Time, pathID uint64, m Metrics) []byte {
 	b := t.begin(now, "recovery_metrics_updated")
 	b = append(b, `"path_id":`...)
 	b = strconv.AppendUint(b, pathID, 10)
@@ -291,7 +332,7 @@ func (t *Trace) MetricsUpdated(now time.Time, pathID uint64, m Metrics) {
 	if m.HasPTOCount {
 		b = appendUint(b, "pto_count", uint64(m.PTOCount))
 	}
-	t.end(b)
+	return b
 }
 
 // CongestionStateUpdated logs quic:congestion_state_updated for a path.

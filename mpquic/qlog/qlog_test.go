@@ -137,11 +137,14 @@ func allEvents(tr *Trace, now time.Time) []string {
 	tr.ParametersSet(at(12), "remote", []Param{{Key: "initial_max_data", Uint: 1 << 20},
 		{Key: "disable_active_migration", IsBool: true, Bool: true},
 		{Key: "stateless_reset_token", Hex: true, Bytes: []byte{0xab, 0xcd}}})
+	tr.HyStartStep(at(13), 1, Metrics{CongestionWindow: 73900, BytesInFlight: 70000, SmoothedRTT: 60 * time.Millisecond},
+		HyStart{Step: "round_ended", RoundMinRTT: 60220 * time.Microsecond, Samples: 14, Threshold: 67750 * time.Microsecond})
+	tr.HyStartStep(at(14), 1, Metrics{CongestionWindow: 74000}, HyStart{Step: "css_entered", Samples: 8, CSS: true})
 	return []string{"packet_sent", "packet_received", "packet_dropped", "packet_dropped",
 		"packet_lost", "packet_lost", "recovery_metrics_updated", "recovery_metrics_updated",
 		"congestion_state_updated", "timer_updated", "timer_updated", "key_updated", "key_updated",
 		"key_discarded", "key_discarded", "connection_started", "connection_closed",
-		"connection_closed", "parameters_set"}
+		"connection_closed", "parameters_set", "recovery_metrics_updated", "recovery_metrics_updated"}
 }
 
 func TestEvents(t *testing.T) {
@@ -207,6 +210,16 @@ func TestEvents(t *testing.T) {
 		{18, []string{"data", "initial_max_data"}, "1048576"},
 		{18, []string{"data", "disable_active_migration"}, "true"},
 		{18, []string{"data", "stateless_reset_token"}, "abcd"},
+		{19, []string{"data", "path_id"}, "1"},
+		{19, []string{"data", "congestion_window"}, "73900"},
+		{19, []string{"data", "bytes_in_flight"}, "70000"},
+		{19, []string{"data", "hystart_step"}, "round_ended"},
+		{19, []string{"data", "hystart_round_min_rtt"}, "60.22"},
+		{19, []string{"data", "hystart_round_samples"}, "14"},
+		{19, []string{"data", "hystart_threshold"}, "67.75"},
+		{19, []string{"data", "hystart_css"}, "false"},
+		{20, []string{"data", "hystart_step"}, "css_entered"},
+		{20, []string{"data", "hystart_css"}, "true"},
 	}
 	for _, c := range checks {
 		v := get(t, recs[c.event], c.path...)
@@ -232,6 +245,12 @@ func TestEvents(t *testing.T) {
 	for _, k := range []string{"min_rtt", "latest_rtt", "pto_count"} {
 		if _, ok := get(t, recs[7], "data").(map[string]any)[k]; ok {
 			t.Errorf("event 7 has %s", k)
+		}
+	}
+	// A step without a round minimum or a threshold leaves them out.
+	for _, k := range []string{"hystart_round_min_rtt", "hystart_threshold"} {
+		if _, ok := get(t, recs[20], "data").(map[string]any)[k]; ok {
+			t.Errorf("event 20 has %s", k)
 		}
 	}
 }
