@@ -32,12 +32,12 @@ func setupPlot(fs *flag.FlagSet) runFunc {
 	fs.Var(&o.where, "where", "keep only the runs whose varied KEY has VALUE, `KEY=VALUE` (repeatable; KEY=A,B: either value); path_scheduler=NAME, and repetition=N for one repetition")
 	fs.StringVar(&o.title, "title", "", "a title above the figure, `TEXT` (default none: papers put it in the caption)")
 	o.from, o.to = -1, -1
-	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
-	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
+	fs.Var((*unsetDuration)(&o.from), "from", "start of the time window (cwnd, timeline, hystart) at `DURATION`, e.g. 10s (default: the run's start; timeline: around its slowest message)")
+	fs.Var((*unsetDuration)(&o.to), "to", "end of the time window (cwnd, timeline, hystart) at `DURATION`, e.g. 12.5s (default: the run's end; timeline: around its slowest message)")
 	fs.Var(&o.metrics, "metric", "metrics: a column, `NAME` (repeatable): a headline metric of runs.csv (mean ± half its 95 % interval), S.pooled_mct_p99_ms (a source's pooled quantile) or A/B (their ratio per run)")
 	fs.StringVar(&o.columns, "columns", "", "metrics: a column per value of the varied `KEY` (path_scheduler, s1.size, ...) for each metric, a row per combination of the other varied values; robustness-summary: a column per value, the points meeting the goal at >= 95 % of lowrtt's goodput of those there")
 	fs.Var(&o.by, "by", "robustness-summary: a line per scheduler and value of the varied `KEY` (repeatable), counting over the other varied keys' points")
-	fs.StringVar(&o.vantage, "vantage", "", "cwnd: the connection `END` whose paths are shown, server or client (default: the source's sender)")
+	fs.StringVar(&o.vantage, "vantage", "", "cwnd, hystart: the connection `END` whose paths are shown, server or client (default: the source's sender)")
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPlot(&o, args, stdout, stderr)
 	}

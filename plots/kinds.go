@@ -17,12 +17,12 @@ func init() {
 }
 
 // oneRunKinds are the kinds that draw one run (oneRun).
-var oneRunKinds = []string{"throughput-time", "cwnd", "timeline"}
+var oneRunKinds = []string{"throughput-time", "cwnd", "timeline", "hystart"}
 
 // Kinds are the figures, by name; tableOnly those that are a table only.
-var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "aggregation-summary", "robustness", "robustness-summary", "metrics"}
+var Kinds = []string{"ccdf", "throughput", "throughput-time", "cwnd", "growth", "timeline", "ratio", "aggregation", "aggregation-summary", "robustness", "robustness-summary", "metrics", "hystart"}
 
-var tableOnly = []string{"aggregation", "aggregation-summary", "robustness-summary", "metrics"}
+var tableOnly = []string{"aggregation", "aggregation-summary", "robustness-summary", "metrics", "hystart"}
 
 // sweepKinds take each sweep directory of an experiment as a sweep of
 // its own, never pairing nor pooling runs across them (LoadSweeps).
@@ -91,6 +91,8 @@ func Tabulate(kind string, points []*Point, o Options) (*Table, error) {
 		return RobustnessSummaryTable(points, o)
 	case "metrics":
 		return MetricsTable(points, o)
+	case "hystart":
+		return HyStartTable(points, o)
 	}
 	if slices.Contains(Kinds, kind) {
 		return nil, inputErr("--kind %s has no table: write a figure (%s)", kind, strings.Join(Formats, ", "))

@@ -65,8 +65,9 @@ type qlogHeader struct {
 }
 
 // traceOf finds the qlog trace of one connection end in a run (the runs
-// of mpq run have one connection).
-func traceOf(r *Run, vantage string) (string, error) {
+// of mpq run have one connection); need says, in the error for a run
+// without one, what the trace was for.
+func traceOf(r *Run, vantage, need string) (string, error) {
 	names, _ := filepath.Glob(filepath.Join(r.Dir, "qlog", "*.sqlog"))
 	sort.Strings(names)
 	var found []string
@@ -87,11 +88,11 @@ func traceOf(r *Run, vantage string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", inputErr("%s: no qlog trace of the %s (the timeline needs the packets: run with --set output.qlog=true)", r.Dir, vantage)
+		return "", inputErr("%s: no qlog trace of the %s (%s: run with --set output.qlog=true)", r.Dir, vantage, need)
 	case 1:
 		return found[0], nil
 	}
-	return "", inputErr("%s: %d qlog traces of the %s; the timeline draws one connection", r.Dir, len(found), vantage)
+	return "", inputErr("%s: %d qlog traces of the %s; one connection's is needed", r.Dir, len(found), vantage)
 }
 
 // readPackets reads the packets carrying stream data a trace records as

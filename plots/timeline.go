@@ -48,7 +48,7 @@ func TimelineFigure(points []*Point, o Options) (*Figure, error) {
 		return nil, inputErr("%s: no messages of source %s", r.Dir, src.Name)
 	}
 	from, to := timelineWindow(r.Summary, src.Kind, mine, o)
-	trace, err := traceOf(r, src.Sender)
+	trace, err := traceOf(r, src.Sender, "the timeline needs the packets")
 	if err != nil {
 		return nil, err
 	}
