@@ -27,18 +27,23 @@ aggregation benefit can be set beside mpq's on the same entries.
       --response: mpq's times from the request, as mpq plot takes them;
       RUNS_CSV may join several with commas, as one set (an entry in two
       of them counts once, from the first)
-  conext17.py compare [--response] RUNS_A RUNS_B
-      the two sets (as eab's) on the entries both have: each one's share
-      of entries above 0, the difference A - B with a 95 % bootstrap
-      interval over scenario pairs (10,000 resamples, seed 1), the
-      entries above 0 in one set only, and the entries left out: those of
-      one set only, and those without a benefit in either
-  conext17.py ratios [--response] RUNS_A RUNS_B
-      per mode (single, multi), A's download time over B's on the entries
-      both completed: the entries, and the median and the 10th and 90th
-      percentiles of the ratios (nearest rank: the value of rank
-      ceil(q * n) among the n sorted ratios); downloads that failed in
-      either set are counted beside them, not in them
+  conext17.py compare [--response] RUNS_A RUNS_B [RUNS_A RUNS_B ...]
+      per pair of sets (as eab's), a row: the two on the entries both
+      have: each one's share of entries above 0, the difference A - B
+      with a 95 % bootstrap interval over scenario pairs (10,000
+      resamples, seed 1), the entries above 0 in one set only, and the
+      entries left out: those of one set only, and those without a
+      benefit in either
+  conext17.py ratios [--response] RUNS_A RUNS_B [RUNS_A RUNS_B ...]
+      per pair of sets and mode (single, multi), a row: A's download time
+      over B's on the entries both completed: the entries, and the median
+      and the 10th and 90th percentiles of the ratios (nearest rank: the
+      value of rank ceil(q * n) among the n sorted ratios); downloads
+      that failed in either set are counted beside them, not in them
+
+A set may be given a name for the tables, LABEL=RUNS_CSV (LABEL is then
+what the table shows; an argument whose files all exist as written is a
+path, even with an = in it). Each command prints one Markdown table.
 
 Download time: from the client's start (before the handshake) to the last
 byte, as MPQUIC's client_benchmarker prints it. Each download makes one
@@ -97,7 +102,8 @@ def sample(cls, sim_dir, max_s, n, seed, out):
 def cut(cls, pairs, out):
     """Write the class file cls cut down to the scenario pairs (sNNN) in
     pairs, its name prefixed with "sample-"."""
-    text = open(cls).read()
+    with open(cls) as f:
+        text = f.read()
     first = text.index('[[sweep.scenario]]')
     blocks = re.findall(r'(\[\[sweep\.scenario\]\]\nname = "([^"]+)"\n.*?\n\n)', text, re.S)
     known = {name[:-1] for _, name in blocks}
@@ -283,6 +289,19 @@ def times(path, response=False):
     return out
 
 
+def labelled(arg):
+    """(label, spec) of a set's argument: LABEL=SPEC when the argument
+    is not, as written, a comma-separated list of existing files but the
+    part after its first = is; else the argument is both."""
+    def exists(spec):
+        return all(os.path.isfile(p) for p in spec.split(','))
+    if '=' in arg and not exists(arg):
+        label, spec = arg.split('=', 1)
+        if exists(spec):
+            return label, spec
+    return arg, arg
+
+
 def merged(spec, response=False):
     """The times of the runs.csv files of spec, joined by commas; an entry
     in several counts once, from the first."""
@@ -367,6 +386,44 @@ def ratios(a, b):
     return out
 
 
+def pairs_of(args):
+    """(response, [(A, B), ...]) of compare's and ratios's arguments, or
+    None when they are not [--response] and pairs."""
+    response = args[:1] == ['--response']
+    args = args[1:] if response else args
+    if not args or len(args) % 2:
+        return None
+    return response, [(args[i], args[i + 1]) for i in range(0, len(args), 2)]
+
+
+def print_compare(pairs, response):
+    print('| A | B | entries (pairs) | A above 0 | B above 0 | A - B (95 % interval) | above 0 in A only | in B only '
+          '| left out: in one set only, no benefit |')
+    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    for a, b in pairs:
+        (la, a), (lb, b) = labelled(a), labelled(b)
+        ta, tb = merged(a, response), merged(b, response)
+        n, npairs, sa, sb, d, lo, hi, only_a, only_b = compare(ta, tb)
+        # What the shares leave out: entries of one set that the other
+        # lacks, and entries without a benefit (a single path download
+        # that failed) in either.
+        ea, eb = dict((s, v) for s, v, _ in entries(ta)), dict((s, v) for s, v, _ in entries(tb))
+        unpaired = len(set(ea) ^ set(eb))
+        nobenefit = sum(1 for s in set(ea) & set(eb) if ea[s] is None or eb[s] is None)
+        print(f'| {la} | {lb} | {n} ({npairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} '
+              f'| {only_b} | {unpaired}, {nobenefit} |')
+
+
+def print_ratios(pairs, response):
+    print('| A | B | mode | entries | A over B, median (10th-90th percentile) | failed in either |')
+    print('| --- | --- | --- | --- | --- | --- |')
+    for a, b in pairs:
+        (la, a), (lb, b) = labelled(a), labelled(b)
+        for mode, (n, med, p10, p90, failed) in ratios(merged(a, response), merged(b, response)).items():
+            cell = f'{med:.2f} ({p10:.2f}-{p90:.2f})' if n else '–'
+            print(f'| {la} | {lb} | {mode} | {n} | {cell} | {failed} |')
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == 'sample' and len(argv) == 8:
         sample(argv[2], argv[3], float(argv[4]), int(argv[5]), int(argv[6]), argv[7])
@@ -385,33 +442,16 @@ def main(argv):
         response = argv[2] == '--response'
         print('| runs | entries | failed | above 0 | started on the better path | on the worse path |')
         print('| --- | --- | --- | --- | --- | --- |')
-        for p in argv[3 if response else 2:]:
+        for arg in argv[3 if response else 2:]:
+            label, p = labelled(arg)
             n, failed, a, b, w = summary(entries(merged(p, response)))
-            print(f'| {p} | {n} | {failed} | {a:.1f} % | {b:.1f} % | {w:.1f} % |')
-    elif len(argv) in (4, 5) and argv[1] == 'compare' and (len(argv) == 4 or argv[2] == '--response'):
-        response = argv[2] == '--response'
-        a, b = argv[-2], argv[-1]
-        ta, tb = merged(a, response), merged(b, response)
-        n, pairs, sa, sb, d, lo, hi, only_a, only_b = compare(ta, tb)
-        # What the shares leave out: entries of one set that the other
-        # lacks, and entries without a benefit (a single path download
-        # that failed) in either.
-        ea, eb = dict((s, v) for s, v, _ in entries(ta)), dict((s, v) for s, v, _ in entries(tb))
-        unpaired = len(set(ea) ^ set(eb))
-        nobenefit = sum(1 for s in set(ea) & set(eb) if ea[s] is None or eb[s] is None)
-        print('| A | B | entries (pairs) | A above 0 | B above 0 | A - B (95 % interval) | above 0 in A only | in B only '
-              '| left out: in one set only, no benefit |')
-        print('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
-        print(f'| {a} | {b} | {n} ({pairs}) | {sa:.1f} % | {sb:.1f} % | {d:+.1f} [{lo:+.1f}, {hi:+.1f}] | {only_a} '
-              f'| {only_b} | {unpaired}, {nobenefit} |')
-    elif len(argv) in (4, 5) and argv[1] == 'ratios' and (len(argv) == 4 or argv[2] == '--response'):
-        response = argv[2] == '--response'
-        a, b = argv[-2], argv[-1]
-        print('| A | B | mode | entries | A over B, median (10th-90th percentile) | failed in either |')
-        print('| --- | --- | --- | --- | --- | --- |')
-        for mode, (n, med, p10, p90, failed) in ratios(merged(a, response), merged(b, response)).items():
-            cell = f'{med:.2f} ({p10:.2f}-{p90:.2f})' if n else '–'
-            print(f'| {a} | {b} | {mode} | {n} | {cell} | {failed} |')
+            print(f'| {label} | {n} | {failed} | {a:.1f} % | {b:.1f} % | {w:.1f} % |')
+    elif argv[1:2] in (['compare'], ['ratios']) and pairs_of(argv[2:]) is not None:
+        response, pairs = pairs_of(argv[2:])
+        if argv[1] == 'compare':
+            print_compare(pairs, response)
+        else:
+            print_ratios(pairs, response)
     else:
         print(__doc__, file=sys.stderr)
         return 2
