@@ -1,14 +1,8 @@
 package plots
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 )
 
@@ -106,28 +100,14 @@ func optNumber(v *float64, prec int) string {
 // readHyStart reads a trace's recovery metrics (HyStart++'s steps among
 // them) and congestion state changes, in the trace's order.
 func readHyStart(name string) ([]hyStartEvent, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, &InputError{err}
-	}
-	defer f.Close()
 	var out []hyStartEvent
-	rd := bufio.NewReaderSize(f, 1<<20)
-	metrics, state := []byte(`"quic:recovery_metrics_updated"`), []byte(`"quic:congestion_state_updated"`)
-	for line := 1; ; line++ {
-		b, err := rd.ReadBytes('\n')
-		if len(b) > 0 && (bytes.Contains(b, metrics) || bytes.Contains(b, state)) {
-			var ev hyStartEvent
-			if err := json.Unmarshal(bytes.TrimLeft(b, "\x1e"), &ev); err != nil {
-				return nil, inputErr("%s:%d: %v", name, line, err)
-			}
-			out = append(out, ev)
+	err := scanTrace(name, []string{"quic:recovery_metrics_updated", "quic:congestion_state_updated"}, func(b []byte) error {
+		var ev hyStartEvent
+		if err := json.Unmarshal(b, &ev); err != nil {
+			return err
 		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
+		out = append(out, ev)
+		return nil
+	})
+	return out, err
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -102,11 +103,6 @@ func traceOf(r *Run, vantage, need string) (string, error) {
 // priority when it carries data of a stream in prio, else bulk. Packets
 // the trace declares lost are marked so.
 func readPackets(name string, prio map[uint64]bool, from, to float64) ([]packetMark, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, &InputError{err}
-	}
-	defer f.Close()
 	type key struct {
 		typ  string
 		path uint64
@@ -115,30 +111,51 @@ func readPackets(name string, prio map[uint64]bool, from, to float64) ([]packetM
 	frontier := map[uint64]uint64{}
 	index := map[key]int{}
 	var marks []packetMark
+	err := scanTrace(name, []string{"quic:packet_sent", "quic:packet_lost"}, func(b []byte) error {
+		var ev qlogEvent
+		if err := json.Unmarshal(b, &ev); err != nil {
+			return err
+		}
+		k := key{ev.Data.Header.PacketType, ev.Data.PathID, ev.Data.Header.PacketNumber}
+		if ev.Name == "quic:packet_lost" {
+			if i, ok := index[k]; ok {
+				marks[i].Lost = true
+			}
+		} else if m, ok := classify(&ev, prio, frontier); ok && ev.Time >= from && ev.Time <= to {
+			index[k] = len(marks)
+			marks = append(marks, m)
+		}
+		return nil
+	})
+	return marks, err
+}
+
+// scanTrace calls fn with each record of the trace name (without its
+// record separator) that mentions one of the event names, in order; an
+// error of fn is the trace's, at that line.
+func scanTrace(name string, events []string, fn func(record []byte) error) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return &InputError{err}
+	}
+	defer f.Close()
+	quoted := make([][]byte, len(events))
+	for i, e := range events {
+		quoted[i] = []byte(`"` + e + `"`)
+	}
 	rd := bufio.NewReaderSize(f, 1<<20)
-	sent, lost := []byte(`"quic:packet_sent"`), []byte(`"quic:packet_lost"`)
 	for line := 1; ; line++ {
 		b, err := rd.ReadBytes('\n')
-		if len(b) > 0 && (bytes.Contains(b, sent) || bytes.Contains(b, lost)) {
-			var ev qlogEvent
-			if err := json.Unmarshal(bytes.TrimLeft(b, "\x1e"), &ev); err != nil {
-				return nil, inputErr("%s:%d: %v", name, line, err)
-			}
-			k := key{ev.Data.Header.PacketType, ev.Data.PathID, ev.Data.Header.PacketNumber}
-			if ev.Name == "quic:packet_lost" {
-				if i, ok := index[k]; ok {
-					marks[i].Lost = true
-				}
-			} else if m, ok := classify(&ev, prio, frontier); ok && ev.Time >= from && ev.Time <= to {
-				index[k] = len(marks)
-				marks = append(marks, m)
+		if len(b) > 0 && slices.ContainsFunc(quoted, func(q []byte) bool { return bytes.Contains(b, q) }) {
+			if err := fn(bytes.TrimLeft(b, "\x1e")); err != nil {
+				return inputErr("%s:%d: %v", name, line, err)
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return marks, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 }
