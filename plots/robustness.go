@@ -398,14 +398,21 @@ func summaryHead() (md, csv []string) {
 			"worst_excess_ms", "worst_excess_point", "no_share", "goal_shown_met", "goal_shown_missed", "goal_undecided"}
 }
 
-// summaryRow is a summary line's numbers, in Markdown and CSV.
+// summaryRow is a summary line's numbers, in Markdown and CSV: the same
+// counts, the worst share and excess formatted for each.
 func summaryRow(s RobustnessSummary) (md, csv []string) {
-	return []string{strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
-			percentCell(s.WorstShare), s.WorstSharePoint, FormatNumber(s.WorstExcessMS, 1), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
-			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)},
-		[]string{strconv.Itoa(s.Points), strconv.Itoa(s.Goal), strconv.Itoa(s.Good), strconv.Itoa(s.Both),
-			trafficgen.FormatCSV(s.WorstShare), s.WorstSharePoint, trafficgen.FormatCSV(s.WorstExcessMS), s.WorstExcessPoint, strconv.Itoa(s.NoShare),
-			strconv.Itoa(s.ShownMet), strconv.Itoa(s.ShownMissed), strconv.Itoa(s.Points - s.ShownMet - s.ShownMissed)}
+	counts := func(ns ...int) []string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = strconv.Itoa(n)
+		}
+		return out
+	}
+	head := counts(s.Points, s.Goal, s.Good, s.Both)
+	tail := counts(s.NoShare, s.ShownMet, s.ShownMissed, s.Points-s.ShownMet-s.ShownMissed)
+	md = slices.Concat(head, []string{percentCell(s.WorstShare), s.WorstSharePoint, FormatNumber(s.WorstExcessMS, 1), s.WorstExcessPoint}, tail)
+	csv = slices.Concat(head, []string{trafficgen.FormatCSV(s.WorstShare), s.WorstSharePoint, trafficgen.FormatCSV(s.WorstExcessMS), s.WorstExcessPoint}, tail)
+	return md, csv
 }
 
 // groupedRobustnessSummary is the robustness summary split by varied

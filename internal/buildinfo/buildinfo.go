@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mpq/mpq/internal/atomicfile"
 )
 
 // ModulePath is mpq's module path.
@@ -143,12 +145,10 @@ func cachedSHA256(path, cacheDir string) string {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if entry != "" && os.MkdirAll(cacheDir, 0o755) == nil {
-		if tmp, err := os.CreateTemp(cacheDir, ".tmp-*"); err == nil {
-			_, werr := tmp.WriteString(sum + "\n")
-			if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), entry) != nil {
-				os.Remove(tmp.Name())
-			}
-		}
+		atomicfile.Write(entry, func(w io.Writer) error {
+			_, err := io.WriteString(w, sum+"\n")
+			return err
+		})
 		pruneCache(cacheDir, maxCacheEntries)
 	}
 	return sum
