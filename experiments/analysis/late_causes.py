@@ -25,6 +25,8 @@ Per late message (first rule that holds):
              "window-after-loss" when a loss was declared on the server in
              the 100 ms before the message's generation, else "window-full"
   other      none of these
+A message never delivered (mct_ms +Inf) is "not-delivered", whatever else
+held it back.
 
 usage: python3 experiments/analysis/late_causes.py --table [--mct] [--limit MS] [-o FILE] late-SCHED.log...
 
@@ -33,47 +35,62 @@ per-message lines on stderr of the classification above, one log per
 scheduler, named late-SCHED.log) as a Markdown table, a row per log: the
 late messages per cause ("N (M)": M of the N generated in the first two
 seconds), or with --mct their MCT per cause (median and largest, ms).
+A "not delivered" column follows when a log has such a message (its MCT
+is inf).
 Every line counts: a line the tabulation cannot read is an error, not a
 skip. With -o the table goes to FILE (written under a temporary name and
 renamed), else to stdout.
 """
-import csv, json, sys, os, glob, bisect, collections, re, statistics
+import csv, json, sys, os, glob, bisect, collections, math, re, statistics
 
 # The causes in the tables' order, and their column names.
 CAUSES = [('queue', 'queue'), ('flow-control', 'flow control'), ('window-after-loss', 'held back after a loss'),
           ('window-full', 'held back, window full'), ('lost', 'lost'), ('other', 'other')]
-LOG_LINE = re.compile(r'^\S+ seq=\d+ created=[\d.]+ mct=([\d.]+) cause=([a-z-]+)( \(<2s\))?$')
+# A message never delivered: a column of its own, shown when a log has one.
+UNDELIVERED = ('not-delivered', 'not delivered')
+LOG_LINE = re.compile(r'^\S+ seq=\d+ created=[\d.]+ mct=([\d.]+|inf) cause=([a-z-]+)( \(<2s\))?$')
 
 
 def tabulate(logs, limit, mct):
     """The table of the logs (counts, or with mct the MCTs), as Markdown text."""
-    counts = ['| scheduler | late (> %g ms) | %s |' % (limit, ' | '.join(n for _, n in CAUSES)),
-              '|---|---|' + '---|' * len(CAUSES)]
-    mcts = ['| scheduler | %s |' % ' | '.join(n for _, n in CAUSES), '|---|' + '---|' * len(CAUSES)]
+    rows = []  # (scheduler, cause -> [(mct, early)])
     for path in logs:
         name = os.path.basename(path)
         if not (name.startswith('late-') and name.endswith('.log')):
             sys.exit('%s: not a late-SCHED.log' % path)
         sched = name[len('late-'):-len('.log')]
-        by = {c: [] for c, _ in CAUSES}  # cause -> [(mct, early)]
+        by = {c: [] for c, _ in CAUSES + [UNDELIVERED]}  # cause -> [(mct, early)]
         for i, line in enumerate(open(path), 1):
             m = LOG_LINE.match(line.rstrip('\n'))
             if not m or m.group(2) not in by:
                 sys.exit('%s:%d: not a late message line: %r' % (path, i, line.rstrip('\n')))
             by[m.group(2)].append((float(m.group(1)), m.group(3) is not None))
+        rows.append((sched, by))
+    causes = CAUSES + [UNDELIVERED] if any(by[UNDELIVERED[0]] for _, by in rows) else CAUSES
 
-        def cell(v, total=False):
-            if not v:
-                return '0'
-            early = sum(e for _, e in v)
-            return '%d (%d in the first 2 s)' % (len(v), early) if total else '%d (%d)' % (len(v), early)
+    def cell(v, total=False):
+        if not v:
+            return '0'
+        early = sum(e for _, e in v)
+        return '%d (%d in the first 2 s)' % (len(v), early) if total else '%d (%d)' % (len(v), early)
 
-        every = [x for c, _ in CAUSES for x in by[c]]
-        counts.append('| `%s` | %s | %s |' % (sched, cell(every, True), ' | '.join(cell(by[c]) for c, _ in CAUSES)))
-        mcts.append('| `%s` | %s |' % (sched, ' | '.join(
-            '%.1f (%.1f)' % (statistics.median(t for t, _ in by[c]), max(t for t, _ in by[c])) if by[c] else '–'
-            for c, _ in CAUSES)))
-    return '\n'.join(mcts if mct else counts) + '\n'
+    def ms(x):
+        return 'inf' if math.isinf(x) else '%.1f' % x
+
+    if mct:
+        out = ['| scheduler | %s |' % ' | '.join(n for _, n in causes), '|---|' + '---|' * len(causes)]
+    else:
+        out = ['| scheduler | late (> %g ms) | %s |' % (limit, ' | '.join(n for _, n in causes)),
+               '|---|---|' + '---|' * len(causes)]
+    for sched, by in rows:
+        if mct:
+            out.append('| `%s` | %s |' % (sched, ' | '.join(
+                '%s (%s)' % (ms(statistics.median(t for t, _ in by[c])), ms(max(t for t, _ in by[c]))) if by[c] else '–'
+                for c, _ in causes)))
+        else:
+            every = [x for c, _ in causes for x in by[c]]
+            out.append('| `%s` | %s | %s |' % (sched, cell(every, True), ' | '.join(cell(by[c]) for c, _ in causes)))
+    return '\n'.join(out) + '\n'
 
 
 if len(sys.argv) > 1 and sys.argv[1] == '--table':
@@ -170,7 +187,9 @@ for m in late:
         best = min(arr)
         if worst is None or best[0] > worst[0]:
             worst = best
-    if worst is None:
+    if math.isinf(mct):
+        cause = 'not-delivered'
+    elif worst is None:
         cause = 'other'
     else:
         t, (ts, p, pn, a, b) = worst
@@ -191,5 +210,6 @@ for m in late:
     count[cause] += 1
     if os.environ.get('DEBUG'):
         for x in pk: print('   ', x, recv.get((x[1],x[2])), file=sys.stderr)
-    print('%s seq=%d created=%.1f mct=%.1f cause=%s' % (os.path.basename(run.rstrip('/')), seq, created, mct, cause), file=sys.stderr)
+    print('%s seq=%d created=%.1f mct=%s cause=%s' % (os.path.basename(run.rstrip('/')), seq, created,
+                                                      'inf' if math.isinf(mct) else '%.1f' % mct, cause), file=sys.stderr)
 print(run, 'late', len(late), dict(count))

@@ -61,6 +61,9 @@ MESSAGES = {
     6: (25, 1000.0, 30.0, 'queue (<2s)'),
     # In time (25 ms <= 27.9 ms): not counted.
     7: (29, 10000.0, 25.0, None),
+    # Never delivered (messages.csv's +Inf): sent at once, its packet
+    # lost and never resent; counted as late, whatever held it.
+    8: (33, 11000.0, '+Inf', 'not-delivered'),
 }
 
 SERVER = [
@@ -77,6 +80,8 @@ SERVER = [
     sent(9000.5, 0, 15, stream(21, 0, 100)),
     sent(1000.0, 0, 16, stream(25, 0, 100)),
     sent(10000.0, 0, 17, stream(29, 0, 100)),
+    sent(11000.0, 0, 18, stream(33, 0, 100)),
+    lost(11060.0, 0, 18),
 ]
 
 CLIENT = [
@@ -118,7 +123,7 @@ class LateCausesTest(unittest.TestCase):
         got = {int(m.group(1)): m.group(2) for m in re.finditer(r'seq=(\d+) .* cause=(.*)', p.stderr)}
         want = {seq: c for seq, (_, _, _, c) in MESSAGES.items() if c is not None}
         self.assertEqual(got, want)
-        self.assertIn('late 7 ', p.stdout)
+        self.assertIn('late 8 ', p.stdout)
 
 
     def test_table(self):
@@ -154,6 +159,31 @@ class LateCausesTest(unittest.TestCase):
         # A line it cannot read stops it, naming the file and line.
         self.assertNotEqual(bad.returncode, 0)
         self.assertIn('late-y.log:2:', bad.stderr)
+
+    def test_table_not_delivered(self):
+        # A message never delivered (mct=inf) adds a "not delivered" column
+        # to both tables; its MCT prints as inf.
+        lines = {'late-x.log': ['rep0 seq=1 created=100.0 mct=30.0 cause=queue (<2s)',
+                                'rep0 seq=4 created=3000.0 mct=inf cause=not-delivered'],
+                 'late-y.log': ['rep0 seq=2 created=5000.0 mct=80.0 cause=lost']}
+        with tempfile.TemporaryDirectory() as d:
+            logs = []
+            for name, ls in lines.items():
+                logs.append(os.path.join(d, name))
+                with open(logs[-1], 'w') as f:
+                    f.write(''.join(l + '\n' for l in ls))
+            script = os.path.join(HERE, 'late_causes.py')
+            counts = subprocess.run([sys.executable, script, '--table'] + logs,
+                                    capture_output=True, text=True, check=True).stdout.splitlines()
+            mct = subprocess.run([sys.executable, script, '--table', '--mct'] + logs,
+                                 capture_output=True, text=True, check=True).stdout.splitlines()
+        self.assertEqual(counts[0], '| scheduler | late (> 27.9 ms) | queue | flow control | held back after a loss '
+                                    '| held back, window full | lost | other | not delivered |')
+        self.assertEqual(counts[1], '|---|---|' + '---|' * 7)
+        self.assertEqual(counts[2], '| `x` | 2 (1 in the first 2 s) | 1 (1) | 0 | 0 | 0 | 0 | 0 | 1 (0) |')
+        self.assertEqual(counts[3], '| `y` | 1 (0 in the first 2 s) | 0 | 0 | 0 | 0 | 1 (0) | 0 | 0 |')
+        self.assertEqual(mct[2], '| `x` | 30.0 (30.0) | – | – | – | – | – | inf (inf) |')
+        self.assertEqual(mct[3], '| `y` | – | – | – | – | 80.0 (80.0) | – | – |')
 
 
 if __name__ == '__main__':
