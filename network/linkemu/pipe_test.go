@@ -136,6 +136,10 @@ func TestPipeWaitsParked(t *testing.T) {
 					inSyscall++
 				}
 			}
+			// Let Run's goroutine run: with one processor (GOMAXPROCS=1)
+			// it would otherwise start only when this loop is preempted,
+			// after the packet's arrival time, and never wait.
+			runtime.Gosched()
 		}
 	}
 	if waiting == 0 {
