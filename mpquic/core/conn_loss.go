@@ -516,6 +516,9 @@ func (c *Conn) updateMetrics(now time.Time, p *path) {
 	m := pathMetrics{cwnd: p.cc.Window(), inFlight: c.bytesInFlight(p), ssthresh: p.cc.SlowStartThreshold(),
 		srtt: p.rtt.Smoothed(), minRTT: p.rtt.Min(), latestRTT: p.rtt.Latest(), rttVar: p.rtt.Var()}
 	changed := m != p.lastMetrics
+	if !changed && p.hs == nil {
+		return
+	}
 	p.lastMetrics = m
 	if c.qlog != nil {
 		qm := qlog.Metrics{CongestionWindow: m.cwnd, BytesInFlight: m.inFlight,
