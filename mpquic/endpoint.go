@@ -133,9 +133,14 @@ func ListenUDP(uc *net.UDPConn, cfg *Config, opts ListenOptions) (*Listener, err
 // real socket.
 var errSimNullProtection = errors.New("mpquic: SimNullProtection is for the simulator only: a real socket always uses the TLS cipher suite's packet protection")
 
+// DefaultPacingBurst is the pacer's burst of connections on real sockets
+// whose configuration leaves PacingBurst 0 (see Config.PacingBurst).
+const DefaultPacingBurst = time.Millisecond
+
 // socketConfig returns the configuration of connections on the socket uc:
-// cfg with the TLS key log (SSLKEYLOGFILE) and the max_udp_payload_size the
-// socket receives, and the size of their send buffers.
+// cfg with the TLS key log (SSLKEYLOGFILE), the max_udp_payload_size the
+// socket receives and the driver's pacing burst, and the size of their
+// send buffers.
 func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
 	if cfg != nil && cfg.SimNullProtection {
 		return nil, 0, errSimNullProtection
@@ -148,6 +153,9 @@ func socketConfig(cfg *Config, uc *net.UDPConn) (*Config, int, error) {
 	local := uc.LocalAddr().(*net.UDPAddr).AddrPort()
 	n := *cfg
 	n.MaxUDPPayloadSize = min(v.MaxUDPPayloadSize, maxUDPPayload(local))
+	if n.PacingBurst == 0 {
+		n.PacingBurst = DefaultPacingBurst
+	}
 	cfg = &n
 	return cfg, v.MaxPacketSize, nil
 }

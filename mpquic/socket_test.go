@@ -43,6 +43,33 @@ func TestAdvertisedPayloadSize(t *testing.T) {
 	}
 }
 
+// Connections on real sockets pace in bursts of DefaultPacingBurst unless
+// their configuration says otherwise (a negative PacingBurst: 10
+// datagrams).
+func TestDriverPacingBurst(t *testing.T) {
+	cert, err := certs.SelfSigned(certs.Options{Ed25519: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"t"}}
+	for _, tt := range []struct{ in, want time.Duration }{
+		{0, time.Millisecond}, {-1, -1}, {3 * time.Millisecond, 3 * time.Millisecond},
+	} {
+		uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := socketConfig(&Config{TLS: tc, PacingBurst: tt.in}, uc)
+		uc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.PacingBurst != tt.want {
+			t.Errorf("PacingBurst %v: the driver uses %v, want %v", tt.in, cfg.PacingBurst, tt.want)
+		}
+	}
+}
+
 // The simulator's null packet protection never runs on a real socket:
 // Listen, ListenUDP and Dial refuse a configuration that asks for it.
 func TestSimNullProtectionRefused(t *testing.T) {

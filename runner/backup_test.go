@@ -114,3 +114,18 @@ func TestInitialReceiveWindowConfig(t *testing.T) {
 		t.Fatalf("windows conn %d..%d, stream %d..%d; want 49152..default, 32768..default", c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow)
 	}
 }
+
+// TestPacingBurstConfig: experiments pace in bursts of 10 datagrams on
+// every backend (a negative PacingBurst, which the UDP driver keeps), so
+// that the testbed paces as the simulator.
+func TestPacingBurstConfig(t *testing.T) {
+	runs, err := experiment.Load("../experiments/heterogeneous.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	e.Transport.Pacing = true
+	if c := coreConfig(&e); c.PacingBurst >= 0 {
+		t.Fatalf("PacingBurst %v, want negative (10 datagrams)", c.PacingBurst)
+	}
+}

@@ -103,7 +103,11 @@ func coreConfig(e *experiment.Experiment) core.Config {
 		// MPQUIC's readings of the controllers, where the file asks.
 		CongestionReadings: t.CongestionReadings,
 		Pacing:             t.Pacing,
-		PathScheduler:      t.PathScheduler,
+		// Bursts of 10 datagrams on every backend, the testbed's as
+		// the simulator's (the UDP driver's default is 1 ms at the
+		// rate, which is more above about 110 Mbit/s).
+		PacingBurst:   -1,
+		PathScheduler: t.PathScheduler,
 		// The options of the run's scheduler, resolved.
 		PathSchedulerOptions: t.SchedulerOptions,
 		StreamScheduler:      t.StreamScheduler,

@@ -161,7 +161,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestPacer(t *testing.T) {
-	p := NewPacer(1000)
+	p := NewPacer(1000, 0)
 	p.SetRate(100_000, 100*time.Millisecond) // 1.25 MB/s
 	if b := p.Budget(t0); b != BurstPackets*1000 {
 		t.Fatalf("initial budget %d", b)
@@ -181,6 +181,44 @@ func TestPacer(t *testing.T) {
 	}
 	if b := p.Budget(t0.Add(time.Hour)); b != BurstPackets*1000 {
 		t.Fatalf("budget capped at burst: %d", b)
+	}
+}
+
+// TestPacerBurstInterval: with a burst interval the burst is what the rate
+// carries in it, never less than BurstPackets datagrams, and follows the
+// rate both ways; without one (0 or negative) it is BurstPackets
+// datagrams at any rate. By hand, 1000-byte datagrams, 1 ms: at 1 MB/s a
+// millisecond is 1000 bytes, the burst 10 datagrams (10,000 bytes); at
+// 100 MB/s 100,000 bytes; SetRate(1 MB, 10 ms) is 1.25 x 100 MB/s,
+// 125,000 bytes.
+func TestPacerBurstInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		set      func(p *Pacer)
+		want     uint64
+	}{
+		{"1 ms at 1 MB/s", time.Millisecond, func(p *Pacer) { p.SetBytesPerSecond(1_000_000) }, 10_000},
+		{"1 ms at 100 MB/s", time.Millisecond, func(p *Pacer) { p.SetBytesPerSecond(100_000_000) }, 100_000},
+		{"1 ms from the window", time.Millisecond, func(p *Pacer) { p.SetRate(1_000_000, 10*time.Millisecond) }, 125_000},
+		// The burst saved at the high rate shrinks with the rate (the
+		// budget read at the same instant).
+		{"1 ms, rate down again", time.Millisecond, func(p *Pacer) {
+			p.SetBytesPerSecond(100_000_000)
+			p.Budget(t0.Add(2 * time.Hour))
+			p.SetBytesPerSecond(1_000_000)
+		}, 10_000},
+		{"none at 100 MB/s", 0, func(p *Pacer) { p.SetBytesPerSecond(100_000_000) }, 10_000},
+		{"negative at 100 MB/s", -time.Millisecond, func(p *Pacer) { p.SetBytesPerSecond(100_000_000) }, 10_000},
+	} {
+		p := NewPacer(1000, tc.interval)
+		if b := p.Budget(t0); b != BurstPackets*1000 {
+			t.Errorf("%s: initial budget %d", tc.name, b)
+		}
+		tc.set(p)
+		if b := p.Budget(t0.Add(2 * time.Hour)); b != tc.want {
+			t.Errorf("%s: burst %d, want %d", tc.name, b, tc.want)
+		}
 	}
 }
 

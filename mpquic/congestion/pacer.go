@@ -15,38 +15,57 @@ const BurstPackets = 10
 
 // Pacer is a token bucket that spreads a window's packets over a round
 // trip (RFC 9002 Section 7.7). Tokens are bytes; they accrue at the pacing
-// rate up to a burst of BurstPackets datagrams.
+// rate up to a burst: BurstPackets datagrams, or, with a burst interval,
+// what the rate carries in that interval if that is more.
 type Pacer struct {
-	mds    uint64
-	burst  uint64
-	rate   uint64 // bytes per second; 0 until SetRate
-	tokens uint64
-	last   time.Time
+	mds      uint64
+	interval time.Duration // the burst interval; 0: BurstPackets datagrams
+	burst    uint64
+	rate     uint64 // bytes per second; 0 until SetRate
+	tokens   uint64
+	last     time.Time
 }
 
-// NewPacer returns a pacer for datagrams of at most maxDatagramSize bytes.
-// It starts with a full burst.
-func NewPacer(maxDatagramSize int) *Pacer {
+// NewPacer returns a pacer for datagrams of at most maxDatagramSize bytes
+// whose bursts are BurstPackets datagrams, or what its rate carries in
+// burstInterval if that is more (0 or less: BurstPackets datagrams). It
+// starts with a burst of BurstPackets datagrams.
+func NewPacer(maxDatagramSize int, burstInterval time.Duration) *Pacer {
 	mds := uint64(maxDatagramSize)
-	return &Pacer{mds: mds, burst: BurstPackets * mds, tokens: BurstPackets * mds}
+	return &Pacer{mds: mds, interval: max(0, burstInterval), burst: BurstPackets * mds, tokens: BurstPackets * mds}
 }
 
 // SetRate sets the rate from the congestion window and smoothed RTT.
 func (p *Pacer) SetRate(cwnd uint64, srtt time.Duration) {
 	if srtt <= 0 {
-		p.rate = 0
+		p.setRate(0)
 		return
 	}
 	r := float64(cwnd) * PacingGain * float64(time.Second) / float64(srtt)
 	if r > math.MaxUint64/2 {
 		r = math.MaxUint64 / 2
 	}
-	p.rate = uint64(r)
+	p.setRate(uint64(r))
 }
 
 // SetBytesPerSecond sets the rate directly (a controller's own pacing
 // rate, PacingRater); 0 lets a full burst go at any time.
-func (p *Pacer) SetBytesPerSecond(rate uint64) { p.rate = min(rate, math.MaxUint64/2) }
+func (p *Pacer) SetBytesPerSecond(rate uint64) { p.setRate(min(rate, math.MaxUint64/2)) }
+
+// setRate sets the rate and the burst that goes with it.
+func (p *Pacer) setRate(rate uint64) {
+	p.rate = rate
+	if p.interval == 0 {
+		return
+	}
+	hi, lo := bits.Mul64(rate, uint64(p.interval))
+	b := uint64(math.MaxUint64 / 2)
+	if hi < uint64(time.Second) {
+		b, _ = bits.Div64(hi, lo, uint64(time.Second))
+	}
+	p.burst = max(BurstPackets*p.mds, b)
+	p.tokens = min(p.tokens, p.burst)
+}
 
 // refill adds the tokens accrued since the last update.
 func (p *Pacer) refill(now time.Time) {

@@ -36,6 +36,27 @@ func TestControllerPacing(t *testing.T) {
 	}
 }
 
+// TestPacingBurstConfig: the paths' pacers take their burst from
+// PacingBurst: after a second at 100 MB/s a 1 ms burst is 100,000 bytes,
+// none 10 datagrams of 1350 bytes.
+func TestPacingBurstConfig(t *testing.T) {
+	for _, tc := range []struct {
+		burst time.Duration
+		want  uint64
+	}{{time.Millisecond, 100_000}, {0, 13_500}, {-1, 13_500}} {
+		cc, sc := testConfigs(t)
+		cc.Pacing, sc.Pacing = true, true
+		cc.PacingBurst, sc.PacingBurst = tc.burst, tc.burst
+		p := newPair(t, cc, sc, EndpointConfig{})
+		p.handshake()
+		pc := p.server.paths[0].pacer
+		pc.SetBytesPerSecond(100_000_000)
+		if b := pc.Budget(p.now.Add(time.Second)); b != tc.want {
+			t.Errorf("PacingBurst %v: burst %d, want %d", tc.burst, b, tc.want)
+		}
+	}
+}
+
 // TestCoupledGroupFollowsPaths: with olia, each path's controller joins
 // the connection's group when the path opens and leaves it when the path
 // is abandoned, so the coupled increase counts the open paths only.

@@ -148,7 +148,9 @@ func (c *Conn) newController() (congestion.Controller, error) {
 }
 
 // newPacer builds a path's pacer.
-func newPacer(cfg *Config) *congestion.Pacer { return congestion.NewPacer(cfg.MaxPacketSize) }
+func newPacer(cfg *Config) *congestion.Pacer {
+	return congestion.NewPacer(cfg.MaxPacketSize, cfg.PacingBurst)
+}
 
 // bytesInFlight is the path's bytes in flight across the spaces it carries.
 func (c *Conn) bytesInFlight(p *path) uint64 {
