@@ -102,6 +102,25 @@ def write_seq(path, events):
             f.write('\x1e' + json.dumps(e) + '\n')
 
 
+SCRIPT = os.path.join(HERE, 'late_causes.py')
+
+
+def write_logs(d, lines):
+    """Writes each {name: lines} log into folder d; returns their paths."""
+    logs = []
+    for name, ls in lines.items():
+        logs.append(os.path.join(d, name))
+        with open(logs[-1], 'w') as f:
+            f.write(''.join(l + '\n' for l in ls))
+    return logs
+
+
+def table(logs, *opts):
+    """The lines late_causes.py --table prints for logs."""
+    return subprocess.run([sys.executable, SCRIPT, '--table', *opts] + logs,
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 class LateCausesTest(unittest.TestCase):
     def test_classes(self):
         with tempfile.TemporaryDirectory() as run:
@@ -134,20 +153,14 @@ class LateCausesTest(unittest.TestCase):
                                 'rep1 seq=9 created=4000.0 mct=40.0 cause=window-full'],
                  'late-y.log': ['rep0 seq=2 created=5000.0 mct=80.0 cause=lost']}
         with tempfile.TemporaryDirectory() as d:
-            logs = []
-            for name, ls in lines.items():
-                logs.append(os.path.join(d, name))
-                with open(logs[-1], 'w') as f:
-                    f.write(''.join(l + '\n' for l in ls))
-            script = os.path.join(HERE, 'late_causes.py')
-            counts = subprocess.run([sys.executable, script, '--table'] + logs,
-                                    capture_output=True, text=True, check=True).stdout.splitlines()
+            logs = write_logs(d, lines)
+            counts = table(logs)
             out = os.path.join(d, 'mct.md')
-            subprocess.run([sys.executable, script, '--table', '--mct', '-o', out] + logs, check=True)
+            subprocess.run([sys.executable, SCRIPT, '--table', '--mct', '-o', out] + logs, check=True)
             mct = open(out).read().splitlines()
             with open(logs[1], 'a') as f:
                 f.write('rep0 seq=3 created=1.0 mct=99.0 cause=unknown\n')
-            bad = subprocess.run([sys.executable, script, '--table'] + logs, capture_output=True, text=True)
+            bad = subprocess.run([sys.executable, SCRIPT, '--table'] + logs, capture_output=True, text=True)
         self.assertEqual(counts[0], '| scheduler | late (> 27.9 ms) | queue | flow control | held back after a loss '
                                     '| held back, window full | lost | other |')
         # queue: 2, one early; window full: 1; the late column 3 (1 early).
@@ -167,16 +180,9 @@ class LateCausesTest(unittest.TestCase):
                                 'rep0 seq=4 created=3000.0 mct=inf cause=not-delivered'],
                  'late-y.log': ['rep0 seq=2 created=5000.0 mct=80.0 cause=lost']}
         with tempfile.TemporaryDirectory() as d:
-            logs = []
-            for name, ls in lines.items():
-                logs.append(os.path.join(d, name))
-                with open(logs[-1], 'w') as f:
-                    f.write(''.join(l + '\n' for l in ls))
-            script = os.path.join(HERE, 'late_causes.py')
-            counts = subprocess.run([sys.executable, script, '--table'] + logs,
-                                    capture_output=True, text=True, check=True).stdout.splitlines()
-            mct = subprocess.run([sys.executable, script, '--table', '--mct'] + logs,
-                                 capture_output=True, text=True, check=True).stdout.splitlines()
+            logs = write_logs(d, lines)
+            counts = table(logs)
+            mct = table(logs, '--mct')
         self.assertEqual(counts[0], '| scheduler | late (> 27.9 ms) | queue | flow control | held back after a loss '
                                     '| held back, window full | lost | other | not delivered |')
         self.assertEqual(counts[1], '|---|---|' + '---|' * 7)
