@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mpq/mpq/experiment"
 )
@@ -127,5 +128,23 @@ func TestPacingBurstConfig(t *testing.T) {
 	e.Transport.Pacing = true
 	if c := coreConfig(&e); c.PacingBurst >= 0 {
 		t.Fatalf("PacingBurst %v, want negative (10 datagrams)", c.PacingBurst)
+	}
+}
+
+// TestRecorderConfigSeries: without output.series (no paths.csv) the
+// recorder keeps no path samples; with it, every output.path_interval.
+func TestRecorderConfigSeries(t *testing.T) {
+	runs, err := experiment.Load("../experiments/heterogeneous.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runs[0]
+	e.Output.PathInterval = 10 * time.Millisecond
+	for _, series := range []bool{true, false} {
+		e.Output.Series = series
+		got := recorderConfig(&e, time.Time{}).PathInterval
+		if want := map[bool]time.Duration{true: 10 * time.Millisecond, false: -1}[series]; got != want {
+			t.Errorf("series %v: path interval %v, want %v", series, got, want)
+		}
 	}
 }

@@ -184,10 +184,15 @@ func waitReal(ctx context.Context, ev *udpenv.Env, failed <-chan error, until ti
 }
 
 // recorderConfig is the recorder configuration of an experiment starting
-// at t0.
+// at t0. Without output.series no path samples are kept (paths.csv is not
+// written).
 func recorderConfig(e *experiment.Experiment, t0 time.Time) trafficgen.RecorderConfig {
+	pi := e.Output.PathInterval
+	if !e.Output.Series {
+		pi = -1
+	}
 	return trafficgen.RecorderConfig{Sources: e.Sources, Start: t0, Duration: e.Duration,
-		Interval: e.Output.Interval, PathInterval: e.Output.PathInterval, Warmup: e.Output.Warmup}
+		Interval: e.Output.Interval, PathInterval: pi, Warmup: e.Output.Warmup}
 }
 
 // provenance says what produced a run that started at started.

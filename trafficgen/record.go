@@ -174,7 +174,8 @@ type RecorderConfig struct {
 	Interval time.Duration
 	// PathInterval is the least time between two samples of a path and
 	// end kept for paths.csv (congestion state changes are always kept);
-	// 0 keeps every change.
+	// 0 keeps every change, a negative one none (for runs that write no
+	// paths.csv: the samples, taken at every ACK, then cost no copies).
 	PathInterval time.Duration
 	// Warmup: messages created before Start+Warmup are left out of the
 	// per-source statistics of the summary (InWarmup), not out of
@@ -617,6 +618,9 @@ func sortSamples(s []PathSample) {
 func (r *Recorder) addPathSample(pl *pathLog, s *PathSample) {
 	if r.inWindow(s.At) {
 		pl.ca.add(s)
+	}
+	if r.cfg.PathInterval < 0 {
+		return
 	}
 	keep := !pl.seen || r.cfg.PathInterval <= 0 || !s.At.Before(pl.keepFrom)
 	if pl.seen && s.CongestionState != pl.last.CongestionState {

@@ -292,6 +292,16 @@ func TestPathSampling(t *testing.T) {
 	if a, b := r.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b || !(a > 0) {
 		t.Fatalf("growth %v from the sampled recorder, %v from every sample", a, b)
 	}
+	// A negative interval keeps none, Finish included, and the growth
+	// is the same.
+	none := feed(-1)
+	none.Finish()
+	if n := len(none.Samples()); n != 0 {
+		t.Fatalf("path_interval -1 kept %d samples", n)
+	}
+	if a, b := none.paths[pathKey{"server", 0}].ca.perRTT(50*time.Millisecond), g.perRTT(50*time.Millisecond); a != b {
+		t.Fatalf("growth %v without samples, %v from every sample", a, b)
+	}
 }
 
 // TestFailReason: a reset or stopped stream fails a message as "reset",
