@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/mpq/mpq/experiment"
 )
@@ -113,38 +112,5 @@ func TestInitialReceiveWindowConfig(t *testing.T) {
 	}
 	if c.InitialStreamWindow != 32<<10 || c.InitialConnWindow != 48<<10 || c.MaxStreamWindow != 0 || c.MaxConnWindow != 0 {
 		t.Fatalf("windows conn %d..%d, stream %d..%d; want 49152..default, 32768..default", c.InitialConnWindow, c.MaxConnWindow, c.InitialStreamWindow, c.MaxStreamWindow)
-	}
-}
-
-// TestPacingBurstConfig: experiments pace in bursts of 10 datagrams on
-// every backend (a negative PacingBurst, which the UDP driver keeps), so
-// that the testbed paces as the simulator.
-func TestPacingBurstConfig(t *testing.T) {
-	runs, err := experiment.Load("../experiments/heterogeneous.toml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := runs[0]
-	e.Transport.Pacing = true
-	if c := coreConfig(&e); c.PacingBurst >= 0 {
-		t.Fatalf("PacingBurst %v, want negative (10 datagrams)", c.PacingBurst)
-	}
-}
-
-// TestRecorderConfigSeries: without output.series (no paths.csv) the
-// recorder keeps no path samples; with it, every output.path_interval.
-func TestRecorderConfigSeries(t *testing.T) {
-	runs, err := experiment.Load("../experiments/heterogeneous.toml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := runs[0]
-	e.Output.PathInterval = 10 * time.Millisecond
-	for _, series := range []bool{true, false} {
-		e.Output.Series = series
-		got := recorderConfig(&e, time.Time{}).PathInterval
-		if want := map[bool]time.Duration{true: 10 * time.Millisecond, false: -1}[series]; got != want {
-			t.Errorf("series %v: path interval %v, want %v", series, got, want)
-		}
 	}
 }

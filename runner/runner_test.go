@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -437,5 +438,15 @@ count = 1
 	}
 	if s.DrainedS >= drainStep.Seconds() {
 		t.Errorf("drained %v s, want less than the %v of a wait before the first look", s.DrainedS, drainStep)
+	}
+}
+
+// TestPacingBurstConfig: experiments pace in bursts of 10 datagrams on
+// every backend (a negative PacingBurst, which the UDP driver keeps), so
+// that the testbed paces as the simulator.
+func TestPacingBurstConfig(t *testing.T) {
+	e := load(t, strings.Replace(seriesDoc, "[transport]\n", "[transport]\npacing = true\n", 1))
+	if c := coreConfig(e); c.PacingBurst >= 0 {
+		t.Fatalf("PacingBurst %v, want negative (10 datagrams)", c.PacingBurst)
 	}
 }

@@ -2,9 +2,11 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // seriesDoc is one file download over two paths, as the CoNEXT'17 grid
@@ -59,5 +61,17 @@ func TestSeriesOff(t *testing.T) {
 	// bound.
 	if d := off.Summary.DrainedS; d >= 60 {
 		t.Fatalf("drained %v s: the run did not end with the download", d)
+	}
+}
+
+// TestRecorderConfigSeries: without output.series (no paths.csv) the
+// recorder keeps no path samples; with it, every output.path_interval.
+func TestRecorderConfigSeries(t *testing.T) {
+	for _, series := range []bool{true, false} {
+		e := load(t, seriesDoc+fmt.Sprintf("[output]\nseries = %v\npath_interval = \"10ms\"\n", series))
+		got := recorderConfig(e, time.Time{}).PathInterval
+		if want := map[bool]time.Duration{true: 10 * time.Millisecond, false: -1}[series]; got != want {
+			t.Errorf("series %v: path interval %v, want %v", series, got, want)
+		}
 	}
 }

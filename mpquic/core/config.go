@@ -115,11 +115,11 @@ type Config struct {
 	// time at its rate: a burst is what the rate carries in PacingBurst,
 	// and never less than 10 datagrams (congestion.BurstPackets). 0 is
 	// the driver's default: 1 ms for package mpquic's UDP driver
-	// (DefaultPacingBurst; Linux TCP's pacing sends about a millisecond
-	// of its rate at a time too), so that at gigabits per second the
-	// sender does not wake up for every 10 datagrams; none in the
-	// simulator, whose timers are exact and whose wake-ups cost nothing.
-	// Negative: 10 datagrams on every driver.
+	// (DefaultPacingBurst; Linux TCP sizes its TSO bursts to about a
+	// millisecond of its pacing rate, up to 64 KB), so that at gigabits
+	// per second the sender does not wake up for every 10 datagrams;
+	// none in the simulator, whose timers are exact and whose wake-ups
+	// cost nothing. Negative: 10 datagrams on every driver.
 	PacingBurst time.Duration
 	// PathScheduler and StreamScheduler name the schedulers (see package
 	// scheduler); "" for scheduler.DefaultPath and DefaultStream.
